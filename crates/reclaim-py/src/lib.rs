@@ -1,0 +1,13 @@
+//! PyO3 bindings of reclaimlab's Rust core, exposed to Python as `reclaimlab._core`.
+//! Each submodule mirrors one core crate; values cross the boundary as JSON text so the
+//! Python side stays a thin shell over the Rust data model.
+
+use pyo3::prelude::*;
+
+mod sim;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    sim::register(m)?;
+    Ok(())
+}

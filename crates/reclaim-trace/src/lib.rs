@@ -1,0 +1,1 @@
+//! Streaming ftrace parser and vmscan analysis (see docs/tracing.md).
