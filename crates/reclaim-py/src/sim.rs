@@ -1,0 +1,73 @@
+//! `reclaimlab._core` simulator functions: load and resolve scenarios, expand sweeps, run a
+//! scenario into a run directory. Scenario errors become `ValueError`s whose text names the
+//! file, the key and what was expected.
+
+use pyo3::exceptions::{PyFileExistsError, PyOSError, PyValueError};
+use pyo3::prelude::*;
+use reclaim_sim::Scenario;
+use std::path::PathBuf;
+
+fn load(path: &str, overrides: Vec<String>) -> PyResult<Scenario> {
+    Scenario::load(std::path::Path::new(path), &overrides).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The resolved scenario (every default filled in, overrides applied) as TOML text.
+#[pyfunction]
+#[pyo3(signature = (path, overrides=vec![]))]
+fn resolve_scenario(path: &str, overrides: Vec<String>) -> PyResult<String> {
+    Ok(load(path, overrides)?.to_toml())
+}
+
+/// The sweep points of a scenario: `[(label, resolved_toml)]`; one unlabelled point when the
+/// scenario has no sweep.
+#[pyfunction]
+#[pyo3(signature = (path, overrides=vec![]))]
+fn sweep_points(path: &str, overrides: Vec<String>) -> PyResult<Vec<(String, String)>> {
+    let s = load(path, overrides)?;
+    let pts = s.sweep_points(path).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(pts.into_iter().map(|(l, s)| (l, s.to_toml())).collect())
+}
+
+/// Run a resolved scenario (TOML text) and write its run directory. `progress(fraction)` is
+/// called now and then. Returns result.json's text.
+#[pyfunction]
+#[pyo3(signature = (scenario_toml, out_dir, overwrite=false, progress=None))]
+fn run_scenario(scenario_toml: &str, out_dir: PathBuf, overwrite: bool, progress: Option<Py<PyAny>>) -> PyResult<String> {
+    let s = Scenario::parse(scenario_toml, "<scenario>", &[]).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    if out_dir.join("result.json").exists() && !overwrite {
+        return Err(PyFileExistsError::new_err(format!(
+            "{} already holds a run (result.json); choose another directory or pass --force",
+            out_dir.display()
+        )));
+    }
+    std::fs::create_dir_all(&out_dir).map_err(|e| PyOSError::new_err(format!("{}: {e}", out_dir.display())))?;
+    let trace: Option<Box<dyn std::io::Write>> = if s.run.trace {
+        let f = std::fs::File::create(out_dir.join("trace.txt")).map_err(|e| PyOSError::new_err(e.to_string()))?;
+        Some(Box::new(std::io::BufWriter::with_capacity(1 << 20, f)))
+    } else {
+        None
+    };
+    let mut cb_error: Option<PyErr> = None;
+    let out = Python::attach(|py| {
+        let mut report = |f: f64| {
+            if let (Some(cb), None) = (&progress, &cb_error) {
+                if let Err(e) = cb.call1(py, (f,)) {
+                    cb_error = Some(e);
+                }
+            }
+        };
+        reclaim_sim::run(&s, trace, &mut report)
+    });
+    if let Some(e) = cb_error {
+        return Err(e);
+    }
+    reclaim_sim::write_run_dir(&out, &out_dir, true).map_err(|e| PyOSError::new_err(format!("{}: {e}", out_dir.display())))?;
+    Ok(out.result_json)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_points, m)?)?;
+    m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,6 @@
+//! The simulated hardware: CPUs with per-task accounting, spinlocks whose waiters burn CPU,
+//! and block devices.
+
+pub mod block;
+pub mod cpu;
+pub mod lock;

@@ -1,0 +1,19 @@
+//! reclaim-sim: Linux page reclaim as a discrete-event model.
+//!
+//! The simulated kernel keeps every page in flat arrays and runs the kernel's reclaim
+//! functions (`balance_pgdat`, `shrink_node`, `shrink_lruvec`, `shrink_inactive_list`, …) as
+//! resumable steps of SWAP_CLUSTER_MAX pages, interleaved in simulated time with the
+//! workload's tasks, on simulated CPUs, spinlocks and block devices. See docs/model.md.
+
+pub mod engine;
+pub mod hw;
+pub mod kernel;
+pub mod mm;
+pub mod run;
+pub mod scenario;
+pub mod tracepoints;
+pub mod variant;
+pub mod workload;
+
+pub use run::{run, write_run_dir, RunOutput, RunResult};
+pub use scenario::{Scenario, ScenarioError};

@@ -1,0 +1,176 @@
+//! Page descriptors in one flat array (the model's `struct page` / folio), and the intrusive
+//! doubly linked lists threaded through them. A page is on at most one list at a time — an
+//! LRU list or a buddy free list — so the two share the `next`/`prev` links, as `page->lru`
+//! does in the kernel. Budget: 16 bytes per page.
+
+/// Folio flags, with the kernel's names.
+pub mod pg {
+    pub const LRU: u16 = 1 << 0;
+    pub const ACTIVE: u16 = 1 << 1;
+    pub const REFERENCED: u16 = 1 << 2;
+    pub const DIRTY: u16 = 1 << 3;
+    pub const WRITEBACK: u16 = 1 << 4;
+    pub const SWAPBACKED: u16 = 1 << 5;
+    /// page_mapped(): mapped into at least one page table.
+    pub const MAPPED: u16 = 1 << 6;
+    pub const RECLAIM: u16 = 1 << 7;
+    pub const WORKINGSET: u16 = 1 << 8;
+    /// PageBuddy: free, on a buddy list of order `PageDesc::order`.
+    pub const BUDDY: u16 = 1 << 9;
+    /// Locked while its read is in flight; reclaim's trylock fails on it.
+    pub const LOCKED: u16 = 1 << 10;
+    pub const UNEVICTABLE: u16 = 1 << 11;
+    /// PG_uptodate: its data has been read.
+    pub const UPTODATE: u16 = 1 << 12;
+}
+
+/// One page. `lru` is the list the page is on (an `LruList` index) while `pg::LRU` is set.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+pub struct PageDesc {
+    pub next: u32,
+    pub prev: u32,
+    /// The mapping (page cache file or anon owner) the page belongs to; `NO_OWNER` if free.
+    pub owner: u32,
+    pub flags: u16,
+    pub order: u8,
+    pub lru: u8,
+}
+
+pub const NO_OWNER: u32 = u32::MAX;
+const _: () = assert!(std::mem::size_of::<PageDesc>() == 16);
+
+/// All page descriptors, followed by the list-head sentinels.
+pub struct Pages {
+    pub desc: Vec<PageDesc>,
+    nr_pages: u32,
+}
+
+impl Pages {
+    /// `nr_pages` page frames and `nr_lists` list heads (sentinel descriptors after the pages).
+    pub fn new(nr_pages: u32, nr_lists: u32) -> Pages {
+        let mut desc = vec![PageDesc { owner: NO_OWNER, ..Default::default() }; (nr_pages + nr_lists) as usize];
+        for l in 0..nr_lists {
+            let h = nr_pages + l;
+            desc[h as usize].next = h;
+            desc[h as usize].prev = h;
+        }
+        Pages { desc, nr_pages }
+    }
+
+    pub fn nr_pages(&self) -> u32 {
+        self.nr_pages
+    }
+
+    /// The sentinel of list `l`.
+    #[inline]
+    pub fn head(&self, l: u32) -> u32 {
+        self.nr_pages + l
+    }
+
+    #[inline]
+    pub fn flags(&self, p: u32) -> u16 {
+        self.desc[p as usize].flags
+    }
+
+    #[inline]
+    pub fn set(&mut self, p: u32, f: u16) {
+        self.desc[p as usize].flags |= f;
+    }
+
+    #[inline]
+    pub fn clear(&mut self, p: u32, f: u16) {
+        self.desc[p as usize].flags &= !f;
+    }
+
+    #[inline]
+    pub fn test_and_clear(&mut self, p: u32, f: u16) -> bool {
+        let d = &mut self.desc[p as usize];
+        let was = d.flags & f != 0;
+        d.flags &= !f;
+        was
+    }
+
+    #[inline]
+    pub fn is_empty(&self, l: u32) -> bool {
+        let h = self.head(l);
+        self.desc[h as usize].next == h
+    }
+
+    /// `list_add`: insert `p` at the head of list `l`.
+    #[inline]
+    pub fn add_head(&mut self, l: u32, p: u32) {
+        let h = self.head(l);
+        let first = self.desc[h as usize].next;
+        self.desc[p as usize].next = first;
+        self.desc[p as usize].prev = h;
+        self.desc[first as usize].prev = p;
+        self.desc[h as usize].next = p;
+    }
+
+    /// `list_add_tail`: insert `p` at the tail of list `l`.
+    #[inline]
+    pub fn add_tail(&mut self, l: u32, p: u32) {
+        let h = self.head(l);
+        let last = self.desc[h as usize].prev;
+        self.desc[p as usize].prev = last;
+        self.desc[p as usize].next = h;
+        self.desc[last as usize].next = p;
+        self.desc[h as usize].prev = p;
+    }
+
+    #[inline]
+    pub fn unlink(&mut self, p: u32) {
+        let PageDesc { next, prev, .. } = self.desc[p as usize];
+        self.desc[prev as usize].next = next;
+        self.desc[next as usize].prev = prev;
+    }
+
+    /// The tail of list `l` (`lru_to_folio`), if any.
+    #[inline]
+    pub fn tail(&self, l: u32) -> Option<u32> {
+        let h = self.head(l);
+        let t = self.desc[h as usize].prev;
+        (t != h).then_some(t)
+    }
+
+    /// The first page of list `l`, if any.
+    #[inline]
+    pub fn first(&self, l: u32) -> Option<u32> {
+        let h = self.head(l);
+        let f = self.desc[h as usize].next;
+        (f != h).then_some(f)
+    }
+
+    /// Count the pages on list `l` by walking it (tests and debug checks only).
+    pub fn walk_len(&self, l: u32) -> u64 {
+        let h = self.head(l);
+        let mut n = 0;
+        let mut p = self.desc[h as usize].next;
+        while p != h {
+            n += 1;
+            p = self.desc[p as usize].next;
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_keep_order_and_links() {
+        let mut p = Pages::new(8, 2);
+        for i in 0..4 {
+            p.add_head(0, i);
+        }
+        p.add_tail(0, 7);
+        assert_eq!(p.tail(0), Some(7));
+        assert_eq!(p.first(0), Some(3));
+        p.unlink(7);
+        assert_eq!(p.tail(0), Some(0));
+        assert_eq!(p.walk_len(0), 4);
+        assert!(p.is_empty(1));
+    }
+}

@@ -1,0 +1,115 @@
+//! The page allocator: `get_page_from_freelist()` over the zonelist, `wake_all_kswapds()`,
+//! and the slow path's decisions (mm/page_alloc.c, 6.2). The slow path's direct reclaim is
+//! a resumable `DirectReclaim` driven by the allocating task (see `workload`).
+//!
+//! Per-CPU page lists are not modelled as lists: pages come straight from the buddy lists,
+//! and the PCP batching shows only in the cost model (one zone->lock acquisition per
+//! `PCP_BATCH` pages).
+
+use crate::engine::Ns;
+use crate::kernel::Kernel;
+use crate::mm::vmstat::VmEvent;
+use crate::mm::zone::{WMARK_LOW, WMARK_MIN};
+
+/// Pages moved per zone->lock acquisition when a per-CPU list is refilled (`pcp->batch`
+/// is 63 on large zones).
+pub const PCP_BATCH: u32 = 63;
+
+/// The per-CPU list refill state of one task (cost model only).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PcpCredit {
+    zone: usize,
+    credit: u32,
+}
+
+/// Which watermark an allocation attempt checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocWmark {
+    Low,
+    Min,
+}
+
+impl Kernel {
+    /// `get_page_from_freelist()` for an order-0 page: the first zone of the zonelist of
+    /// `nid` (≤ highest_zoneidx) that passes the watermark gives a page. Returns the page and
+    /// the CPU time spent (zone->lock when the per-CPU list needs a refill).
+    pub fn get_page_from_freelist(
+        &mut self,
+        nid: u32,
+        wmark: AllocWmark,
+        highest_zoneidx: usize,
+        cpu_node: u32,
+        pcp: &mut PcpCredit,
+        at: Ns,
+    ) -> (Option<u32>, Ns) {
+        let w = match wmark {
+            AllocWmark::Low => WMARK_LOW,
+            AllocWmark::Min => WMARK_MIN,
+        };
+        for i in 0..self.zonelists[nid as usize].len() {
+            let zi = self.zonelists[nid as usize][i];
+            let z = &self.zones[zi];
+            if z.zone_idx > highest_zoneidx {
+                continue;
+            }
+            // zone_watermark_fast(): order 0.
+            let mark = z.wmark_pages(w);
+            if z.nr_free_pages as i64 <= (mark + z.lowmem_reserve[highest_zoneidx]) as i64 {
+                continue;
+            }
+            let mut cost = 0;
+            if pcp.zone != zi || pcp.credit == 0 {
+                let hold = PCP_BATCH as u64 * self.costs.buddy_ns;
+                cost = self.zone_lock(zi, cpu_node, hold, at).total();
+                *pcp = PcpCredit { zone: zi, credit: PCP_BATCH };
+            }
+            pcp.credit -= 1;
+            let zone_idx = self.zones[zi].zone_idx;
+            let page = self.zones[zi].rmqueue(&mut self.pages, 0);
+            debug_assert!(page.is_some(), "watermark passed but the buddy lists are empty");
+            self.events.count_zid(VmEvent::PgallocDma, zone_idx, 1);
+            return (page, cost);
+        }
+        (None, 0)
+    }
+
+    /// `wake_all_kswapds()`: wake the kswapd of each node in the zonelist once.
+    pub fn wake_all_kswapds(&mut self, nid: u32, order: u32, highest_zoneidx: usize) {
+        let mut last = u32::MAX;
+        for i in 0..self.zonelists[nid as usize].len() {
+            let zi = self.zonelists[nid as usize][i];
+            let z = &self.zones[zi];
+            if z.zone_idx > highest_zoneidx || z.managed_pages == 0 || z.nid == last {
+                continue;
+            }
+            last = z.nid;
+            self.wakeup_kswapd(z.nid, order, highest_zoneidx);
+        }
+    }
+
+    /// `should_reclaim_retry()` for order 0: retry while any zone could reach its min
+    /// watermark with everything reclaimable, and fewer than MAX_RECLAIM_RETRIES passes made
+    /// no progress.
+    pub fn should_reclaim_retry(&self, nid: u32, highest_zoneidx: usize, progress: bool, no_progress_loops: &mut u32) -> bool {
+        if progress {
+            *no_progress_loops = 0;
+        } else {
+            *no_progress_loops += 1;
+        }
+        if *no_progress_loops > crate::kernel::MAX_RECLAIM_RETRIES {
+            return false;
+        }
+        self.zonelists[nid as usize].iter().any(|&zi| {
+            let z = &self.zones[zi];
+            if z.zone_idx > highest_zoneidx {
+                return false;
+            }
+            let lruvec = &self.nodes[z.nid as usize].lruvec;
+            // zone_reclaimable_pages(): file LRU pages of this zone (no swap).
+            let reclaimable = lruvec.zone_size[z.zone_idx][crate::mm::lru::LRU_INACTIVE_FILE]
+                + lruvec.zone_size[z.zone_idx][crate::mm::lru::LRU_ACTIVE_FILE];
+            let available = (reclaimable + z.nr_free_pages) as i64;
+            z.watermark_ok(0, z.wmark_pages(WMARK_MIN), highest_zoneidx, available)
+        })
+    }
+}

@@ -1,0 +1,155 @@
+//! Event counters with the kernel's /proc/vmstat names and semantics
+//! (include/linux/vm_event_item.h and the node/zone stat items, 6.x names).
+
+macro_rules! vm_events {
+    ($($variant:ident => $name:literal,)*) => {
+        /// A /proc/vmstat event counter.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(usize)]
+        pub enum VmEvent { $($variant,)* }
+        pub const NR_VM_EVENTS: usize = [$($name,)*].len();
+        pub const VM_EVENT_NAMES: [&str; NR_VM_EVENTS] = [$($name,)*];
+    };
+}
+
+vm_events! {
+    PgpginKb => "pgpgin",
+    PgpgoutKb => "pgpgout",
+    PswpIn => "pswpin",
+    PswpOut => "pswpout",
+    PgallocDma => "pgalloc_dma",
+    PgallocDma32 => "pgalloc_dma32",
+    PgallocNormal => "pgalloc_normal",
+    PgallocMovable => "pgalloc_movable",
+    AllocstallDma => "allocstall_dma",
+    AllocstallDma32 => "allocstall_dma32",
+    AllocstallNormal => "allocstall_normal",
+    AllocstallMovable => "allocstall_movable",
+    PgskipDma => "pgskip_dma",
+    PgskipDma32 => "pgskip_dma32",
+    PgskipNormal => "pgskip_normal",
+    PgskipMovable => "pgskip_movable",
+    Pgfree => "pgfree",
+    Pgactivate => "pgactivate",
+    Pgdeactivate => "pgdeactivate",
+    Pglazyfree => "pglazyfree",
+    Pgfault => "pgfault",
+    Pgmajfault => "pgmajfault",
+    Pglazyfreed => "pglazyfreed",
+    Pgrefill => "pgrefill",
+    Pgreuse => "pgreuse",
+    PgstealKswapd => "pgsteal_kswapd",
+    PgstealDirect => "pgsteal_direct",
+    PgstealKhugepaged => "pgsteal_khugepaged",
+    PgscanKswapd => "pgscan_kswapd",
+    PgscanDirect => "pgscan_direct",
+    PgscanKhugepaged => "pgscan_khugepaged",
+    PgscanDirectThrottle => "pgscan_direct_throttle",
+    PgscanAnon => "pgscan_anon",
+    PgscanFile => "pgscan_file",
+    PgstealAnon => "pgsteal_anon",
+    PgstealFile => "pgsteal_file",
+    Pginodesteal => "pginodesteal",
+    SlabsScanned => "slabs_scanned",
+    KswapdInodesteal => "kswapd_inodesteal",
+    KswapdLowWmarkHitQuickly => "kswapd_low_wmark_hit_quickly",
+    KswapdHighWmarkHitQuickly => "kswapd_high_wmark_hit_quickly",
+    Pageoutrun => "pageoutrun",
+    Pgrotated => "pgrotated",
+    DropPagecache => "drop_pagecache",
+    OomKill => "oom_kill",
+    SwapRa => "swap_ra",
+    SwapRaHit => "swap_ra_hit",
+}
+
+/// Node and zone state items printed before the events (current values, not cumulative).
+pub const NR_STAT_ITEMS: [&str; 10] = [
+    "nr_free_pages",
+    "nr_inactive_anon",
+    "nr_active_anon",
+    "nr_inactive_file",
+    "nr_active_file",
+    "nr_unevictable",
+    "nr_isolated_anon",
+    "nr_isolated_file",
+    "nr_file_pages",
+    "nr_vmscan_write",
+];
+
+/// A snapshot of the counters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VmstatSnapshot {
+    pub stats: [u64; NR_STAT_ITEMS.len()],
+    pub events: [u64; NR_VM_EVENTS],
+}
+
+impl VmstatSnapshot {
+    /// The /proc/vmstat text: one `"%s %lu\n"` line per item.
+    pub fn to_proc_text(&self) -> String {
+        let mut s = String::with_capacity(48 * (NR_STAT_ITEMS.len() + NR_VM_EVENTS));
+        for (name, v) in NR_STAT_ITEMS.iter().zip(self.stats.iter()) {
+            s.push_str(name);
+            s.push(' ');
+            s.push_str(&v.to_string());
+            s.push('\n');
+        }
+        for (name, v) in VM_EVENT_NAMES.iter().zip(self.events.iter()) {
+            s.push_str(name);
+            s.push(' ');
+            s.push_str(&v.to_string());
+            s.push('\n');
+        }
+        s
+    }
+
+    pub fn event(&self, e: VmEvent) -> u64 {
+        self.events[e as usize]
+    }
+}
+
+/// The cumulative event counters (`vm_event_states`, summed over CPUs).
+#[derive(Clone, Debug)]
+pub struct VmEvents {
+    pub v: [u64; NR_VM_EVENTS],
+}
+
+impl Default for VmEvents {
+    fn default() -> Self {
+        VmEvents { v: [0; NR_VM_EVENTS] }
+    }
+}
+
+impl VmEvents {
+    #[inline]
+    pub fn count(&mut self, e: VmEvent, n: u64) {
+        self.v[e as usize] += n;
+    }
+
+    #[inline]
+    pub fn get(&self, e: VmEvent) -> u64 {
+        self.v[e as usize]
+    }
+
+    /// `__count_zid_vm_events(item, zid, n)`: the per-zone counters are consecutive.
+    #[inline]
+    pub fn count_zid(&mut self, first: VmEvent, zid: usize, n: u64) {
+        self.v[first as usize + zid] += n;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_zone_counters_consecutive() {
+        let mut names: Vec<_> = VM_EVENT_NAMES.to_vec();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), NR_VM_EVENTS);
+        assert_eq!(VM_EVENT_NAMES[VmEvent::AllocstallMovable as usize], "allocstall_movable");
+        assert_eq!(VmEvent::AllocstallMovable as usize - VmEvent::AllocstallDma as usize, 3);
+        assert_eq!(VmEvent::PgskipMovable as usize - VmEvent::PgskipDma as usize, 3);
+        assert_eq!(VmEvent::PgallocMovable as usize - VmEvent::PgallocDma as usize, 3);
+    }
+}

@@ -1,0 +1,256 @@
+//! Zones: watermarks (`__setup_per_zone_wmarks`, `setup_per_zone_lowmem_reserve`,
+//! `calculate_min_free_kbytes`), the watermark check (`__zone_watermark_ok`) and a buddy
+//! allocator over per-order free lists. Models mm/page_alloc.c of Linux 6.2 (the per-order
+//! check) with the 6.x NR_PAGE_ORDERS = 11. Not modelled: per-CPU page lists (their batching
+//! is charged as lock cost in `page_alloc`), migratetypes and pageblocks, CMA, highatomic
+//! reserves, and ZONE_DMA (16 MiB, too small to matter here).
+
+use super::page::{pg, Pages, NO_OWNER};
+
+pub const ZONE_DMA: usize = 0;
+pub const ZONE_DMA32: usize = 1;
+pub const ZONE_NORMAL: usize = 2;
+pub const ZONE_MOVABLE: usize = 3;
+pub const MAX_NR_ZONES: usize = 4;
+pub const ZONE_NAMES: [&str; MAX_NR_ZONES] = ["dma", "dma32", "normal", "movable"];
+
+/// NR_PAGE_ORDERS (MAX_ORDER + 1 in 6.x; MAX_ORDER exclusive in 6.2 terms).
+pub const NR_PAGE_ORDERS: usize = 11;
+pub const MAX_ORDER_NR_PAGES: u32 = 1 << (NR_PAGE_ORDERS - 1);
+
+pub const WMARK_MIN: usize = 0;
+pub const WMARK_LOW: usize = 1;
+pub const WMARK_HIGH: usize = 2;
+pub const WMARK_PROMO: usize = 3;
+
+/// `sysctl_lowmem_reserve_ratio` defaults: DMA 256, DMA32 256, NORMAL 32, MOVABLE 0.
+pub const LOWMEM_RESERVE_RATIO: [u64; MAX_NR_ZONES] = [256, 256, 32, 0];
+
+#[derive(Debug)]
+pub struct Zone {
+    /// ZONE_DMA32, ZONE_NORMAL, …
+    pub zone_idx: usize,
+    pub nid: u32,
+    pub start_pfn: u32,
+    pub managed_pages: u64,
+    /// `_watermark[WMARK_MIN..=WMARK_PROMO]`.
+    pub watermark: [u64; 4],
+    pub watermark_boost: u64,
+    pub lowmem_reserve: [u64; MAX_NR_ZONES],
+    /// NR_FREE_PAGES.
+    pub nr_free_pages: u64,
+    /// `free_area[order].nr_free`.
+    pub nr_free: [u64; NR_PAGE_ORDERS],
+    /// List id of `free_area[0]` in `Pages`; order o is `free_list_base + o`.
+    pub free_list_base: u32,
+}
+
+impl Zone {
+    /// `wmark_pages(z, i)`: the watermark plus the boost (the boost applies to MIN too).
+    #[inline]
+    pub fn wmark_pages(&self, i: usize) -> u64 {
+        self.watermark[i] + self.watermark_boost
+    }
+
+    pub fn end_pfn(&self) -> u32 {
+        self.start_pfn + self.managed_pages as u32
+    }
+
+    /// `__zone_watermark_ok()` (6.2) for callers without ALLOC_HIGH/HARDER/OOM, whose free
+    /// pages include everything (no CMA, no highatomic reserve in this model).
+    pub fn watermark_ok(&self, order: u32, mark: u64, highest_zoneidx: usize, free_pages: i64) -> bool {
+        let free_pages = free_pages - ((1i64 << order) - 1);
+        if free_pages <= (mark + self.lowmem_reserve[highest_zoneidx]) as i64 {
+            return false;
+        }
+        if order == 0 {
+            return true;
+        }
+        (order as usize..NR_PAGE_ORDERS).any(|o| self.nr_free[o] > 0)
+    }
+
+    /// `zone_watermark_ok()`: the check against NR_FREE_PAGES.
+    #[inline]
+    pub fn zone_watermark_ok(&self, order: u32, mark: u64, highest_zoneidx: usize) -> bool {
+        self.watermark_ok(order, mark, highest_zoneidx, self.nr_free_pages as i64)
+    }
+
+    /// Take a free block of `order` (`__rmqueue_smallest` with `expand`).
+    pub fn rmqueue(&mut self, pages: &mut Pages, order: u32) -> Option<u32> {
+        let o = (order as usize..NR_PAGE_ORDERS).find(|&o| self.nr_free[o] > 0)?;
+        let page = pages.first(self.free_list_base + o as u32)?;
+        self.del_from_free_list(pages, page, o);
+        let mut high = o;
+        while high > order as usize {
+            high -= 1;
+            let buddy = page + (1u32 << high);
+            self.add_to_free_list(pages, buddy, high);
+        }
+        self.nr_free_pages -= 1u64 << order;
+        Some(page)
+    }
+
+    /// Free a block of `order` and merge it with its buddies (`__free_one_page`).
+    pub fn free_one_page(&mut self, pages: &mut Pages, page: u32, order: u32) {
+        self.nr_free_pages += 1u64 << order;
+        let mut pfn = page - self.start_pfn;
+        let mut o = order as usize;
+        while o < NR_PAGE_ORDERS - 1 {
+            let buddy_pfn = pfn ^ (1u32 << o);
+            if buddy_pfn as u64 >= self.managed_pages {
+                break;
+            }
+            let buddy = self.start_pfn + buddy_pfn;
+            let d = pages.desc[buddy as usize];
+            if d.flags & pg::BUDDY == 0 || d.order as usize != o {
+                break;
+            }
+            self.del_from_free_list(pages, buddy, o);
+            pfn &= buddy_pfn;
+            o += 1;
+        }
+        self.add_to_free_list(pages, self.start_pfn + pfn, o);
+    }
+
+    fn add_to_free_list(&mut self, pages: &mut Pages, page: u32, o: usize) {
+        let d = &mut pages.desc[page as usize];
+        d.flags = pg::BUDDY;
+        d.order = o as u8;
+        d.owner = NO_OWNER;
+        pages.add_head(self.free_list_base + o as u32, page);
+        self.nr_free[o] += 1;
+    }
+
+    fn del_from_free_list(&mut self, pages: &mut Pages, page: u32, o: usize) {
+        pages.unlink(page);
+        let d = &mut pages.desc[page as usize];
+        d.flags = 0;
+        d.order = 0;
+        self.nr_free[o] -= 1;
+    }
+}
+
+/// `int_sqrt`: the integer square root, rounded down.
+pub fn int_sqrt(x: u64) -> u64 {
+    if x < 2 {
+        return x;
+    }
+    let mut r = (x as f64).sqrt() as u64;
+    while r * r > x {
+        r -= 1;
+    }
+    while (r + 1) * (r + 1) <= x {
+        r += 1;
+    }
+    r
+}
+
+/// `calculate_min_free_kbytes()` (6.x): `4·√lowmem_kbytes`, clamped to 128 KiB … 256 MiB.
+pub fn calculate_min_free_kbytes(lowmem_kbytes: u64) -> u64 {
+    int_sqrt(lowmem_kbytes * 16).clamp(128, 262_144)
+}
+
+/// `__setup_per_zone_wmarks()` (6.2) over every zone of every node; no highmem on 64-bit.
+pub fn setup_per_zone_wmarks(zones: &mut [Zone], min_free_kbytes: u64, watermark_scale_factor: u64) {
+    let pages_min = min_free_kbytes >> 2; // PAGE_SHIFT - 10
+    let lowmem_pages: u64 = zones.iter().map(|z| z.managed_pages).sum();
+    for z in zones.iter_mut() {
+        let tmp = if lowmem_pages == 0 { 0 } else { pages_min * z.managed_pages / lowmem_pages };
+        let d = std::cmp::max(tmp >> 2, z.managed_pages * watermark_scale_factor / 10_000);
+        z.watermark_boost = 0;
+        z.watermark[WMARK_MIN] = tmp;
+        z.watermark[WMARK_LOW] = tmp + d;
+        z.watermark[WMARK_HIGH] = tmp + 2 * d;
+        z.watermark[WMARK_PROMO] = tmp + 3 * d;
+    }
+}
+
+/// `setup_per_zone_lowmem_reserve()` for one node's zones (indexed by zone type; absent
+/// zones have 0 managed pages).
+pub fn setup_per_zone_lowmem_reserve(node_managed: &[u64; MAX_NR_ZONES]) -> [[u64; MAX_NR_ZONES]; MAX_NR_ZONES] {
+    let mut reserve = [[0u64; MAX_NR_ZONES]; MAX_NR_ZONES];
+    for i in 0..MAX_NR_ZONES - 1 {
+        let ratio = LOWMEM_RESERVE_RATIO[i];
+        let mut managed = 0;
+        for j in i + 1..MAX_NR_ZONES {
+            managed += node_managed[j];
+            reserve[i][j] = if ratio == 0 || node_managed[i] == 0 { 0 } else { managed / ratio };
+        }
+    }
+    reserve
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zone(pages: u64) -> Zone {
+        Zone {
+            zone_idx: ZONE_NORMAL,
+            nid: 0,
+            start_pfn: 0,
+            managed_pages: pages,
+            watermark: [0; 4],
+            watermark_boost: 0,
+            lowmem_reserve: [0; MAX_NR_ZONES],
+            nr_free_pages: 0,
+            nr_free: [0; NR_PAGE_ORDERS],
+            free_list_base: 0,
+        }
+    }
+
+    #[test]
+    fn min_free_kbytes_matches_the_documented_table() {
+        for (mb, kb) in [(16u64, 512u64), (64, 1024), (256, 2048), (1024, 4096), (4096, 8192), (16384, 16384)] {
+            assert_eq!(calculate_min_free_kbytes(mb * 1024), kb, "{mb} MB");
+        }
+        assert_eq!(calculate_min_free_kbytes(1 << 40), 262_144);
+    }
+
+    #[test]
+    fn watermarks_match_the_worked_example() {
+        // 16 GiB of lowmem, a Normal zone of 12 GiB: MIN 3072, LOW 6217, HIGH 9362, PROMO 12507.
+        let mut zones = vec![zone(3_145_728), zone(1_048_576)];
+        setup_per_zone_wmarks(&mut zones, 16384, 10);
+        assert_eq!(zones[0].watermark, [3072, 6217, 9362, 12507]);
+    }
+
+    #[test]
+    fn buddy_splits_and_merges_back() {
+        let mut pages = Pages::new(2048, NR_PAGE_ORDERS as u32);
+        let mut z = zone(2048);
+        for p in (0..2048).step_by(MAX_ORDER_NR_PAGES as usize) {
+            z.free_one_page(&mut pages, p, (NR_PAGE_ORDERS - 1) as u32);
+        }
+        assert_eq!(z.nr_free_pages, 2048);
+        assert_eq!(z.nr_free[10], 2);
+        let a = z.rmqueue(&mut pages, 0).unwrap();
+        let b = z.rmqueue(&mut pages, 0).unwrap();
+        assert_eq!(z.nr_free_pages, 2046);
+        assert_eq!(z.nr_free[10], 1);
+        assert!((0..10).all(|o| z.nr_free[o] <= 1));
+        z.free_one_page(&mut pages, a, 0);
+        z.free_one_page(&mut pages, b, 0);
+        assert_eq!(z.nr_free[10], 2);
+        assert_eq!((0..10).map(|o| z.nr_free[o]).sum::<u64>(), 0);
+    }
+
+    #[test]
+    fn order_check_needs_a_large_enough_block() {
+        let mut pages = Pages::new(1024, NR_PAGE_ORDERS as u32);
+        let mut z = zone(1024);
+        for p in (0..1024).step_by(2) {
+            z.free_one_page(&mut pages, p, 0); // every other page: nothing merges
+        }
+        assert!(z.zone_watermark_ok(0, 10, ZONE_NORMAL));
+        assert!(!z.zone_watermark_ok(1, 10, ZONE_NORMAL));
+    }
+
+    #[test]
+    fn lowmem_reserve_protects_lower_zones() {
+        let r = setup_per_zone_lowmem_reserve(&[0, 786_432, 8_388_608, 0]);
+        assert_eq!(r[ZONE_DMA32][ZONE_NORMAL], 8_388_608 / 256);
+        assert_eq!(r[ZONE_NORMAL][ZONE_MOVABLE], 0);
+        assert_eq!(r[ZONE_DMA][ZONE_NORMAL], 0);
+    }
+}

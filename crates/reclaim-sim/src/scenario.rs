@@ -1,0 +1,523 @@
+//! Scenarios: the TOML description of one simulated (or live) run — machine, kernel variant,
+//! sysctls, cost model, workload and measurement window. Every field has a documented default;
+//! unknown keys and wrong types are errors that name the file, the key and what was expected.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+
+use crate::variant::Variant;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// A short name, used in reports.
+    #[serde(default = "default_name")]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Seed of the run's random number generator.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    #[serde(default)]
+    pub machine: Machine,
+    #[serde(default)]
+    pub variant: Variant,
+    #[serde(default)]
+    pub sysctl: Sysctl,
+    #[serde(default)]
+    pub costs: Costs,
+    pub workload: Workload,
+    #[serde(default)]
+    pub run: RunWindow,
+    /// Values to sweep: `"workload.tasks" = [6, 10, 16]` runs one point per value.
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub sweep: toml::Table,
+}
+
+fn default_name() -> String {
+    "unnamed".into()
+}
+fn default_seed() -> u64 {
+    1
+}
+
+/// The simulated hardware. Memory is per node; node 0 also holds ZONE_DMA32 (the first 4 GiB
+/// of physical memory on x86-64, less the DMA zone, which is not modelled).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Machine {
+    pub nodes: u32,
+    /// Logical CPUs per node (hardware threads; vmstat percentages are over all of them).
+    pub cpus_per_node: u32,
+    pub memory_mb_per_node: u64,
+    /// Size of ZONE_DMA32 on node 0 (0 for none).
+    pub dma32_mb: u64,
+    pub devices: Vec<Device>,
+}
+
+impl Default for Machine {
+    fn default() -> Self {
+        Machine {
+            nodes: 1,
+            cpus_per_node: 4,
+            memory_mb_per_node: 4096,
+            dma32_mb: 0,
+            devices: vec![Device::default()],
+        }
+    }
+}
+
+/// A block device: a FIFO transfer queue of `bandwidth_mb_s` with a fixed completion
+/// `latency_us` per request that overlaps other requests' transfers (NVMe's internal
+/// parallelism). `count` identical devices are created.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Device {
+    pub name: String,
+    pub count: u32,
+    pub bandwidth_mb_s: f64,
+    pub latency_us: f64,
+    /// Largest request the device takes; larger reads are split (max_sectors_kb).
+    pub max_request_kb: u64,
+}
+
+impl Default for Device {
+    fn default() -> Self {
+        Device {
+            name: "nvme".into(),
+            count: 1,
+            bandwidth_mb_s: 3000.0,
+            latency_us: 100.0,
+            max_request_kb: 4096,
+        }
+    }
+}
+
+/// Sysctls, with the kernel's defaults. `min_free_kbytes = 0` means "as the kernel computes
+/// it at boot" (`calculate_min_free_kbytes`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Sysctl {
+    pub min_free_kbytes: u64,
+    pub watermark_scale_factor: u64,
+    pub watermark_boost_factor: u64,
+    pub swappiness: u32,
+    pub dirty_ratio: u32,
+    pub dirty_background_ratio: u32,
+    pub page_cluster: u32,
+    pub read_ahead_kb: u64,
+}
+
+impl Default for Sysctl {
+    fn default() -> Self {
+        Sysctl {
+            min_free_kbytes: 0,
+            watermark_scale_factor: 10,
+            watermark_boost_factor: 15000,
+            swappiness: 60,
+            dirty_ratio: 20,
+            dirty_background_ratio: 10,
+            page_cluster: 3,
+            read_ahead_kb: 256,
+        }
+    }
+}
+
+/// CPU cost, in nanoseconds, of each operation the model charges. The defaults are for a
+/// 2 GHz Skylake server core; docs/model.md gives the source of each and which were fitted.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Costs {
+    /// copy_page_to_iter of one 4 KiB page to user space (cache-cold source).
+    pub copy_to_user_ns: u64,
+    /// Allocating one page and inserting it in the page cache (xarray, accounting, memcg).
+    pub page_cache_insert_ns: u64,
+    /// Per-page work under lru_lock when a batch is added to the LRU (lru_add_drain).
+    pub lru_add_ns: u64,
+    /// Per-page work under lru_lock in isolate_lru_folios.
+    pub isolate_ns: u64,
+    /// Per-page work outside locks in shrink_folio_list: trylock, folio_check_references,
+    /// __remove_mapping of a clean unmapped page-cache folio.
+    pub shrink_folio_ns: u64,
+    /// Per-page work under lru_lock putting folios back (move_folios_to_lru).
+    pub putback_ns: u64,
+    /// Per-page work under zone->lock freeing to or taking from the buddy lists.
+    pub buddy_ns: u64,
+    /// Fixed cost of one lock acquisition that had to wait: the cache-line transfer of the
+    /// lock and of the list heads from the previous holder (same node).
+    pub lock_handoff_ns: u64,
+    /// Multiplier on hold times and handoffs when the CPU is on another node than the lock's
+    /// memory (remote struct page and list cache lines).
+    pub remote_factor: f64,
+    /// read()/write() system call entry and exit, per call.
+    pub syscall_ns: u64,
+    /// Setting up one O_DIRECT request (get_user_pages, bio, completion).
+    pub dio_request_ns: u64,
+    /// Per-call cost of the reclaim entry/exit paths (shrink_node setup, get_scan_count).
+    pub shrink_node_overhead_ns: u64,
+}
+
+impl Default for Costs {
+    fn default() -> Self {
+        Costs {
+            copy_to_user_ns: 700,
+            page_cache_insert_ns: 350,
+            lru_add_ns: 60,
+            isolate_ns: 50,
+            shrink_folio_ns: 250,
+            putback_ns: 50,
+            buddy_ns: 40,
+            lock_handoff_ns: 400,
+            remote_factor: 2.0,
+            syscall_ns: 1500,
+            dio_request_ns: 40_000,
+            shrink_node_overhead_ns: 2_000,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "kebab-case")]
+pub enum Workload {
+    /// Parallel dd readers, one file per task, spread round-robin over the devices.
+    Dd(DdWorkload),
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DdWorkload {
+    pub tasks: u32,
+    #[serde(default = "default_block_kb")]
+    pub block_kb: u64,
+    /// `iflag=direct`: bypass the page cache.
+    #[serde(default)]
+    pub direct: bool,
+    /// How many readahead windows may be in flight ahead of the reader (sync + async).
+    #[serde(default = "default_ra_depth")]
+    pub readahead_depth: u32,
+}
+
+fn default_block_kb() -> u64 {
+    4096
+}
+fn default_ra_depth() -> u32 {
+    2
+}
+
+/// When the measured window starts and stops.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StartAt {
+    /// At time zero, with empty memory.
+    Start,
+    /// When kswapd first wakes (seed 000 Test 3 and 4).
+    KswapdWake,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StopAt {
+    /// After `duration_s` of measurement.
+    Duration,
+    /// When pgscan_kswapd first increments, or after `duration_s` (seed 000 Test 2).
+    KswapdScan,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunWindow {
+    pub duration_s: f64,
+    pub start_at: StartAt,
+    pub stop_at: StopAt,
+    /// Longest simulated time spent waiting for `start_at` before giving up.
+    pub warmup_limit_s: f64,
+    pub sample_interval_s: f64,
+    /// Emit vmscan tracepoints into trace.txt.
+    pub trace: bool,
+}
+
+impl Default for RunWindow {
+    fn default() -> Self {
+        RunWindow {
+            duration_s: 10.0,
+            start_at: StartAt::Start,
+            stop_at: StopAt::Duration,
+            warmup_limit_s: 600.0,
+            sample_interval_s: 10.0,
+            trace: false,
+        }
+    }
+}
+
+/// A scenario that could not be read: names the file, the key and what was expected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError {
+    pub file: String,
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(f, "{}: key `{}`: {}", self.file, self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+impl Scenario {
+    /// Read a scenario file and apply `key=value` overrides (values in TOML syntax; a bare
+    /// word is taken as a string).
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: file.clone(),
+            key: String::new(),
+            message: format!("cannot read: {e}"),
+        })?;
+        Self::parse(&text, &file, overrides)
+    }
+
+    pub fn parse(text: &str, file: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| ScenarioError {
+            file: file.to_string(),
+            key: String::new(),
+            message: format!("not valid TOML: {}", e.message()),
+        })?;
+        for o in overrides {
+            apply_override(&mut table, o).map_err(|message| ScenarioError {
+                file: "--set".into(),
+                key: o.split('=').next().unwrap_or("").trim().to_string(),
+                message,
+            })?;
+        }
+        Self::from_table(table, file)
+    }
+
+    pub fn from_table(table: toml::Table, file: &str) -> Result<Scenario, ScenarioError> {
+        let de = toml::Value::Table(table);
+        let scenario: Scenario =
+            serde_path_to_error::deserialize(de).map_err(|e: serde_path_to_error::Error<toml::de::Error>| {
+                let key = e.path().to_string();
+                ScenarioError {
+                    file: file.to_string(),
+                    key: if key == "." { String::new() } else { key },
+                    message: e.inner().message().to_string(),
+                }
+            })?;
+        scenario.validate(file)?;
+        Ok(scenario)
+    }
+
+    fn validate(&self, file: &str) -> Result<(), ScenarioError> {
+        let err = |key: &str, message: &str| {
+            Err(ScenarioError { file: file.into(), key: key.into(), message: message.into() })
+        };
+        let m = &self.machine;
+        if m.nodes == 0 || m.nodes > 64 {
+            return err("machine.nodes", "expected 1 to 64 nodes");
+        }
+        if m.cpus_per_node == 0 {
+            return err("machine.cpus_per_node", "expected at least one CPU per node");
+        }
+        if m.memory_mb_per_node < 64 {
+            return err("machine.memory_mb_per_node", "expected at least 64 MB per node");
+        }
+        if m.dma32_mb >= m.memory_mb_per_node {
+            return err("machine.dma32_mb", "expected less than memory_mb_per_node");
+        }
+        let pages = m.nodes as u64 * m.memory_mb_per_node * 256;
+        if pages >= (u32::MAX as u64) - 4096 {
+            return err("machine.memory_mb_per_node", "expected at most 16 TiB in all (32-bit page frame numbers)");
+        }
+        if m.devices.is_empty() || m.devices.iter().all(|d| d.count == 0) {
+            return err("machine.devices", "expected at least one block device");
+        }
+        for (i, d) in m.devices.iter().enumerate() {
+            if d.bandwidth_mb_s <= 0.0 || !d.bandwidth_mb_s.is_finite() {
+                return err(&format!("machine.devices[{i}].bandwidth_mb_s"), "expected a positive number");
+            }
+            if d.latency_us < 0.0 || !d.latency_us.is_finite() {
+                return err(&format!("machine.devices[{i}].latency_us"), "expected a non-negative number");
+            }
+            if d.max_request_kb < 4 {
+                return err(&format!("machine.devices[{i}].max_request_kb"), "expected at least 4");
+            }
+        }
+        if !(1..=16).contains(&self.variant.kswapd_threads) {
+            return err("variant.kswapd_threads", "expected 1 to 16 (MAX_KSWAPD_THREADS)");
+        }
+        if self.sysctl.swappiness > 200 {
+            return err("sysctl.swappiness", "expected 0 to 200");
+        }
+        if self.sysctl.watermark_scale_factor == 0 || self.sysctl.watermark_scale_factor > 3000 {
+            return err("sysctl.watermark_scale_factor", "expected 1 to 3000");
+        }
+        if self.sysctl.read_ahead_kb < 4 {
+            return err("sysctl.read_ahead_kb", "expected at least 4");
+        }
+        if self.costs.remote_factor < 1.0 || !self.costs.remote_factor.is_finite() {
+            return err("costs.remote_factor", "expected a number ≥ 1");
+        }
+        match &self.workload {
+            Workload::Dd(dd) => {
+                if dd.tasks == 0 {
+                    return err("workload.tasks", "expected at least one task");
+                }
+                if dd.block_kb < 4 || dd.block_kb % 4 != 0 {
+                    return err("workload.block_kb", "expected a multiple of 4 KiB");
+                }
+                if dd.readahead_depth == 0 {
+                    return err("workload.readahead_depth", "expected at least 1");
+                }
+            }
+        }
+        let r = &self.run;
+        if !(r.duration_s > 0.0) || !r.duration_s.is_finite() {
+            return err("run.duration_s", "expected a positive number of seconds");
+        }
+        if !(r.sample_interval_s > 0.0) || !r.sample_interval_s.is_finite() {
+            return err("run.sample_interval_s", "expected a positive number of seconds");
+        }
+        Ok(())
+    }
+
+    /// The scenario as TOML, every default filled in (the run directory's scenario.toml).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_else(|e| format!("# cannot serialise scenario: {e}\n"))
+    }
+
+    /// The sweep points: one scenario per combination of swept values, with a label
+    /// such as `workload.tasks=16`. A scenario without a sweep is its own single point.
+    pub fn sweep_points(&self, file: &str) -> Result<Vec<(String, Scenario)>, ScenarioError> {
+        let mut points = vec![(String::new(), self.clone())];
+        for (key, values) in &self.sweep {
+            let values = values.as_array().ok_or_else(|| ScenarioError {
+                file: file.into(),
+                key: format!("sweep.{key}"),
+                message: "expected an array of values".into(),
+            })?;
+            let mut next = Vec::new();
+            for (label, base) in &points {
+                for v in values {
+                    let mut table = toml::Table::try_from(base).map_err(|e| ScenarioError {
+                        file: file.into(),
+                        key: String::new(),
+                        message: e.to_string(),
+                    })?;
+                    table.remove("sweep");
+                    set_path(&mut table, key, v.clone()).map_err(|message| ScenarioError {
+                        file: file.into(),
+                        key: format!("sweep.{key}"),
+                        message,
+                    })?;
+                    let s = Scenario::from_table(table, file)?;
+                    let shown = match v {
+                        toml::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    let l = if label.is_empty() { format!("{key}={shown}") } else { format!("{label},{key}={shown}") };
+                    next.push((l, s));
+                }
+            }
+            points = next;
+        }
+        if self.sweep.is_empty() {
+            return Ok(points);
+        }
+        Ok(points)
+    }
+}
+
+fn apply_override(table: &mut toml::Table, o: &str) -> Result<(), String> {
+    let (key, value) = o.split_once('=').ok_or_else(|| "expected key=value".to_string())?;
+    let key = key.trim();
+    let value = value.trim();
+    let parsed: toml::Value = match format!("v = {value}").parse::<toml::Table>() {
+        Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(value.into())),
+        Err(_) => toml::Value::String(value.into()),
+    };
+    set_path(table, key, parsed)
+}
+
+fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+    let mut parts: Vec<&str> = key.split('.').collect();
+    let last = parts.pop().filter(|s| !s.is_empty()).ok_or("empty key")?;
+    let mut cur = table;
+    for p in parts {
+        let entry = cur.entry(p.to_string()).or_insert_with(|| toml::Value::Table(Default::default()));
+        cur = entry.as_table_mut().ok_or_else(|| format!("`{p}` is not a table"))?;
+    }
+    cur.insert(last.to_string(), value);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: &str = "[workload]\nkind = \"dd\"\ntasks = 4\n";
+
+    #[test]
+    fn defaults_fill_a_minimal_scenario() {
+        let s = Scenario::parse(MIN, "min.toml", &[]).unwrap();
+        assert_eq!(s.sysctl.watermark_scale_factor, 10);
+        assert_eq!(s.variant.kswapd_threads, 1);
+    }
+
+    #[test]
+    fn wrong_type_names_file_key_and_expectation() {
+        let text = format!("{MIN}[machine]\nnodes = \"two\"\n");
+        let e = Scenario::parse(&text, "bad.toml", &[]).unwrap_err();
+        assert_eq!(e.file, "bad.toml");
+        assert_eq!(e.key, "machine.nodes");
+        assert!(e.message.contains("expected"), "{e}");
+        assert!(e.to_string().starts_with("bad.toml: key `machine.nodes`:"), "{e}");
+    }
+
+    #[test]
+    fn unknown_key_is_an_error() {
+        let text = format!("{MIN}[sysctl]\nswapiness = 10\n");
+        let e = Scenario::parse(&text, "typo.toml", &[]).unwrap_err();
+        assert!(e.key.starts_with("sysctl"), "{e}");
+        assert!(e.message.contains("swapiness"), "{e}");
+    }
+
+    #[test]
+    fn range_errors_name_the_key() {
+        let e = Scenario::parse(MIN, "x.toml", &["variant.kswapd_threads=17".into()]).unwrap_err();
+        assert_eq!(e.key, "variant.kswapd_threads");
+    }
+
+    #[test]
+    fn overrides_apply_with_toml_types() {
+        let s = Scenario::parse(MIN, "x.toml", &["workload.tasks=12".into(), "variant.kswapd_threads=4".into()]).unwrap();
+        let Workload::Dd(dd) = &s.workload;
+        assert_eq!(dd.tasks, 12);
+        assert_eq!(s.variant.kswapd_threads, 4);
+    }
+
+    #[test]
+    fn sweep_expands_to_points() {
+        let text = format!("{MIN}[sweep]\n\"workload.tasks\" = [2, 8]\n");
+        let s = Scenario::parse(&text, "s.toml", &[]).unwrap();
+        let pts = s.sweep_points("s.toml").unwrap();
+        assert_eq!(pts.len(), 2);
+        assert_eq!(pts[1].0, "workload.tasks=8");
+        let Workload::Dd(dd) = &pts[1].1.workload;
+        assert_eq!(dd.tasks, 8);
+        assert!(pts[1].1.sweep.is_empty());
+    }
+
+    #[test]
+    fn resolved_toml_round_trips() {
+        let s = Scenario::parse(MIN, "x.toml", &[]).unwrap();
+        let again = Scenario::parse(&s.to_toml(), "again.toml", &[]).unwrap();
+        assert_eq!(s.to_toml(), again.to_toml());
+    }
+}

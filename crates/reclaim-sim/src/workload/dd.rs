@@ -1,0 +1,244 @@
+//! Parallel dd readers (seed 000): each task reads its own file sequentially in `bs`-sized
+//! read() calls, from the device it was assigned round-robin.
+//!
+//! * `iflag=direct`: each read is one request of `bs` bytes DMAed into the user buffer; the
+//!   page cache is not touched.
+//! * buffered: reads go through the page cache with readahead. The task keeps up to
+//!   `readahead_depth` windows of `read_ahead_kb` in flight (the synchronous window and the
+//!   asynchronous one ahead of it, as ondemand readahead settles to on a sequential stream).
+//!   Issuing a window allocates its pages (page_cache_ra_unbounded → filemap_alloc_folio,
+//!   add to the page cache and the LRU in batches) and submits one read; when it completes
+//!   the pages are copied to user space and marked accessed once (`folio_mark_accessed`:
+//!   inactive, referenced — a use-once stream).
+//!
+//! Departures: the pages of a window stay locked until they are copied (the kernel unlocks
+//! them at I/O completion); readahead's `__GFP_NORETRY` is not honoured (a failed allocation
+//! retries after direct reclaim instead of shrinking the window).
+
+use std::collections::VecDeque;
+
+use crate::engine::Ns;
+use crate::kernel::{Kernel, Next};
+use crate::mm::page::pg;
+use crate::mm::page_alloc::{AllocWmark, PcpCredit};
+use crate::mm::vmscan::{DirectReclaim, SWAP_CLUSTER_MAX};
+use crate::mm::zone::ZONE_MOVABLE;
+
+/// gfp_zone(GFP_HIGHUSER_MOVABLE): page cache may use every zone (allocstall_movable).
+const PAGECACHE_HIGHEST_ZONEIDX: usize = ZONE_MOVABLE;
+
+struct Window {
+    pages: Vec<u32>,
+    done_at: Ns,
+}
+
+pub struct DdTask {
+    pub mapping: u32,
+    pub device: usize,
+    direct: bool,
+    block_bytes: u64,
+    ra_pages: u32,
+    ra_depth: u32,
+    in_flight: VecDeque<Window>,
+    /// Pages of the window being allocated.
+    filling: Vec<u32>,
+    spare: Vec<Vec<u32>>,
+    pcp: PcpCredit,
+    /// Pages copied in the current read() call.
+    copied_in_block: u64,
+    /// For O_DIRECT: when the outstanding request completes.
+    dio_done_at: Option<Ns>,
+    reclaim: Option<Box<DirectReclaim>>,
+    no_progress_loops: u32,
+    /// Bytes returned to user space by completed read() calls.
+    pub bytes_read: u64,
+    pub reads: u64,
+    pub direct_reclaims: u64,
+    /// Allocations that gave up (the OOM path is not modelled: the task keeps retrying).
+    pub alloc_failures: u64,
+}
+
+impl DdTask {
+    pub fn new(mapping: u32, device: usize, direct: bool, block_kb: u64, read_ahead_kb: u64, ra_depth: u32) -> DdTask {
+        let ra_pages = (read_ahead_kb / 4).min(block_kb / 4).max(1) as u32;
+        DdTask {
+            mapping,
+            device,
+            direct,
+            block_bytes: block_kb * 1024,
+            ra_pages,
+            ra_depth,
+            in_flight: VecDeque::new(),
+            filling: Vec::with_capacity(ra_pages as usize),
+            spare: Vec::new(),
+            pcp: PcpCredit::default(),
+            copied_in_block: 0,
+            dio_done_at: None,
+            reclaim: None,
+            no_progress_loops: 0,
+            bytes_read: 0,
+            reads: 0,
+            direct_reclaims: 0,
+            alloc_failures: 0,
+        }
+    }
+
+    pub fn step(&mut self, k: &mut Kernel, id: u32, _cpu: u32, node: u32) -> Next {
+        if self.direct {
+            return self.step_direct(k);
+        }
+        if let Some(d) = self.reclaim.as_mut() {
+            let (sys, done) = k.try_to_free_pages_step(d, id, node);
+            let Some(progress) = done else { return Next::Run { sys } };
+            self.reclaim = None;
+            // After direct reclaim: one attempt at the min watermark, else retry the slow path.
+            let at = k.now + sys;
+            let (page, cost) = k.get_page_from_freelist(node, AllocWmark::Min, PAGECACHE_HIGHEST_ZONEIDX, node, &mut self.pcp, at);
+            if let Some(p) = page {
+                self.no_progress_loops = 0;
+                let c = self.add_page(k, p, node, at + cost);
+                return Next::Run { sys: sys + cost + c };
+            }
+            if !k.should_reclaim_retry(node, PAGECACHE_HIGHEST_ZONEIDX, progress > 0, &mut self.no_progress_loops) {
+                self.alloc_failures += 1;
+                self.no_progress_loops = 0;
+            }
+            return Next::Run { sys: sys + cost };
+        }
+        if self.in_flight.len() < self.ra_depth as usize {
+            return self.fill_window(k, id, node);
+        }
+        self.copy_window(k)
+    }
+
+    fn step_direct(&mut self, k: &mut Kernel) -> Next {
+        let now = k.now;
+        if let Some(done) = self.dio_done_at {
+            if done > now {
+                return Next::Sleep { sys: 0, at: done };
+            }
+            self.dio_done_at = None;
+            self.bytes_read += self.block_bytes;
+            self.reads += 1;
+        }
+        let sys = k.costs.syscall_ns + k.costs.dio_request_ns;
+        let done = k.devices[self.device].submit_read(now + sys, self.block_bytes);
+        self.dio_done_at = Some(done);
+        Next::Sleep { sys, at: done }
+    }
+
+    /// Allocate up to SWAP_CLUSTER_MAX pages of the window being built; submit it when full.
+    fn fill_window(&mut self, k: &mut Kernel, id: u32, node: u32) -> Next {
+        let mut sys: Ns = 0;
+        let batch = SWAP_CLUSTER_MAX.min((self.ra_pages as usize - self.filling.len()) as u64);
+        let mut added = 0u64;
+        let mut lru_nodes: u64 = 0; // bitmask of nodes whose lru_lock this batch needs
+        for _ in 0..batch {
+            let at = k.now + sys;
+            let (page, cost) = k.get_page_from_freelist(node, AllocWmark::Low, PAGECACHE_HIGHEST_ZONEIDX, node, &mut self.pcp, at);
+            sys += cost;
+            let page = match page {
+                Some(p) => p,
+                None => match self.alloc_slowpath(k, id, node, k.now + sys) {
+                    (Some(p), c) => {
+                        sys += c;
+                        p
+                    }
+                    (None, c) => {
+                        sys += c;
+                        break;
+                    }
+                },
+            };
+            let pnid = k.zones[k.page_zone(page)].nid;
+            lru_nodes |= 1 << (pnid % 64);
+            self.insert_page(k, page, pnid);
+            added += 1;
+        }
+        sys += added * k.costs.page_cache_insert_ns;
+        // lru_add_drain(): one lru_lock acquisition per node for the batch.
+        for nid in 0..k.nodes.len() as u32 {
+            if lru_nodes & (1 << (nid % 64)) != 0 {
+                let at = k.now + sys;
+                sys += k.lru_lock(nid, node, added * k.costs.lru_add_ns, at).total();
+            }
+        }
+        if self.filling.len() == self.ra_pages as usize {
+            self.submit_window(k, sys);
+        }
+        Next::Run { sys }
+    }
+
+    /// The slow path up to direct reclaim: wake the kswapds, try the min watermark, else
+    /// enter `try_to_free_pages`.
+    fn alloc_slowpath(&mut self, k: &mut Kernel, id: u32, node: u32, at: Ns) -> (Option<u32>, Ns) {
+        k.wake_all_kswapds(node, 0, PAGECACHE_HIGHEST_ZONEIDX);
+        let (page, cost) = k.get_page_from_freelist(node, AllocWmark::Min, PAGECACHE_HIGHEST_ZONEIDX, node, &mut self.pcp, at);
+        if page.is_some() {
+            return (page, cost);
+        }
+        self.direct_reclaims += 1;
+        self.reclaim = Some(Box::new(k.try_to_free_pages_begin(id, node, 0, PAGECACHE_HIGHEST_ZONEIDX)));
+        (None, cost)
+    }
+
+    /// A page the slow path returned after direct reclaim: add it like any other.
+    fn add_page(&mut self, k: &mut Kernel, page: u32, node: u32, at: Ns) -> Ns {
+        let pnid = k.zones[k.page_zone(page)].nid;
+        self.insert_page(k, page, pnid);
+        let mut sys = k.costs.page_cache_insert_ns;
+        sys += k.lru_lock(pnid, node, k.costs.lru_add_ns, at + sys).total();
+        if self.filling.len() == self.ra_pages as usize {
+            self.submit_window(k, sys);
+        }
+        sys
+    }
+
+    /// add_to_page_cache_lru(): the page joins the mapping, locked for the read, at the head
+    /// of its node's inactive file list.
+    fn insert_page(&mut self, k: &mut Kernel, page: u32, pnid: u32) {
+        let d = &mut k.pages.desc[page as usize];
+        d.owner = self.mapping;
+        d.flags = pg::LOCKED;
+        k.lru_add_locked(pnid, page, crate::mm::lru::LRU_INACTIVE_FILE);
+        k.nodes[pnid as usize].nr_file_pages += 1;
+        self.filling.push(page);
+    }
+
+    fn submit_window(&mut self, k: &mut Kernel, sys: Ns) {
+        let bytes = self.filling.len() as u64 * 4096;
+        let done_at = k.devices[self.device].submit_read(k.now + sys, bytes);
+        k.count(crate::mm::vmstat::VmEvent::PgpginKb, bytes / 1024);
+        let next = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(self.ra_pages as usize));
+        let pages = std::mem::replace(&mut self.filling, next);
+        self.in_flight.push_back(Window { pages, done_at });
+    }
+
+    /// Wait for the oldest window, then copy it to user space.
+    fn copy_window(&mut self, k: &mut Kernel) -> Next {
+        let Some(w) = self.in_flight.front() else { return Next::Run { sys: 0 } };
+        if w.done_at > k.now {
+            return Next::Sleep { sys: 0, at: w.done_at };
+        }
+        let mut w = self.in_flight.pop_front().expect("window");
+        for &p in &w.pages {
+            // Unlock (read done) and folio_mark_accessed(): the first touch sets PG_referenced.
+            let d = &mut k.pages.desc[p as usize];
+            if d.owner == self.mapping {
+                d.flags = (d.flags & !pg::LOCKED) | pg::UPTODATE | pg::REFERENCED;
+            }
+        }
+        let n = w.pages.len() as u64;
+        let mut sys = n * k.costs.copy_to_user_ns;
+        self.copied_in_block += n * 4096;
+        while self.copied_in_block >= self.block_bytes {
+            self.copied_in_block -= self.block_bytes;
+            self.bytes_read += self.block_bytes;
+            self.reads += 1;
+            sys += k.costs.syscall_ns;
+        }
+        w.pages.clear();
+        self.spare.push(w.pages);
+        Next::Run { sys }
+    }
+}

@@ -1,0 +1,1 @@
+"""The seed documents' experiments: reference tables and side-by-side reports."""

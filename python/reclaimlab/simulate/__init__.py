@@ -1,0 +1,1 @@
+"""Simulated runs: scenarios in, run directories out, through the Rust core."""

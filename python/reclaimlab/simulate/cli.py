@@ -1,0 +1,180 @@
+"""`reclaimlab run`, `demo`, `reproduce` and `bench`: the simulator's commands."""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from reclaimlab.seeds import seed000
+from reclaimlab.simulate.runner import Point, ScenarioError, points, run_points
+
+console = Console(width=140)
+
+
+def _fail(msg: str) -> None:
+    console.print(f"[red]error:[/red] {msg}")
+    sys.exit(2)
+
+
+def _default_out(name: str) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return Path("runs") / f"{name}-{stamp}"
+
+
+@click.command()
+@click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a scenario key (TOML value), e.g. --set workload.tasks=16.")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), help="Run directory (default runs/<name>-<time>).")
+@click.option("--force", is_flag=True, help="Overwrite run directories that already hold results.")
+@click.option("-j", "--jobs", type=int, default=None, help="Points simulated in parallel (default: all CPUs).")
+def run(scenario: str, overrides: tuple[str, ...], out: Path | None, force: bool, jobs: int | None) -> None:
+    """Simulate SCENARIO (a TOML file) and write its run directory; a sweep writes one
+    directory per point."""
+    try:
+        pts = points(scenario, overrides)
+    except ScenarioError as e:
+        _fail(str(e))
+        return
+    name = Path(scenario).stem
+    out = out or _default_out(name)
+    try:
+        results = run_points(pts, out, force=force, jobs=jobs)
+    except FileExistsError as e:
+        _fail(str(e))
+        return
+    _print_results(list(results.values()))
+    console.print(f"run directory: {out}")
+
+
+def _print_results(results: list[dict]) -> None:
+    from rich.table import Table
+
+    t = Table(title="dd sy dd_cpu kswapd0 kswapd1 throughput dr pgscan_kswapd pgscan_direct", title_justify="left")
+    for c in seed000.LONG_COLUMNS:
+        t.add_column(c, justify="right")
+    for r in sorted(results, key=lambda r: r["metrics"]["tasks"]):
+        row = seed000.columns_of(r)
+        t.add_row(*[seed000._fmt(c, row[c]) for c in seed000.LONG_COLUMNS])
+    console.print(t)
+
+
+def _seed000_points(tests: list[int], tasks: list[int] | None, memory_scale: float, duration: float | None) -> list[tuple[int, Point]]:
+    out = []
+    for test in tests:
+        overrides = []
+        if memory_scale != 1.0:
+            mb = 387072 * memory_scale
+            overrides.append(f"machine.memory_mb_per_node={max(2048, int(mb) // 4 * 4)}")
+            overrides.append(f"machine.dma32_mb={min(3072, max(0, int(mb) // 8))}")
+        if duration is not None:
+            overrides.append(f"run.duration_s={duration}")
+        for p in points(seed000.scenario_dir() / f"test{test}.toml", overrides):
+            n = int(p.label.split("=")[1]) if p.label else None
+            if tasks is None or n in tasks:
+                out.append((test, Point(f"test{test}/{p.label}", p.scenario_toml)))
+    return out
+
+
+def _reproduce(tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, out: Path, force: bool, jobs: int | None, suffix: str) -> None:
+    tagged = _seed000_points(tests, tasks, scale, duration)
+    results = run_points([p for _, p in tagged], out, force=force, jobs=jobs)
+    tables = []
+    for test in tests:
+        rs = [results[p.label] for t, p in tagged if t == test]
+        tables.append(seed000.table(test, rs, suffix))
+    seed000.print_tables(tables, console)
+    console.print(f"run directories: {out}")
+
+
+def _int_list(s: str | None) -> list[int] | None:
+    return None if not s else [int(x) for x in s.split(",") if x.strip()]
+
+
+@click.command()
+@click.argument("seed", type=click.Choice(["seed000"]))
+@click.option("--tests", default="1,2,3,4", show_default=True, help="Which of the seed's tests.")
+@click.option("--tasks", default=None, help="Only these dd task counts (comma-separated); default: the seed's.")
+@click.option("--scale", default=1.0, show_default=True, type=float, help="Memory scale (1 = the seed's 756 GB).")
+@click.option("--duration", default=None, type=float, help="Measured seconds per stage (default: the seed's 300).")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite existing run directories.")
+@click.option("-j", "--jobs", type=int, default=None, help="Points simulated in parallel.")
+def reproduce(seed: str, tests: str, tasks: str | None, scale: float, duration: float | None, out: Path | None, force: bool, jobs: int | None) -> None:
+    """Reproduce a seed document's tables: simulated rows with the seed's rows beneath."""
+    test_list = _int_list(tests) or []
+    if any(t not in seed000.TESTS for t in test_list):
+        _fail("--tests takes numbers from 1 to 4")
+    suffix = "" if scale == 1.0 else f" (memory ×{scale:g})"
+    _reproduce(test_list, _int_list(tasks), scale, duration, out or _default_out(seed), force, jobs, suffix)
+
+
+@click.command()
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path))
+@click.option("-j", "--jobs", type=int, default=None)
+def demo(out: Path | None, jobs: int | None) -> None:
+    """A small seed experiment: seed 000's 1 vs 4 kswapd threads per node, at 1/24 of its
+    memory and 5 s per stage, with the seed's own rows beneath."""
+    console.print("[bold]reclaimlab demo[/bold]: seed 000 Test 3 (1 kswapd/node) vs Test 4 (4 kswapd/node), scaled down")
+    _reproduce([3, 4], [16, 40, 64, 90], 1 / 24, 5.0, out or _default_out("demo"), True, jobs, " — memory ×1/24, 5 s stages")
+
+
+BENCH_SCENARIO = """
+name = "bench"
+seed = 1
+[machine]
+nodes = 2
+cpus_per_node = 52
+memory_mb_per_node = {mb}
+dma32_mb = 1024
+devices = [{{ name = "nvme", count = 8, bandwidth_mb_s = 3360, latency_us = 430, max_request_kb = 512 }}]
+[variant]
+kswapd_threads = {threads}
+[workload]
+kind = "dd"
+tasks = {tasks}
+[run]
+start_at = "kswapd_wake"
+duration_s = {duration}
+"""
+
+
+@click.command()
+@click.option("--memory-gb", default=16.0, show_default=True, help="Simulated memory per node.")
+@click.option("--tasks", default=90, show_default=True)
+@click.option("--duration", default=10.0, show_default=True, help="Simulated seconds measured.")
+@click.option("--kswapd-threads", default=1, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+def bench(memory_gb: float, tasks: int, duration: float, kswapd_threads: int, as_json: bool) -> None:
+    """Simulator speed: page events per second on one core, peak memory per simulated page,
+    and wall time of a seed-000 Test 3 point (see docs/benchmarks.md)."""
+    import tempfile
+
+    from reclaimlab import _core
+
+    text = BENCH_SCENARIO.format(mb=int(memory_gb * 1024), tasks=tasks, duration=duration, threads=kswapd_threads)
+    with tempfile.TemporaryDirectory() as d:
+        t0 = time.perf_counter()
+        res = json.loads(_core.run_scenario(text, Path(d) / "run", False))
+        wall = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    figures = {
+        "wall_s": round(wall, 3),
+        "simulated_s": round(res["window_start_s"] + res["elapsed_s"], 3),
+        "page_events": res["page_events"],
+        "page_events_per_s": round(res["page_events"] / wall),
+        "managed_pages": res["managed_pages"],
+        "peak_rss_bytes_per_page": round(peak / res["managed_pages"], 2),
+    }
+    if as_json:
+        click.echo(json.dumps(figures, indent=2))
+        return
+    console.print(f"scenario: 2 nodes × {memory_gb:g} GiB, {tasks} buffered dd readers, {kswapd_threads} kswapd/node, {duration:g} s measured")
+    console.print(f"wall time            {figures['wall_s']:.2f} s for {figures['simulated_s']:.1f} simulated s")
+    console.print(f"page events          {figures['page_events']:,} ({figures['page_events_per_s'] / 1e6:.1f} M/s on one core)")
+    console.print(f"peak RSS per page    {figures['peak_rss_bytes_per_page']:.1f} bytes (whole process, interpreter included)")
