@@ -149,6 +149,11 @@ fn setup(s: &Scenario) -> Kernel {
 /// Run a scenario. `progress` is called with the fraction of simulated time done; `trace`
 /// receives tracepoint text when the scenario enables tracing.
 pub fn run(s: &Scenario, trace: Option<Box<dyn Write>>, progress: &mut dyn FnMut(f64)) -> RunOutput {
+    simulate(s, trace, progress).1
+}
+
+/// `run`, also handing back the simulated kernel as it was at the end (for checks).
+pub fn simulate(s: &Scenario, trace: Option<Box<dyn Write>>, progress: &mut dyn FnMut(f64)) -> (Kernel, RunOutput) {
     let mut k = setup(s);
     if s.run.trace {
         k.tracer = trace.map(crate::tracepoints::Tracer::new);
@@ -230,7 +235,8 @@ pub fn run(s: &Scenario, trace: Option<Box<dyn Write>>, progress: &mut dyn FnMut
         t.flush();
     }
     let base = base.unwrap_or_else(|| baseline(&k));
-    finish(s, &k, &base, samples, start_met)
+    let out = finish(s, &k, &base, samples, start_met);
+    (k, out)
 }
 
 #[derive(Default)]

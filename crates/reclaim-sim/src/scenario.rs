@@ -163,8 +163,8 @@ impl Default for Costs {
         Costs {
             copy_to_user_ns: 700,
             page_cache_insert_ns: 350,
-            lru_add_ns: 60,
-            isolate_ns: 50,
+            lru_add_ns: 30,
+            isolate_ns: 120,
             shrink_folio_ns: 250,
             putback_ns: 50,
             buddy_ns: 40,
@@ -300,6 +300,9 @@ impl Scenario {
     }
 
     pub fn from_table(table: toml::Table, file: &str) -> Result<Scenario, ScenarioError> {
+        if let Some(w) = table.get("workload") {
+            check_workload(w, file)?;
+        }
         let de = toml::Value::Table(table);
         let scenario: Scenario =
             serde_path_to_error::deserialize(de).map_err(|e: serde_path_to_error::Error<toml::de::Error>| {
@@ -434,6 +437,25 @@ impl Scenario {
     }
 }
 
+/// The workload table is an internally tagged enum, for which serde loses the key path; check
+/// it on its own first so that an error names `workload.<key>`.
+fn check_workload(w: &toml::Value, file: &str) -> Result<(), ScenarioError> {
+    let err = |key: &str, message: String| ScenarioError { file: file.into(), key: key.into(), message };
+    let table = w.as_table().ok_or_else(|| err("workload", "expected a table".into()))?;
+    let kind = match table.get("kind") {
+        None => return Err(err("workload.kind", "missing; expected one of \"dd\"".into())),
+        Some(toml::Value::String(k)) => k.as_str(),
+        Some(_) => return Err(err("workload.kind", "expected a string".into())),
+    };
+    let mut rest = table.clone();
+    rest.remove("kind");
+    let result: Result<(), serde_path_to_error::Error<toml::de::Error>> = match kind {
+        "dd" => serde_path_to_error::deserialize::<_, DdWorkload>(toml::Value::Table(rest)).map(|_| ()),
+        other => return Err(err("workload.kind", format!("unknown workload `{other}`; expected one of \"dd\""))),
+    };
+    result.map_err(|e| err(&format!("workload.{}", e.path()), e.inner().message().to_string()))
+}
+
 fn apply_override(table: &mut toml::Table, o: &str) -> Result<(), String> {
     let (key, value) = o.split_once('=').ok_or_else(|| "expected key=value".to_string())?;
     let key = key.trim();
@@ -478,6 +500,16 @@ mod tests {
         assert_eq!(e.key, "machine.nodes");
         assert!(e.message.contains("expected"), "{e}");
         assert!(e.to_string().starts_with("bad.toml: key `machine.nodes`:"), "{e}");
+    }
+
+    #[test]
+    fn workload_errors_name_the_nested_key() {
+        let e = Scenario::parse("[workload]\nkind = \"dd\"\ntasks = \"many\"\n", "w.toml", &[]).unwrap_err();
+        assert_eq!(e.key, "workload.tasks", "{e}");
+        let e = Scenario::parse("[workload]\nkind = \"fio\"\n", "w.toml", &[]).unwrap_err();
+        assert_eq!(e.key, "workload.kind", "{e}");
+        let e = Scenario::parse("[workload]\nkind = \"dd\"\ntasks = 1\nbs = 4\n", "w.toml", &[]).unwrap_err();
+        assert!(e.message.contains("bs"), "{e}");
     }
 
     #[test]

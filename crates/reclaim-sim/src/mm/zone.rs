@@ -150,15 +150,18 @@ pub fn calculate_min_free_kbytes(lowmem_kbytes: u64) -> u64 {
     int_sqrt(lowmem_kbytes * 16).clamp(128, 262_144)
 }
 
-/// `__setup_per_zone_wmarks()` (6.2) over every zone of every node; no highmem on 64-bit.
+/// `__setup_per_zone_wmarks()` (6.x) over every zone of every node. No highmem on 64-bit;
+/// ZONE_MOVABLE is treated as highmem is: left out of `lowmem_pages`, with a small fixed
+/// minimum, `clamp(managed/1024, SWAP_CLUSTER_MAX, 128)`.
 pub fn setup_per_zone_wmarks(zones: &mut [Zone], min_free_kbytes: u64, watermark_scale_factor: u64) {
     let pages_min = min_free_kbytes >> 2; // PAGE_SHIFT - 10
-    let lowmem_pages: u64 = zones.iter().map(|z| z.managed_pages).sum();
+    let lowmem_pages: u64 = zones.iter().filter(|z| z.zone_idx != ZONE_MOVABLE).map(|z| z.managed_pages).sum();
     for z in zones.iter_mut() {
         let tmp = if lowmem_pages == 0 { 0 } else { pages_min * z.managed_pages / lowmem_pages };
         let d = std::cmp::max(tmp >> 2, z.managed_pages * watermark_scale_factor / 10_000);
         z.watermark_boost = 0;
-        z.watermark[WMARK_MIN] = tmp;
+        z.watermark[WMARK_MIN] = if z.zone_idx == ZONE_MOVABLE { (z.managed_pages / 1024).clamp(32, 128) } else { tmp };
+        let tmp = z.watermark[WMARK_MIN];
         z.watermark[WMARK_LOW] = tmp + d;
         z.watermark[WMARK_HIGH] = tmp + 2 * d;
         z.watermark[WMARK_PROMO] = tmp + 3 * d;

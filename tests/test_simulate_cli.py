@@ -1,0 +1,87 @@
+"""The simulator's command line: run directories, refusal to overwrite, scenario errors,
+determinism, and the seed-000 table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from reclaimlab.cli import cli
+
+RUN_FILES = ["scenario.toml", "vmstat.before", "vmstat.after", "vmstat.samples", "iostat.samples", "cpu.samples", "tasks.json", "result.json"]
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_run_writes_a_complete_run_directory(tmp_path: Path, small_scenario: Path) -> None:
+    out = tmp_path / "run"
+    r = invoke("run", str(small_scenario), "-o", str(out), "-j", "1")
+    assert r.exit_code == 0, r.output
+    for name in RUN_FILES:
+        assert (out / name).stat().st_size > 0, name
+    result = json.loads((out / "result.json").read_text())
+    assert result["kind"] == "sim"
+    m = result["metrics"]
+    assert m["tasks"] == 12 and m["throughput_kb_s"] > 0
+    assert m["pgscan_kswapd"] > 0, "the small scenario reclaims"
+    before = dict(line.split() for line in (out / "vmstat.before").read_text().splitlines())
+    after = dict(line.split() for line in (out / "vmstat.after").read_text().splitlines())
+    assert int(after["pgscan_kswapd"]) - int(before["pgscan_kswapd"]) == m["pgscan_kswapd"]
+    tasks = json.loads((out / "tasks.json").read_text())
+    assert {t["comm"] for t in tasks["tasks"]} >= {"dd", "kswapd0", "kswapd1"}
+
+
+def test_run_refuses_to_overwrite_without_force(tmp_path: Path, small_scenario: Path) -> None:
+    out = tmp_path / "run"
+    assert invoke("run", str(small_scenario), "-o", str(out)).exit_code == 0
+    marker = (out / "result.json").read_text()
+    r = invoke("run", str(small_scenario), "-o", str(out), "--set", "workload.tasks=2")
+    assert r.exit_code == 2
+    assert "already holds a run" in r.output
+    assert (out / "result.json").read_text() == marker
+    assert invoke("run", str(small_scenario), "-o", str(out), "--force", "--set", "workload.tasks=2").exit_code == 0
+    assert json.loads((out / "result.json").read_text())["metrics"]["tasks"] == 2
+
+
+def test_scenario_errors_name_file_key_and_expectation(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[workload]\nkind = "dd"\ntasks = "many"\n')
+    r = invoke("run", str(bad), "-o", str(tmp_path / "out"))
+    assert r.exit_code == 2
+    assert "bad.toml" in r.output and "workload.tasks" in r.output and "expected" in r.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_override_names_the_key(tmp_path: Path, small_scenario: Path) -> None:
+    r = invoke("run", str(small_scenario), "-o", str(tmp_path / "o"), "--set", "variant.kswapd_threads=99")
+    assert r.exit_code == 2 and "variant.kswapd_threads" in r.output
+
+
+def test_same_scenario_and_seed_give_identical_run_directories(tmp_path: Path, small_scenario: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert invoke("run", str(small_scenario), "-o", str(a)).exit_code == 0
+    assert invoke("run", str(small_scenario), "-o", str(b)).exit_code == 0
+    for name in RUN_FILES:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+def test_sweep_writes_one_directory_per_point(tmp_path: Path, small_scenario: Path) -> None:
+    text = small_scenario.read_text() + '\n[sweep]\n"workload.tasks" = [2, 6]\n'
+    s = tmp_path / "sweep.toml"
+    s.write_text(text)
+    r = invoke("run", str(s), "-o", str(tmp_path / "sw"), "-j", "2")
+    assert r.exit_code == 0, r.output
+    tasks = sorted(json.loads((d / "result.json").read_text())["metrics"]["tasks"] for d in (tmp_path / "sw").iterdir())
+    assert tasks == [2, 6]
+
+
+def test_reproduce_prints_the_seed_rows_beside_the_simulated_ones(tmp_path: Path) -> None:
+    r = invoke("reproduce", "seed000", "--tests", "1", "--tasks", "6,16", "--scale", "0.01", "--duration", "0.5", "-o", str(tmp_path / "r"))
+    assert r.exit_code == 0, r.output
+    assert "Test #1: Direct IO" in r.output
+    assert "14726026.40" in r.output  # the seed's 6-task throughput, printed beneath ours
+    assert r.output.count("sim") >= 2
