@@ -5,7 +5,8 @@
 use crate::engine::{EventKind, EventQueue, Ns};
 use crate::hw::block::BlockDevice;
 use crate::hw::cpu::Cpus;
-use crate::hw::lock::{Acquired, SpinLock};
+use crate::hw::lock::{Acquired, LockCosts, SpinLock};
+use crate::hw::memory::MemoryBandwidth;
 use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
 use crate::mm::page::{pg, Pages};
 use crate::mm::vmscan::KswapdTask;
@@ -30,6 +31,7 @@ pub struct PgData {
     pub end_pfn: u32,
     pub lruvec: Lruvec,
     pub lru_lock: SpinLock,
+    pub memory: MemoryBandwidth,
     /// Task ids of this node's kswapd threads.
     pub kswapd: Vec<u32>,
     /// Threads waiting on `kswapd_wait` (asleep or napping in `kswapd_try_to_sleep`).
@@ -91,6 +93,7 @@ pub struct Kernel {
     pub devices: Vec<BlockDevice>,
     pub queue: EventQueue,
     pub costs: Costs,
+    pub lock_costs: LockCosts,
     pub sysctl: Sysctl,
     pub min_free_kbytes: u64,
     /// pfn → zone lookup: the zone index of each MAX_ORDER block.
@@ -152,6 +155,7 @@ impl Kernel {
                 end_pfn: pfn,
                 lruvec: Lruvec::new(nid * NR_LRU_LISTS as u32),
                 lru_lock: SpinLock::new(nid),
+                memory: MemoryBandwidth::new(m.memory_bandwidth_mb_s_per_node),
                 kswapd: vec![],
                 kswapd_wait: vec![],
                 kswapd_order: 0,
@@ -219,6 +223,11 @@ impl Kernel {
             devices,
             queue: EventQueue::default(),
             costs: s.costs.clone(),
+            lock_costs: LockCosts {
+                handoff: s.costs.lock_handoff_ns,
+                per_waiter: s.costs.lock_per_waiter_ns,
+                remote_factor: s.costs.remote_factor,
+            },
             sysctl: s.sysctl.clone(),
             min_free_kbytes,
             block_zone,
@@ -294,14 +303,14 @@ impl Kernel {
     /// Take `lock` of node/zone from a CPU on `cpu_node` for `hold` ns at the current time.
     #[inline]
     pub fn lru_lock(&mut self, nid: u32, cpu_node: u32, hold: Ns, at: Ns) -> Acquired {
-        let c = &self.costs;
-        self.nodes[nid as usize].lru_lock.acquire(at, cpu_node, hold, c.lock_handoff_ns, c.remote_factor)
+        let c = self.lock_costs;
+        self.nodes[nid as usize].lru_lock.acquire(at, cpu_node, hold, &c)
     }
 
     #[inline]
     pub fn zone_lock(&mut self, zi: usize, cpu_node: u32, hold: Ns, at: Ns) -> Acquired {
-        let c = &self.costs;
-        self.zone_lock[zi].acquire(at, cpu_node, hold, c.lock_handoff_ns, c.remote_factor)
+        let c = self.lock_costs;
+        self.zone_lock[zi].acquire(at, cpu_node, hold, &c)
     }
 
     /// Σ NR_FREE_PAGES.

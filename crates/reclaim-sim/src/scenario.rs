@@ -16,7 +16,8 @@ pub struct Scenario {
     pub name: String,
     #[serde(default)]
     pub description: String,
-    /// Seed of the run's random number generator.
+    /// Seed for the model's random choices. The models in this version draw none, so a run is
+    /// a pure function of the rest of the scenario; the seed is kept in results for provenance.
     #[serde(default = "default_seed")]
     pub seed: u64,
     #[serde(default)]
@@ -53,6 +54,9 @@ pub struct Machine {
     pub memory_mb_per_node: u64,
     /// Size of ZONE_DMA32 on node 0 (0 for none).
     pub dma32_mb: u64,
+    /// Effective DRAM bandwidth per node for mixed DMA and copy traffic (0: unlimited);
+    /// memory-bound costs grow as it fills (hw/memory.rs).
+    pub memory_bandwidth_mb_s_per_node: f64,
     pub devices: Vec<Device>,
 }
 
@@ -63,6 +67,7 @@ impl Default for Machine {
             cpus_per_node: 4,
             memory_mb_per_node: 4096,
             dma32_mb: 0,
+            memory_bandwidth_mb_s_per_node: 0.0,
             devices: vec![Device::default()],
         }
     }
@@ -147,6 +152,9 @@ pub struct Costs {
     /// Fixed cost of one lock acquisition that had to wait: the cache-line transfer of the
     /// lock and of the list heads from the previous holder (same node).
     pub lock_handoff_ns: u64,
+    /// Added to each contended acquisition's hold per CPU still queued behind it (cache-line
+    /// interference from the queue; see hw/lock.rs).
+    pub lock_per_waiter_ns: u64,
     /// Multiplier on hold times and handoffs when the CPU is on another node than the lock's
     /// memory (remote struct page and list cache lines).
     pub remote_factor: f64,
@@ -163,12 +171,13 @@ impl Default for Costs {
         Costs {
             copy_to_user_ns: 700,
             page_cache_insert_ns: 350,
-            lru_add_ns: 30,
+            lru_add_ns: 40,
             isolate_ns: 120,
             shrink_folio_ns: 250,
             putback_ns: 50,
             buddy_ns: 40,
             lock_handoff_ns: 400,
+            lock_per_waiter_ns: 30,
             remote_factor: 2.0,
             syscall_ns: 1500,
             dio_request_ns: 40_000,
@@ -337,6 +346,9 @@ impl Scenario {
         let pages = m.nodes as u64 * m.memory_mb_per_node * 256;
         if pages >= (u32::MAX as u64) - 4096 {
             return err("machine.memory_mb_per_node", "expected at most 16 TiB in all (32-bit page frame numbers)");
+        }
+        if m.memory_bandwidth_mb_s_per_node < 0.0 || !m.memory_bandwidth_mb_s_per_node.is_finite() {
+            return err("machine.memory_bandwidth_mb_s_per_node", "expected a non-negative number (0: unlimited)");
         }
         if m.devices.is_empty() || m.devices.iter().all(|d| d.count == 0) {
             return err("machine.devices", "expected at least one block device");

@@ -4,3 +4,4 @@
 pub mod block;
 pub mod cpu;
 pub mod lock;
+pub mod memory;

@@ -108,7 +108,7 @@ impl DdTask {
         if self.in_flight.len() < self.ra_depth as usize {
             return self.fill_window(k, id, node);
         }
-        self.copy_window(k)
+        self.copy_window(k, node)
     }
 
     fn step_direct(&mut self, k: &mut Kernel) -> Next {
@@ -155,7 +155,7 @@ impl DdTask {
             self.insert_page(k, page, pnid);
             added += 1;
         }
-        sys += added * k.costs.page_cache_insert_ns;
+        sys += k.nodes[node as usize].memory.scale(added * k.costs.page_cache_insert_ns);
         // lru_add_drain(): one lru_lock acquisition per node for the batch.
         for nid in 0..k.nodes.len() as u32 {
             if lru_nodes & (1 << (nid % 64)) != 0 {
@@ -215,7 +215,7 @@ impl DdTask {
     }
 
     /// Wait for the oldest window, then copy it to user space.
-    fn copy_window(&mut self, k: &mut Kernel) -> Next {
+    fn copy_window(&mut self, k: &mut Kernel, node: u32) -> Next {
         let Some(w) = self.in_flight.front() else { return Next::Run { sys: 0 } };
         if w.done_at > k.now {
             return Next::Sleep { sys: 0, at: w.done_at };
@@ -229,7 +229,12 @@ impl DdTask {
             }
         }
         let n = w.pages.len() as u64;
-        let mut sys = n * k.costs.copy_to_user_ns;
+        // The window's DMA and the copy's read hit the pages' node, the copy's write ours.
+        let now = k.now;
+        let page_node = w.pages.first().map_or(node, |&p| k.zones[k.page_zone(p)].nid);
+        k.nodes[page_node as usize].memory.add(now, 2 * n * 4096);
+        k.nodes[node as usize].memory.add(now, n * 4096);
+        let mut sys = k.nodes[page_node as usize].memory.scale(n * k.costs.copy_to_user_ns);
         self.copied_in_block += n * 4096;
         while self.copied_in_block >= self.block_bytes {
             self.copied_in_block -= self.block_bytes;
