@@ -153,10 +153,11 @@ fn monotonic_ns() -> u64 {
 /// `pages` anonymous pages, write one word in each, unmap. latency = now − previous − 5 ms
 /// (clamped at 0, so it includes oversleep). Latencies under 5 ms are averaged in batches of
 /// 1000 and printed as `"<count> <avg_ns>"`; a latency ≥ 5 ms flushes the batch and prints
-/// `"1 <ns>"`. Runs for `duration_s`; lines are flushed as written so a kill loses nothing.
+/// `"1 <ns>"`. Runs for `duration_s` or until SIGINT, then flushes the partial batch; lines are
+/// flushed as written so even a SIGKILL loses only the batch in progress.
 #[pyfunction]
 #[pyo3(signature = (duration_s, pages=32768))]
-fn mmap_latency_probe(duration_s: f64, pages: usize) -> PyResult<u64> {
+fn mmap_latency_probe(py: Python<'_>, duration_s: f64, pages: usize) -> PyResult<u64> {
     const DELAY_NS: u64 = 5_000_000;
     const BATCH: u64 = 1000;
     let end = Instant::now() + Duration::from_secs_f64(duration_s);
@@ -171,7 +172,8 @@ fn mmap_latency_probe(duration_s: f64, pages: usize) -> PyResult<u64> {
         }
         Ok(())
     };
-    while Instant::now() < end {
+    // SIGINT (Python's handler sets a flag) ends the probe cleanly.
+    while Instant::now() < end && py.check_signals().is_ok() {
         std::thread::sleep(Duration::from_nanos(DELAY_NS));
         let map = Mapping::anon(pages * PAGE)?;
         for i in 0..pages {

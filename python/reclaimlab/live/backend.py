@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -123,6 +124,10 @@ class KernelBackend(ABC):
         """Start a workload process, inside `cgroup` from its first instruction."""
 
     @abstractmethod
+    def stream(self, path: str, dest: Path, stop: threading.Event) -> None:
+        """Copy a pipe-like file (trace_pipe) into `dest` until `stop` is set and it is drained."""
+
+    @abstractmethod
     def euid(self) -> int: ...
 
     @abstractmethod
@@ -160,7 +165,8 @@ class KernelBackend(ABC):
 
     # --- journaled changes ---------------------------------------------------------------------
 
-    def _record(self, entry: Entry) -> None:
+    def record(self, entry: Entry) -> None:
+        """Journal a change before making it."""
         if self.journal is None:
             raise BackendError("no journal attached: refusing to change the machine unrecorded")
         self.journal.record(entry)
@@ -170,7 +176,7 @@ class KernelBackend(ABC):
         old = self.read_value(path)
         if old == str(value):
             return old
-        self._record({"op": "write", "path": path, "old": old})
+        self.record({"op": "write", "path": path, "old": old})
         self.write_text(path, str(value))
         return old
 
@@ -193,11 +199,15 @@ class KernelBackend(ABC):
 
     def track_file(self, path: str) -> None:
         """Journal a file the run is about to create, so restore deletes it."""
-        self._record({"op": "file", "path": path})
+        self.record({"op": "file", "path": path})
+
+    def track_dir(self, path: str) -> None:
+        """Journal a directory the run is about to create; restore removes it if empty."""
+        self.record({"op": "dir", "path": path})
 
     def track_process(self, pid: int) -> None:
         """Journal a started process so restore kills it (same pid *and* start time only)."""
-        self._record({"op": "process", "pid": pid, "start": self.process_start_time(pid)})
+        self.record({"op": "process", "pid": pid, "start": self.process_start_time(pid)})
 
     def process_start_time(self, pid: int) -> int | None:
         try:
@@ -246,10 +256,10 @@ class KernelBackend(ABC):
             )
         version, parent = found
         if version == 2 and "memory" not in self.read_value(f"{parent}/cgroup.subtree_control").split():
-            self._record({"op": "subtree_control", "path": f"{parent}/cgroup.subtree_control"})
+            self.record({"op": "subtree_control", "path": f"{parent}/cgroup.subtree_control"})
             self.write_text(f"{parent}/cgroup.subtree_control", "+memory")
         cg = Cgroup(version, f"{parent}/{name}")
-        self._record({"op": "cgroup", "path": cg.path, "version": version})
+        self.record({"op": "cgroup", "path": cg.path, "version": version})
         self.mkdir(cg.path)
         if limit_bytes is not None:
             limit_file = "memory.limit_in_bytes" if version == 1 else "memory.max"
@@ -316,7 +326,7 @@ class KernelBackend(ABC):
         if not self.exists("/sys/class/zram-control") and not self.exists("/sys/block/zram0"):
             self.run(["modprobe", "zram"])
         dev = self._free_zram()
-        self._record({"op": "zram", "device": dev})
+        self.record({"op": "zram", "device": dev})
         self.write_text(f"/sys/block/{dev}/disksize", str(size_bytes))
         self.check_run(["mkswap", f"/dev/{dev}"])
         self._swapon(f"/dev/{dev}", priority)
@@ -331,7 +341,7 @@ class KernelBackend(ABC):
         raise BackendError("no free zram device and no zram-control/hot_add")
 
     def _swapon(self, path: str, priority: int) -> None:
-        self._record({"op": "swapon", "path": path})
+        self.record({"op": "swapon", "path": path})
         self.check_run(["swapon", "-p", str(priority), path])
 
     def block_device_of(self, path: str) -> str:
@@ -373,6 +383,13 @@ class KernelBackend(ABC):
         elif op == "file":
             if self.exists(entry["path"]):
                 self.unlink(entry["path"])
+        elif op == "trace_instance":
+            if self.exists(entry["path"]):
+                self.write_text(f"{entry['path']}/tracing_on", "0")
+                self._rmdir_retry(entry["path"])
+        elif op == "dir":
+            if self.exists(entry["path"]) and not self.listdir(entry["path"]):
+                self.rmdir(entry["path"])
         elif op == "mount":
             if self._mounted(entry["target"]):
                 self.check_run(["umount", entry["target"]])
@@ -402,27 +419,33 @@ class KernelBackend(ABC):
                 except ProcessLookupError:
                     pass
             self.sleep(0.05)
+        self._rmdir_retry(cg.path)
+
+    def _rmdir_retry(self, path: str) -> None:
         for _ in range(50):
             try:
-                self.rmdir(cg.path)
+                self.rmdir(path)
                 return
-            except OSError:  # EBUSY while the last killed task is being torn down
+            except OSError:  # EBUSY while a killed task or a trace_pipe reader goes away
                 self.sleep(0.1)
-        self.rmdir(cg.path)
+        self.rmdir(path)
 
     def _mounted(self, target: str) -> bool:
         return any(line.split()[1] == target for line in self.read_text("/proc/mounts").splitlines())
 
     def mount(self, fstype: str, target: str) -> None:
-        self._record({"op": "mount", "target": target})
+        self.record({"op": "mount", "target": target})
         self.check_run(["mount", "-t", fstype, fstype, target])
 
-    def restore(self, journal: Journal) -> list[str]:
-        """Undo every pending entry of `journal`, newest first; removes it when all are undone.
-        Returns a line per entry; an entry that fails is reported and left for another try."""
+    def restore(self, journal: Journal, since: int = 0) -> list[str]:
+        """Undo the pending entries of `journal` numbered `since` or later, newest first; when
+        all are undone the journal file is removed. Returns a line per entry; an entry that
+        fails is reported and left for another try."""
         report: list[str] = []
         failed = False
         for index, entry in journal.pending():
+            if index < since:
+                continue
             try:
                 self.undo(entry)
             except Exception as e:  # keep going: every other change must still be undone
@@ -431,7 +454,7 @@ class KernelBackend(ABC):
                 continue
             journal.mark_undone(index)
             report.append(f"undone {describe(entry)}")
-        if not failed:
+        if not failed and not journal.pending():
             journal.remove()
         return report
 
@@ -442,12 +465,16 @@ def describe(entry: Entry) -> str:
         return f"{entry['path']} back to {entry['old']!r}"
     if op == "process":
         return f"process {entry['pid']} killed if still running"
-    if op in ("cgroup", "file"):
+    if op in ("cgroup", "file", "dir"):
         return f"{op} {entry['path']} removed"
     if op == "swapon":
         return f"swap {entry['path']} off"
     if op == "zram":
         return f"zram {entry['device']} reset"
+    if op == "trace_instance":
+        return f"tracefs instance {entry['path']} removed"
+    if op == "subtree_control":
+        return f"{entry['path']} -memory"
     if op == "mount":
         return f"{entry['target']} unmounted"
     return repr(entry)
@@ -554,6 +581,11 @@ class RealBackend(KernelBackend):
         err = tempfile.TemporaryFile()
         popen = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=workdir)
         return RealProcess(popen, out, err)
+
+    def stream(self, path: str, dest: Path, stop: threading.Event) -> None:
+        from reclaimlab.live.tracefs import stream_pipe
+
+        stream_pipe(path, dest, stop)
 
     def euid(self) -> int:
         return os.geteuid()
