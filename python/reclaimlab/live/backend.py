@@ -275,6 +275,17 @@ class KernelBackend(ABC):
         except OSError:
             return []
 
+    def memcg_events(self, cg: Cgroup) -> dict[str, int]:
+        """The event counters of the cgroup's memory.stat. Reclaim inside a memory cgroup is
+        not counted in /proc/vmstat's pgscan/pgsteal/allocstall, only here (v2 names them
+        pgscan_*/pgsteal_*; v1 has only pgpgin/pgpgout, faults and refaults)."""
+        out = {}
+        for line in self.read_text(f"{cg.path}/memory.stat").splitlines():
+            name, _, value = line.partition(" ")
+            if name.startswith(("pg", "workingset_", "swp", "thp_", "zswp")) and value.strip().isdigit():
+                out[name] = int(value)
+        return out
+
     def memcg_usage(self, cg: Cgroup) -> int:
         name = "memory.usage_in_bytes" if cg.version == 1 else "memory.current"
         return int(self.read_value(f"{cg.path}/{name}"))
@@ -443,6 +454,7 @@ class KernelBackend(ABC):
         fails is reported and left for another try."""
         report: list[str] = []
         failed = False
+        processes = 0
         for index, entry in journal.pending():
             if index < since:
                 continue
@@ -453,7 +465,12 @@ class KernelBackend(ABC):
                 report.append(f"FAILED {describe(entry)}: {e}")
                 continue
             journal.mark_undone(index)
-            report.append(f"undone {describe(entry)}")
+            if entry["op"] == "process":
+                processes += 1  # one line for all of them: a dd sweep starts hundreds
+            else:
+                report.append(f"undone {describe(entry)}")
+        if processes:
+            report.insert(0, f"undone {processes} workload process(es): killed if still running")
         if not failed and not journal.pending():
             journal.remove()
         return report

@@ -40,7 +40,7 @@ def run_command(scenario: Path, output: Path | None, sets: tuple[str, ...]) -> N
         raise click.UsageError(str(e))
     out = output or Path("runs/live") / f"{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     try:
-        points = run(backend(), sc, out, log=lambda s: console.print(s, markup=False, highlight=False))
+        points = run(backend(), sc, out, log=lambda s: console.print(s, markup=False, highlight=False, soft_wrap=True))
     except LiveError as e:
         console.print(str(e), markup=False)
         sys.exit(1)

@@ -127,6 +127,9 @@ def run(backend: KernelBackend, scenario: LiveScenario, outdir: Path, log: Log =
     results = []
     try:
         with signals_unwind():
+            # Input files for the largest point are made once, before any point's changes, so
+            # every point reuses them; they are deleted (if the run made them) at the very end.
+            prepare_inputs(backend, scenario)
             for label, point in scenario.points():
                 mark = len(journal.entries)
                 rundir = outdir / label if label else outdir
@@ -143,6 +146,14 @@ def run(backend: KernelBackend, scenario: LiveScenario, outdir: Path, log: Log =
                 log(f"  restore: {line}")
         backend.journal = None
     return results
+
+
+def prepare_inputs(backend: KernelBackend, scenario: LiveScenario) -> None:
+    points = [p for _, p in scenario.points()]
+    largest = max(points, key=lambda p: p.workload.get("tasks", 1))
+    for params in (largest.workload, largest.background):
+        if params is not None:
+            workloads.make(params, backend).prepare()
 
 
 def apply_changes(backend: KernelBackend, scenario: LiveScenario, label: str, log: Log) -> tuple[Cgroup | None, dict[str, Any]]:
@@ -205,6 +216,7 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
         trace.start(rundir / "trace.txt")
     tracker = TaskTracker(backend)
     tracker.begin()
+    memcg_before = backend.memcg_events(cgroup) if cgroup is not None else {}
     before = backend.read_text("/proc/vmstat")
     t0 = time.monotonic()
     samplers = Samplers(backend, rundir, scenario.live["sample_interval_s"], t0)
@@ -234,6 +246,7 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
             bg.stop()
         samplers.stop()
         after = backend.read_text("/proc/vmstat")
+        memcg_after = backend.memcg_events(cgroup) if cgroup is not None else {}
         if trace is not None:
             trace.stop()
     write_vmstat(rundir / "vmstat.before", before)
@@ -255,6 +268,8 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
         "metrics": {**fg.metrics(), **vmstat_metrics(delta)},
         "machine": {"kernel": platform.release(), "nr_cpus": os.cpu_count(), **notes},
     }
+    if cgroup is not None:
+        result["memcg_events"] = {k: v - memcg_before.get(k, 0) for k, v in memcg_after.items()}
     if bg is not None:
         result["background"] = {"workload": bg.kind, "metrics": bg.metrics()}
     if timed_out:
