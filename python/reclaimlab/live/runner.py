@@ -22,7 +22,8 @@ from reclaimlab.live.summary import vmstat_metrics
 from reclaimlab.live.tracefs import TraceSession, tracefs_supported
 from reclaimlab.rundir import parse_vmstat, vmstat_delta, write_json, write_scenario, write_vmstat
 
-DEFAULT_TIMEOUT_S = 600.0  # a workload without its own duration is stopped after this
+DEFAULT_TIMEOUT_S = 600.0
+BACKGROUND_GRACE_S = 10.0  # after the foreground ends, before the background is stopped  # a workload without its own duration is stopped after this
 
 
 class LiveError(RuntimeError):
@@ -161,7 +162,8 @@ def apply_changes(backend: KernelBackend, scenario: LiveScenario, label: str, lo
     notes: dict[str, Any] = {}
     for key, value in scenario.sysctl.items():
         old = backend.set_sysctl(key, value)
-        log(f"  sysctl {key}: {old} -> {value}")
+        new = str(value).lower() if isinstance(value, bool) else str(value)
+        log(f"  sysctl {key}: {old} -> {new}" + (" (unchanged)" if old == new else ""))
     for dev in scenario.live["nonrotational"]:
         backend.set_rotational(dev, False)
     swap = scenario.swap
@@ -240,6 +242,11 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
             if bg is not None:
                 bg.step(None)
             time.sleep(0.05)
+        if bg is not None:
+            # A background usually has the same runtime: let it finish and report by itself.
+            grace = time.monotonic() + BACKGROUND_GRACE_S
+            while not bg.step(None) and time.monotonic() < grace:
+                time.sleep(0.05)
     finally:
         fg.stop()
         if bg is not None:
