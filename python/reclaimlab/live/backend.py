@@ -71,6 +71,10 @@ class ProcessHandle(Protocol):
         """(stdout, stderr) so far."""
         ...
 
+    def close(self) -> None:
+        """Release the output files (after the last output())."""
+        ...
+
 
 @dataclass
 class Cgroup:
@@ -549,6 +553,10 @@ class RealProcess:
             return f.read().decode(errors="replace")
 
         return read(self._out), read(self._err)
+
+    def close(self) -> None:
+        self._out.close()
+        self._err.close()
 
 
 class RealBackend(KernelBackend):

@@ -73,6 +73,9 @@ class FakeProcess:
     def output(self) -> tuple[str, str]:
         return self.out, self.err
 
+    def close(self) -> None:
+        self.backend.calls.append(("close", self.pid))
+
 
 @dataclass
 class FakeBackend(KernelBackend):

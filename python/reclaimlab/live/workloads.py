@@ -108,6 +108,7 @@ class Workload(ABC):
                     t.ended = time.monotonic()
                     t.returncode = rc
                     t.stdout, t.stderr = t.handle.output()
+                    t.handle.close()
 
     def finish_time(self) -> None:
         if self.t_stop == 0.0 and self.tasks and all(t.ended is not None for t in self.tasks):
