@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from reclaimlab.live.backend import KernelBackend, RealBackend
+from reclaimlab.live.backend import BackendError, KernelBackend, RealBackend
 from reclaimlab.live.journal import journal_path
 from reclaimlab.live.runner import LiveError, restore, run
 from reclaimlab.live.scenario import ScenarioError, load
@@ -41,8 +41,8 @@ def run_command(scenario: Path, output: Path | None, sets: tuple[str, ...]) -> N
     out = output or Path("runs/live") / f"{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     try:
         points = run(backend(), sc, out, log=lambda s: console.print(s, markup=False, highlight=False, soft_wrap=True))
-    except LiveError as e:
-        console.print(str(e), markup=False)
+    except (LiveError, BackendError) as e:
+        console.print(f"live run failed: {e}", markup=False)
         sys.exit(1)
     except KeyboardInterrupt:
         console.print("interrupted; every change was undone", markup=False)

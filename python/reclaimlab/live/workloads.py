@@ -55,6 +55,9 @@ class Workload(ABC):
 
     kind = ""
 
+    def __post_init__(self) -> None:
+        """Per-kind state is set up here by subclasses (they are not dataclasses themselves)."""
+
     # --- life cycle ----------------------------------------------------------------------------
 
     def prepare(self) -> None:
