@@ -187,3 +187,53 @@ def test_restore_from_a_fresh_process_view_of_the_journal(fake: FakeBackend) -> 
     assert fake.files["/proc/sys/vm/min_free_kbytes"] == "67584"
     assert fake.swaps() == []
     assert Journal.load(journal_path()) is None
+
+
+def test_memcg_v2_is_used_where_the_parent_delegates_memory(state_dir: Path) -> None:
+    b = FakeBackend()
+    b.journal = Journal.create(journal_path())
+    del b.files["/sys/fs/cgroup/memory/memory.limit_in_bytes"]  # no v1 memory controller
+    b.files["/proc/self/cgroup"] = "0::/user.slice/run\n"
+    b.files["/sys/fs/cgroup/cgroup.controllers"] = "cpu io memory pids"
+    b.files["/sys/fs/cgroup/user.slice/run/cgroup.subtree_control"] = "memory"
+    b.dirs.add("/sys/fs/cgroup/user.slice/run")
+    cg = b.create_memcg("reclaimlab-x", 256 * MiB)
+    assert cg.version == 2 and cg.path == "/sys/fs/cgroup/user.slice/run/reclaimlab-x"
+    assert b.files[f"{cg.path}/memory.max"] == str(256 * MiB)
+    b.restore(b.journal)
+    assert cg.path not in b.dirs
+
+
+def test_no_memcg_where_v2_does_not_delegate_memory(state_dir: Path) -> None:
+    b = FakeBackend()
+    del b.files["/sys/fs/cgroup/memory/memory.limit_in_bytes"]
+    b.files["/proc/self/cgroup"] = "0::/user.slice/run\n"
+    b.files["/sys/fs/cgroup/cgroup.controllers"] = "cpu io memory pids"
+    b.files["/sys/fs/cgroup/user.slice/run/cgroup.subtree_control"] = ""
+    assert b.memcg_parent() is None
+
+
+def test_zram_swap_is_reset_on_restore(fake: FakeBackend) -> None:
+    fake.files["/sys/block/zram0/disksize"] = "0"
+    fake.files["/sys/block/zram0/reset"] = ""
+    dev = fake.add_zram(128 * MiB, 50)
+    assert dev == "/dev/zram0" and fake.swaps() == ["/dev/zram0"]
+    assert fake.files["/sys/block/zram0/disksize"] == str(128 * MiB)
+    assert fake.journal is not None
+    fake.restore(fake.journal)
+    assert fake.swaps() == []
+    assert ("write", "/sys/block/zram0/reset", "1") in fake.calls
+
+
+def test_trace_record_writes_a_run_directory_and_restores(state_dir: Path, tmp_path: Path) -> None:
+    from reclaimlab.rundir import read_rundir
+    from reclaimlab.tracing.record import record_command
+
+    fake = FakeBackend()
+    rc = record_command(fake, ["sh", "-c", "exit 3"], tmp_path / "rec")
+    assert rc == 3
+    run = read_rundir(tmp_path / "rec")
+    assert run.result["metrics"]["exit_code"] == 3 and run.trace_path is not None
+    assert run.result["metrics"]["events"] == ["vmscan:*"]
+    assert fake.tracing_instances() == [] and "tracefs" not in fake.files["/proc/mounts"]
+    assert not journal_path().exists()
