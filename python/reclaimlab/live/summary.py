@@ -5,6 +5,7 @@ Reads run directories (rundir.RunDir), so a simulated run prints the same table.
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Mapping
 
 from rich.console import Console
@@ -128,4 +129,7 @@ def summary_table(runs: list[RunDir], title: str = "") -> Table:
 
 
 def print_summary(runs: list[RunDir], title: str = "", console: Console | None = None) -> None:
-    (console or Console()).print(summary_table(runs, title))
+    if console is None:
+        # Piped into a file or a log, rich would wrap at 80 columns: keep a row on one line.
+        console = Console() if sys.stdout.isatty() else Console(width=160)
+    console.print(summary_table(runs, title))
