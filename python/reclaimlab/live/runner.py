@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from reclaimlab.live import workloads
-from reclaimlab.live.backend import MiB, BackendError, Cgroup, KernelBackend
-from reclaimlab.live.journal import Journal, JournalError, journal_path
+from reclaimlab.live.backend import SYSCTLS, BackendError, Cgroup, KernelBackend, MiB
+from reclaimlab.live.journal import Journal, JournalError, journal_path, pid_alive
 from reclaimlab.live.samplers import Samplers, TaskTracker
 from reclaimlab.live.scenario import LiveScenario
 from reclaimlab.live.summary import vmstat_metrics
@@ -60,8 +60,6 @@ def preflight(backend: KernelBackend, scenario: LiveScenario) -> list[str]:
     if scenario.live["trace"] and not tracefs_supported(backend):
         problems.append("live.trace = true but this kernel has no tracefs: set live.trace = false")
     for key in scenario.sysctl:
-        from reclaimlab.live.backend import SYSCTLS
-
         if not backend.exists(SYSCTLS[key]):
             problems.append(f"sysctl.{key}: {SYSCTLS[key]} does not exist on this kernel; drop the key")
     if scenario.swap["kind"] == "zram" and not (backend.exists("/sys/block/zram0") or backend.exists("/sys/class/zram-control")):
@@ -294,11 +292,8 @@ def restore(backend: KernelBackend, log: Log = print) -> bool:
     journal = Journal.load(journal_path())
     if journal is None:
         return False
-    if journal.pid != os.getpid() and journal.owner_is_live():
-        from reclaimlab.live.journal import pid_alive
-
-        if pid_alive(journal.pid):
-            raise LiveError(f"the run that wrote {journal.path} (pid {journal.pid}) is still running; stop it (it restores on SIGINT/SIGTERM)")
+    if journal.pid != os.getpid() and pid_alive(journal.pid) and journal.owner_is_live():
+        raise LiveError(f"the run that wrote {journal.path} (pid {journal.pid}) is still running; stop it (it restores on SIGINT/SIGTERM)")
     with signals_blocked():
         lines = backend.restore(journal)
     for line in lines:

@@ -45,6 +45,7 @@ def record_command(
             before = backend.read_text("/proc/vmstat")
             t0 = time.monotonic()
             proc = subprocess.Popen(argv)
+            ru = None
             try:
                 _, status, ru = os.wait4(proc.pid, 0)
                 rc = proc.returncode = os.waitstatus_to_exitcode(status)
@@ -60,7 +61,7 @@ def record_command(
                 write_vmstat(outdir / "vmstat.before", before)
                 write_vmstat(outdir / "vmstat.after", after)
                 write_scenario(outdir / "scenario.toml", {"name": "trace-record", "workload": {"kind": "command", "argv": argv}})
-                user, system = (ru.ru_utime, ru.ru_stime) if "ru" in locals() else (0.0, 0.0)
+                user, system = (ru.ru_utime, ru.ru_stime) if ru is not None else (0.0, 0.0)
                 cpu = round((user + system) * 100 / elapsed, 2) if elapsed > 0 else 0.0
                 task = {"pid": proc.pid, "comm": os.path.basename(argv[0]), "kind": "workload", "node": None,
                         "user_s": round(user, 3), "sys_s": round(system, 3), "cpu_pct": cpu}  # fmt: skip
