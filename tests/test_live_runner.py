@@ -185,3 +185,22 @@ def test_usemem_with_background_swap_and_cgroup(tmp_path: Path, state_dir: Path)
     assert fake.files["/sys/block/sda/queue/rotational"] == "1"
     assert fake.files["/sys/kernel/mm/swap/vma_ra_enabled"] == "true"
     assert fake.swaps() == []
+
+
+def test_squeeze_watchdog_stops_the_workload_when_memory_runs_out(tmp_path: Path, state_dir: Path) -> None:
+    fake = FakeBackend(programs={"dd": lambda argv: (0, "", "1 bytes copied\n", 30.0)})
+    original = fake.meminfo
+
+    def shrinking() -> dict[str, int]:
+        info = original()
+        if fake.files["/proc/sys/vm/nr_hugepages"] != "0":
+            info["MemAvailable"] = 100 << 20  # someone else took the memory the squeeze left
+        return info
+
+    fake.meminfo = shrinking  # type: ignore[method-assign]
+    sc = scenario(tmp_path, DD, ["workload.tasks=1", "workload.duration_s=20", "live.trace=false"])
+    points = run(fake, sc, tmp_path / "out", log=lambda s: None)
+    result = points[0].result
+    assert "fell below" in result["aborted"]
+    assert result["elapsed_s"] < 5
+    assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"

@@ -200,6 +200,31 @@ def apply_changes(backend: KernelBackend, scenario: LiveScenario, label: str, lo
     return cgroup, notes
 
 
+class MemoryWatchdog:
+    """Under a squeeze the rest of the machine shares what is left: if MemAvailable falls below
+    a quarter of the margin, the run stops its workload before the OOM killer picks a victim
+    (which could be anyone's process)."""
+
+    PERIOD_S = 0.5
+
+    def __init__(self, backend: KernelBackend, floor_bytes: int) -> None:
+        self.backend = backend
+        self.floor = floor_bytes
+        self.next_check = 0.0
+        self.reason = ""
+
+    def tripped(self) -> bool:
+        now = time.monotonic()
+        if now < self.next_check:
+            return False
+        self.next_check = now + self.PERIOD_S
+        available = self.backend.meminfo()["MemAvailable"]
+        if available < self.floor:
+            self.reason = f"MemAvailable {available // MiB} MiB fell below {self.floor // MiB} MiB during the squeeze"
+            return True
+        return False
+
+
 def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log: Log) -> PointResult:
     rundir.mkdir(parents=True, exist_ok=True)
     write_scenario(rundir / "scenario.toml", scenario.doc)
@@ -222,6 +247,9 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
     samplers = Samplers(backend, rundir, scenario.live["sample_interval_s"], t0)
     samplers.start()
     timed_out = False
+    aborted = ""
+    squeezed = scenario.memory["mode"] == "squeeze"
+    watchdog = MemoryWatchdog(backend, scenario.memory["margin_mb"] * MiB // 4) if squeezed else None
     try:
         duration = float(scenario.workload.get("duration_s") or 0.0)
         deadline = t0 + duration if duration > 0 else None
@@ -236,6 +264,10 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
             if now >= hard_stop:
                 timed_out = True
                 log(f"  timeout: stopping the workload after {now - t0:.0f} s")
+                break
+            if watchdog is not None and watchdog.tripped():
+                aborted = watchdog.reason
+                log(f"  abort: {aborted}")
                 break
             if bg is not None:
                 bg.step(None)
@@ -279,6 +311,8 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
         result["background"] = {"workload": bg.kind, "metrics": bg.metrics()}
     if timed_out:
         result["timed_out"] = True
+    if aborted:
+        result["aborted"] = aborted
     if failures:
         result["failures"] = failures
     write_json(rundir / "result.json", result)
