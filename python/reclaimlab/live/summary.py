@@ -112,17 +112,54 @@ def generic_row(run: RunDir) -> list[str]:
     ]
 
 
+STUTTER_COLUMNS = ["run", "mmap samples", "mean ms", "p50", "p95", "p99", "max", "delayed", "cp s", "tput MiB/s"]
+WRITEBACK_COLUMNS = ["dd", "job elapsed s", "+/-", "throughput", "nr_vmscan_write", "dr", "pgscan_kswapd", "pgscan_direct"]
+
+
+def stutter_row(run: RunDir) -> list[str]:
+    m = run.result["metrics"]
+    lat = m.get("mmap_latency_ms", {})
+    return [
+        run.path.name,
+        str(lat.get("samples", 0)),
+        *(_fmt(float(lat.get(k, 0.0)), 3) for k in ("mean", "p50", "p95", "p99", "max")),
+        str(lat.get("delayed", 0)),
+        " ".join(_fmt(float(t)) for t in m.get("copy_elapsed_s", [])),
+        " ".join(_fmt(float(t)) for t in m.get("tput_MiB_s", [])),
+    ]
+
+
+def writeback_row(run: RunDir) -> list[str]:
+    m = run.result["metrics"]
+    d = run.delta
+    return [
+        str(m.get("tasks", "")),
+        _fmt(float(m.get("job_elapsed_mean_s", 0.0)), 3),
+        _fmt(float(m.get("job_elapsed_stddev_pct", 0.0))) + "%",
+        _fmt(float(m.get("throughput_kB_s", 0.0))),
+        str(d.get("nr_vmscan_write", 0)),
+        str(sum_prefix(d, "allocstall_")),
+        str(d.get("pgscan_kswapd", 0)),
+        str(d.get("pgscan_direct", 0)),
+    ]
+
+
+LAYOUTS = {
+    "dd": (DD_COLUMNS, dd_row),
+    "usemem": (USEMEM_COLUMNS, usemem_row),
+    "stutter": (STUTTER_COLUMNS, stutter_row),
+    "dd-write": (WRITEBACK_COLUMNS, writeback_row),
+}
+
+
 def summary_table(runs: list[RunDir], title: str = "") -> Table:
+    """One row per run, in the layout of the workload's seed/mmtests table (generic if mixed)."""
     kinds = {r.result.get("workload") for r in runs}
-    if kinds == {"dd"}:
-        columns, row = DD_COLUMNS, dd_row
-    elif kinds == {"usemem"}:
-        columns, row = USEMEM_COLUMNS, usemem_row
-    else:
-        columns, row = GENERIC_COLUMNS, generic_row
+    kind = next(iter(kinds)) if len(kinds) == 1 else None
+    columns, row = LAYOUTS.get(kind or "", (GENERIC_COLUMNS, generic_row))
     table = Table(title=title or None)
     for i, c in enumerate(columns):
-        table.add_column(c, justify="left" if i == 0 and columns is GENERIC_COLUMNS else "right")
+        table.add_column(c, justify="left" if i == 0 and c == "run" else "right")
     for r in runs:
         table.add_row(*row(r))
     return table
