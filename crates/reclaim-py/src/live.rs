@@ -46,7 +46,10 @@ impl Mapping {
                 std::io::Error::last_os_error()
             )));
         }
-        Ok(Mapping { addr: addr as *mut u8, len })
+        Ok(Mapping {
+            addr: addr as *mut u8,
+            len,
+        })
     }
 
     fn words(&self) -> *mut u64 {
@@ -116,7 +119,7 @@ fn usemem(size: usize, random: bool, repeats: u64, runtime_s: f64) -> PyResult<S
                 std::ptr::write_volatile(p, idx);
             }
             accessed += 1;
-            if accessed % 65536 == 0 {
+            if accessed.is_multiple_of(65536) {
                 if let Some(d) = deadline {
                     if Instant::now() >= d {
                         break 'outer;
@@ -143,7 +146,10 @@ fn usemem(size: usize, random: bool, repeats: u64, runtime_s: f64) -> PyResult<S
 }
 
 fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: ts is a valid out-pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -166,8 +172,8 @@ fn mmap_latency_probe(py: Python<'_>, duration_s: f64, pages: usize) -> PyResult
     let mut loops = 0u64;
     let mut prev = monotonic_ns();
     let flush = |out: &mut std::io::StdoutLock, count: &mut u64, sum: &mut u64| -> PyResult<()> {
-        if *count > 0 {
-            writeln!(out, "{} {}", count, *sum / *count).and_then(|_| out.flush())?;
+        if let Some(avg) = sum.checked_div(*count) {
+            writeln!(out, "{count} {avg}").and_then(|_| out.flush())?;
             (*count, *sum) = (0, 0);
         }
         Ok(())
@@ -223,7 +229,13 @@ fn memhog(size: usize, hold_s: f64) -> PyResult<()> {
 fn mapped_file_stream(path: &str, nr_bytes: usize) -> PyResult<String> {
     let cpath = std::ffi::CString::new(path).map_err(|e| PyValueError::new_err(e.to_string()))?;
     // SAFETY: plain syscalls on a path we own; fd is closed below.
-    let fd = unsafe { libc::open(cpath.as_ptr(), libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o600) };
+    let fd = unsafe {
+        libc::open(
+            cpath.as_ptr(),
+            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
+            0o600,
+        )
+    };
     if fd < 0 {
         return Err(PyOSError::new_err(format!(
             "cannot create {path}: {}",
@@ -235,7 +247,9 @@ fn mapped_file_stream(path: &str, nr_bytes: usize) -> PyResult<String> {
         if unsafe { libc::unlink(cpath.as_ptr()) } != 0
             || unsafe { libc::ftruncate(fd, nr_bytes as libc::off_t) } != 0
         {
-            return Err(PyOSError::new_err(std::io::Error::last_os_error().to_string()));
+            return Err(PyOSError::new_err(
+                std::io::Error::last_os_error().to_string(),
+            ));
         }
         let map = Mapping::map(nr_bytes, libc::MAP_SHARED, fd)?;
         // SAFETY: advice on our own mapping.
