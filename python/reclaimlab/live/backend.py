@@ -290,10 +290,6 @@ class KernelBackend(ABC):
                 out[name] = int(value)
         return out
 
-    def memcg_usage(self, cg: Cgroup) -> int:
-        name = "memory.usage_in_bytes" if cg.version == 1 else "memory.current"
-        return int(self.read_value(f"{cg.path}/{name}"))
-
     # global squeeze ------------------------------------------------------------------------------
 
     def hugepage_bytes(self) -> int:
