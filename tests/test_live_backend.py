@@ -237,3 +237,12 @@ def test_trace_record_writes_a_run_directory_and_restores(state_dir: Path, tmp_p
     assert run.result["metrics"]["events"] == ["vmscan:*"]
     assert fake.tracing_instances() == [] and "tracefs" not in fake.files["/proc/mounts"]
     assert not journal_path().exists()
+
+
+def test_an_existing_swap_file_is_refused_not_deleted(fake: FakeBackend) -> None:
+    fake.files["/home/me/important"] = "data"
+    with pytest.raises(BackendError, match="already exists"):
+        fake.add_swapfile("/home/me/important", MiB, 1)
+    assert fake.journal is not None
+    fake.restore(fake.journal)
+    assert fake.files["/home/me/important"] == "data"

@@ -183,12 +183,13 @@ def test_sigkilled_run_is_undone_by_live_restore(tmp_path: Path) -> None:
 
 
 @requires_machine
-def test_sigterm_makes_the_run_restore_itself(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_or_sigint_makes_the_run_restore_itself(tmp_path: Path, sig: int) -> None:
     state = tmp_path / "state"
     before = machine_state()
     proc = _start_run(tmp_path, state)
     _wait_until_running(proc, state)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(sig)
     assert proc.wait(timeout=60) != 0
     assert machine_state() == before
     assert not (state / "journal.json").exists()

@@ -81,6 +81,16 @@ def test_dd_sweep_writes_every_run_file_and_restores_everything(tmp_path: Path, 
     assert len(made) == 2
 
 
+def test_missing_data_directories_are_made_and_removed(tmp_path: Path, state_dir: Path) -> None:
+    fake = FakeBackend(programs={"dd": dd_program})
+    fake.dirs.add("/var/tmp")
+    sc = scenario(tmp_path, DD, ["workload.tasks=1", "workload.dir=/var/tmp/a/b", "live.trace=false"])
+    run(fake, sc, tmp_path / "out", log=lambda s: None)
+    assert ("mkdir", "/var/tmp/a") in fake.calls and ("mkdir", "/var/tmp/a/b") in fake.calls
+    assert "/var/tmp/a" not in fake.dirs and "/var/tmp/a/b" not in fake.dirs
+    assert "/var/tmp" in fake.dirs
+
+
 def test_files_the_user_supplied_are_used_and_never_deleted(tmp_path: Path, state_dir: Path) -> None:
     fake = FakeBackend(programs={"dd": dd_program})
     fake.files["/data/a"] = "mine"

@@ -327,6 +327,9 @@ class KernelBackend(ABC):
     # swap ----------------------------------------------------------------------------------------
 
     def add_swapfile(self, path: str, size_bytes: int, priority: int) -> None:
+        if self.exists(path):
+            # The undo deletes the swap file, so it must be one this run creates.
+            raise BackendError(f"swap file {path} already exists; give swap.path a new file name")
         self.track_file(path)
         self.check_run(["fallocate", "-l", str(size_bytes), path])
         self.check_run(["chmod", "600", path])

@@ -149,10 +149,15 @@ class Workload(ABC):
         return True
 
     def data_dir(self) -> str:
-        d = self.params["dir"]
-        if not self.backend.exists(d):
-            self.backend.track_dir(d)  # removed (if empty) by restore
-            self.backend.mkdir(d)
+        d = self.params["dir"].rstrip("/") or "/"
+        missing = []
+        parent = d
+        while parent not in ("", "/") and not self.backend.exists(parent):
+            missing.append(parent)
+            parent = os.path.dirname(parent)
+        for path in reversed(missing):  # outermost first; restore removes them innermost first
+            self.backend.track_dir(path)  # removed (if empty) by restore
+            self.backend.mkdir(path)
         return d
 
 
