@@ -20,7 +20,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol, Sequence
+from typing import IO, Protocol, Sequence
 
 from reclaimlab.live.journal import Entry, Journal
 

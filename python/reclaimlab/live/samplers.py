@@ -77,7 +77,8 @@ def parse_cpu_line(text: str) -> list[int]:
 
 
 def cpu_record(t: float, a: list[int], b: list[int]) -> dict[str, Any]:
-    """Percentages over all CPUs as vmstat prints them: us = user+nice, sy = system+irq+softirq."""
+    """Percentages over all CPUs as vmstat prints them: us = user+nice, sy = system+irq+softirq
+    (steal is in the total but, as docs/rundir.md lists, not a column of its own)."""
     d = [y - x for x, y in zip(a, b)] + [0] * 8
     user, nice, system, idle, iowait, irq, softirq, steal = d[:8]
     total = sum(d[:8]) or 1
@@ -88,7 +89,6 @@ def cpu_record(t: float, a: list[int], b: list[int]) -> dict[str, Any]:
         "sy_pct": pct(system + irq + softirq),
         "id_pct": pct(idle),
         "wa_pct": pct(iowait),
-        "st_pct": pct(steal),
     }
 
 
