@@ -80,7 +80,7 @@ def cpu_record(t: float, a: list[int], b: list[int]) -> dict[str, Any]:
     """Percentages over all CPUs as vmstat prints them: us = user+nice, sy = system+irq+softirq
     (steal is in the total but, as docs/rundir.md lists, not a column of its own)."""
     d = [y - x for x, y in zip(a, b)] + [0] * 8
-    user, nice, system, idle, iowait, irq, softirq, steal = d[:8]
+    user, nice, system, idle, iowait, irq, softirq = d[:7]
     total = sum(d[:8]) or 1
     pct = lambda v: round(v * 100.0 / total, 2)  # noqa: E731
     return {
