@@ -42,10 +42,10 @@ def run_command(scenario: Path, output: Path | None, sets: tuple[str, ...]) -> N
     try:
         points = run(backend(), sc, out, log=lambda s: console.print(s, markup=False, highlight=False, soft_wrap=True))
     except (LiveError, BackendError) as e:
-        console.print(f"live run failed: {e}", markup=False)
+        console.print(f"live run failed: {e}", markup=False, soft_wrap=True)
         sys.exit(1)
     except KeyboardInterrupt:
-        console.print("interrupted; every change was undone", markup=False)
+        console.print("interrupted; every change was undone", markup=False, soft_wrap=True)
         sys.exit(130)
     print_summary([read_rundir(p.rundir) for p in points], title=f"{sc.name} (live)")
     console.print(f"run directory: {out}", markup=False)
