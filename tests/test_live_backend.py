@@ -12,6 +12,7 @@ from reclaimlab.live.backend import MiB, BackendError
 from reclaimlab.live.fake import FakeBackend
 from reclaimlab.live.journal import Journal, JournalError, journal_path
 from reclaimlab.live.tracefs import TraceSession
+from .live_support import machine_left_as_found, state_dir  # noqa: F401  (fixtures)
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from reclaimlab.live.scenario import load
 from reclaimlab.live.tracefs import tracefs_supported
 from reclaimlab.rundir import read_rundir
 
-from .conftest import machine_state
+from .live_support import machine_left_as_found, machine_state, state_dir  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.live
 

@@ -23,6 +23,8 @@ from reclaimlab.rundir import (
     write_vmstat,
 )
 
+from .live_support import machine_left_as_found, state_dir  # noqa: F401  (fixtures)
+
 
 def test_vmstat_text_round_trip_keeps_kernel_order() -> None:
     text = "nr_free_pages 5\npgscan_kswapd 10\nallocstall_normal 2\nallocstall_movable 3\n"

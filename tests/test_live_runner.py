@@ -14,6 +14,7 @@ from reclaimlab.live.runner import LiveError, preflight, run
 from reclaimlab.live.scenario import load
 from reclaimlab.live.summary import DD_COLUMNS, dd_row
 from reclaimlab.rundir import FILES, read_rundir
+from .live_support import machine_left_as_found, state_dir  # noqa: F401  (fixtures)
 
 
 def scenario(tmp_path: Path, text: str, sets: Sequence[str] = ()):  # type: ignore[no-untyped-def]

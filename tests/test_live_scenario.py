@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from reclaimlab.live.scenario import ScenarioError, load
+from .live_support import machine_left_as_found, state_dir  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,6 +8,7 @@ from rich.console import Console
 
 from reclaimlab.live.summary import DD_COLUMNS, dd_row, summary_table, usemem_row, vmstat_metrics
 from reclaimlab.rundir import read_rundir, write_json, write_json_lines, write_scenario, write_vmstat
+from .live_support import machine_left_as_found, state_dir  # noqa: F401  (fixtures)
 
 
 def dd_run(path: Path) -> Path:

@@ -1,6 +1,7 @@
-"""Shared fixtures. For live tests: a snapshot of everything a live run may change, taken at
-the start of the session and compared at its end, so a test that leaves a cgroup, a hugetlb
-reservation, swap, a sysctl, a block-queue setting or tracing behind fails the suite."""
+"""Fixtures of the live tests, imported by each tests/test_live_*.py (not a conftest.py, which
+other parts of the project own). `machine_left_as_found` snapshots everything a live run may
+change at the start of the session and compares at its end, so a test that leaves a cgroup, a
+hugetlb reservation, swap, a sysctl, a block-queue setting or tracing behind fails the suite."""
 
 from __future__ import annotations
 
