@@ -4,6 +4,7 @@ left behind; the SIGKILL test checks `reclaimlab live restore` puts the machine 
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import signal
@@ -193,3 +194,22 @@ def test_sigterm_or_sigint_makes_the_run_restore_itself(tmp_path: Path, sig: int
     assert proc.wait(timeout=60) != 0
     assert machine_state() == before
     assert not (state / "journal.json").exists()
+
+
+@requires_machine
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_trace_record_restores_tracing(tmp_path: Path, sig: int) -> None:
+    before = machine_state()
+    env = {**os.environ, "RECLAIMLAB_STATE_DIR": str(tmp_path / "state")}
+    out = tmp_path / "rec"
+    proc = subprocess.Popen([*CLI, "trace", "record", "-o", str(out), "--", "sleep", "30"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not glob.glob("/sys/kernel/tracing/instances/reclaimlab-*") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert glob.glob("/sys/kernel/tracing/instances/reclaimlab-*"), "tracing never started"
+    time.sleep(0.5)
+    proc.send_signal(sig)
+    assert proc.wait(timeout=30) != 0
+    assert machine_state() == before
+    assert (out / "trace.txt").exists() and (out / "vmstat.after").exists()
