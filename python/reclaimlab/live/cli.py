@@ -12,7 +12,7 @@ from rich.table import Table
 
 from reclaimlab.live.backend import BackendError, KernelBackend, RealBackend
 from reclaimlab.live.journal import journal_path
-from reclaimlab.live.runner import LiveError, restore, run
+from reclaimlab.live.runner import LiveError, Terminated, restore, run
 from reclaimlab.live.scenario import ScenarioError, load
 from reclaimlab.live.summary import print_summary
 from reclaimlab.rundir import read_rundir
@@ -44,7 +44,7 @@ def run_command(scenario: Path, output: Path | None, sets: tuple[str, ...]) -> N
     except (LiveError, BackendError) as e:
         console.print(f"live run failed: {e}", markup=False, soft_wrap=True)
         sys.exit(1)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):
         console.print("interrupted; every change was undone", markup=False, soft_wrap=True)
         sys.exit(130)
     print_summary([read_rundir(p.rundir) for p in points], title=f"{sc.name} (live)")

@@ -118,14 +118,16 @@ def run(backend: KernelBackend, scenario: LiveScenario, outdir: Path, log: Log =
     problems = preflight(backend, scenario)
     if problems:
         raise LiveError("refusing to start:\n  - " + "\n  - ".join(problems))
-    try:
-        journal = Journal.create(journal_path(), scenario=scenario.name)
-    except JournalError as e:
-        raise LiveError(str(e))
-    backend.journal = journal
     results = []
-    try:
-        with signals_unwind():
+    # Signals become exceptions before the journal exists and until the restore is over (during
+    # which they are held), so no instance of SIGINT/SIGTERM can skip the undo.
+    with signals_unwind():
+        try:
+            journal = Journal.create(journal_path(), scenario=scenario.name)
+        except JournalError as e:
+            raise LiveError(str(e))
+        backend.journal = journal
+        try:
             # Input files for the largest point are made once, before any point's changes, so
             # every point reuses them; they are deleted (if the run made them) at the very end.
             prepare_inputs(backend, scenario)
@@ -139,11 +141,11 @@ def run(backend: KernelBackend, scenario: LiveScenario, outdir: Path, log: Log =
                     with signals_blocked():
                         for line in backend.restore(journal, since=mark):
                             log(f"  restore: {line}")
-    finally:
-        with signals_blocked():
-            for line in backend.restore(journal):
-                log(f"  restore: {line}")
-        backend.journal = None
+        finally:
+            with signals_blocked():
+                for line in backend.restore(journal):
+                    log(f"  restore: {line}")
+            backend.journal = None
     return results
 
 

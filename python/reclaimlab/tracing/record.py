@@ -19,7 +19,7 @@ import click
 
 from reclaimlab.live.backend import KernelBackend, RealBackend
 from reclaimlab.live.journal import Journal, JournalError, journal_path
-from reclaimlab.live.runner import signals_blocked, signals_unwind
+from reclaimlab.live.runner import Terminated, signals_blocked, signals_unwind
 from reclaimlab.live.samplers import nr_cpus
 from reclaimlab.live.tracefs import DEFAULT_EVENTS, TraceSession
 from reclaimlab.rundir import write_json, write_scenario, write_vmstat
@@ -31,50 +31,52 @@ def record_command(
     """Trace `argv` into `outdir`; returns the command's exit code."""
     if backend.euid() != 0:
         raise click.ClickException("tracing needs root: run it as root (sudo)")
-    try:
-        journal = Journal.create(journal_path(), scenario="trace-record")
-    except JournalError as e:
-        raise click.ClickException(str(e))
-    backend.journal = journal
     outdir.mkdir(parents=True, exist_ok=True)
-    rc = -1
+    # As in `live run`: signals are exceptions from before the journal exists until the
+    # restore is over, and held during it.
+    with signals_unwind():
+        try:
+            journal = Journal.create(journal_path(), scenario="trace-record")
+        except JournalError as e:
+            raise click.ClickException(str(e))
+        backend.journal = journal
+        try:
+            return _traced(backend, argv, outdir, events)
+        finally:
+            with signals_blocked():
+                for line in backend.restore(journal):
+                    click.echo(f"restore: {line}", err=True)
+            backend.journal = None
+
+
+def _traced(backend: KernelBackend, argv: list[str], outdir: Path, events: list[str] | tuple[str, ...]) -> int:
+    session = TraceSession(backend, list(events))
+    session.start(outdir / "trace.txt")
+    before = backend.read_text("/proc/vmstat")
+    t0 = time.monotonic()
+    proc = subprocess.Popen(argv)
     try:
-        with signals_unwind():
-            session = TraceSession(backend, list(events))
-            session.start(outdir / "trace.txt")
-            before = backend.read_text("/proc/vmstat")
-            t0 = time.monotonic()
-            proc = subprocess.Popen(argv)
-            ru = None
-            try:
-                _, status, ru = os.wait4(proc.pid, 0)
-                rc = proc.returncode = os.waitstatus_to_exitcode(status)
-            except BaseException:
-                proc.terminate()  # ^C reached the command too; SIGTERM covers a TERM to us
-                _, status, ru = os.wait4(proc.pid, 0)
-                proc.returncode = os.waitstatus_to_exitcode(status)
-                raise
-            finally:
-                elapsed = time.monotonic() - t0
-                after = backend.read_text("/proc/vmstat")
-                session.stop()
-                write_vmstat(outdir / "vmstat.before", before)
-                write_vmstat(outdir / "vmstat.after", after)
-                write_scenario(outdir / "scenario.toml", {"name": "trace-record", "workload": {"kind": "command", "argv": argv}})
-                user, system = (ru.ru_utime, ru.ru_stime) if ru is not None else (0.0, 0.0)
-                cpu = round((user + system) * 100 / elapsed, 2) if elapsed > 0 else 0.0
-                task = {"pid": proc.pid, "comm": os.path.basename(argv[0]), "kind": "workload", "node": None,
-                        "user_s": round(user, 3), "sys_s": round(system, 3), "cpu_pct": cpu}  # fmt: skip
-                write_json(outdir / "tasks.json", {"elapsed_s": round(elapsed, 3), "nr_cpus": nr_cpus(backend), "tasks": [task]})
-                write_json(outdir / "result.json", {"kind": "live", "scenario": "trace-record", "workload": "command",
-                                                    "elapsed_s": round(elapsed, 3), "metrics": {"exit_code": proc.returncode,
-                                                    "command": shlex.join(argv), "events": session.enabled}})  # fmt: skip
+        _, status, ru = os.wait4(proc.pid, 0)
+    except BaseException:
+        proc.terminate()  # ^C reached the command too; this covers a SIGTERM sent to us alone
+        _, status, ru = os.wait4(proc.pid, 0)
+        raise
     finally:
-        with signals_blocked():
-            for line in backend.restore(journal):
-                click.echo(f"restore: {line}", err=True)
-        backend.journal = None
-    return rc
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        elapsed = time.monotonic() - t0
+        after = backend.read_text("/proc/vmstat")
+        session.stop()
+        write_vmstat(outdir / "vmstat.before", before)
+        write_vmstat(outdir / "vmstat.after", after)
+        write_scenario(outdir / "scenario.toml", {"name": "trace-record", "workload": {"kind": "command", "argv": argv}})
+        cpu = round((ru.ru_utime + ru.ru_stime) * 100 / elapsed, 2) if elapsed > 0 else 0.0
+        task = {"pid": proc.pid, "comm": os.path.basename(argv[0]), "kind": "workload", "node": None,
+                "user_s": round(ru.ru_utime, 3), "sys_s": round(ru.ru_stime, 3), "cpu_pct": cpu}  # fmt: skip
+        write_json(outdir / "tasks.json", {"elapsed_s": round(elapsed, 3), "nr_cpus": nr_cpus(backend), "tasks": [task]})
+        metrics = {"exit_code": proc.returncode, "command": shlex.join(argv), "events": session.enabled}
+        write_json(outdir / "result.json", {"kind": "live", "scenario": "trace-record", "workload": "command",
+                                            "elapsed_s": round(elapsed, 3), "metrics": metrics})  # fmt: skip
+    return proc.returncode
 
 
 @click.command("record", context_settings={"ignore_unknown_options": True})
@@ -86,7 +88,7 @@ def record(output: Path | None, events: tuple[str, ...], command: tuple[str, ...
     out = output or Path("runs") / f"trace-{time.strftime('%Y%m%d-%H%M%S')}"
     try:
         rc = record_command(RealBackend(), list(command), out, events or DEFAULT_EVENTS)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):
         click.echo("interrupted; tracing state restored", err=True)
         sys.exit(130)
     click.echo(f"trace: {out / 'trace.txt'} ({(out / 'trace.txt').stat().st_size} bytes); command exited {rc}", err=True)
