@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from reclaimlab.live.backend import BackendError, KernelBackend, RealBackend
@@ -39,8 +41,18 @@ def run_command(scenario: Path, output: Path | None, sets: tuple[str, ...]) -> N
     except ScenarioError as e:
         raise click.UsageError(str(e))
     out = output or Path("runs/live") / f"{sc.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console, transient=True)
+    bars: dict[str, TaskID] = {}
+
+    def tick(label: str, elapsed: float, planned: float | None) -> None:
+        if label not in bars:
+            bars[label] = progress.add_task(f"{sc.name} {label}", total=planned)
+        progress.update(bars[label], completed=elapsed if planned else None)
+
     try:
-        points = run(backend(), sc, out, log=lambda s: console.print(s, markup=False, highlight=False, soft_wrap=True))
+        with progress if console.is_terminal else contextlib.nullcontext():
+            points = run(backend(), sc, out, log=lambda s: console.print(s, markup=False, highlight=False, soft_wrap=True),
+                         tick=tick if console.is_terminal else None)  # fmt: skip
     except (LiveError, BackendError) as e:
         console.print(f"live run failed: {e}", markup=False, soft_wrap=True)
         sys.exit(1)

@@ -111,10 +111,14 @@ class PointResult:
 
 
 Log = Callable[[str], None]
+Tick = Callable[[str, float, float | None], None]
 
 
-def run(backend: KernelBackend, scenario: LiveScenario, outdir: Path, log: Log = print) -> list[PointResult]:
-    """Run every point of `scenario` into `outdir` (one directory per sweep point)."""
+def run(
+    backend: KernelBackend, scenario: LiveScenario, outdir: Path, log: Log = print, tick: Tick | None = None
+) -> list[PointResult]:
+    """Run every point of `scenario` into `outdir` (one directory per sweep point); `tick`, if
+    given, is called while a workload runs with (point label, seconds so far, planned seconds)."""
     problems = preflight(backend, scenario)
     if problems:
         raise LiveError("refusing to start:\n  - " + "\n  - ".join(problems))
@@ -136,7 +140,7 @@ def run(backend: KernelBackend, scenario: LiveScenario, outdir: Path, log: Log =
                 rundir = outdir / label if label else outdir
                 log(f"[{scenario.name}{' ' + label if label else ''}] running into {rundir}")
                 try:
-                    results.append(run_point(backend, point, rundir, log))
+                    results.append(run_point(backend, point, rundir, log, tick))
                 finally:
                     with signals_blocked():
                         for line in backend.restore(journal, since=mark):
@@ -227,7 +231,7 @@ class MemoryWatchdog:
         return False
 
 
-def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log: Log) -> PointResult:
+def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log: Log, tick: Tick | None = None) -> PointResult:
     rundir.mkdir(parents=True, exist_ok=True)
     write_scenario(rundir / "scenario.toml", scenario.doc)
     fg = workloads.make(scenario.workload, backend)
@@ -261,6 +265,8 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
             bg.start(cgroup)
         while not fg.step(deadline):
             now = time.monotonic()
+            if tick is not None:
+                tick(rundir.name, now - t0, duration or None)
             if deadline is not None and now >= deadline:
                 break
             if now >= hard_stop:
