@@ -120,6 +120,7 @@ def test_swapfile_is_journaled_first_and_undone(fake: FakeBackend) -> None:
     assert runs[0] == ("fallocate", "-l", str(64 * MiB), "/var/tmp/swap.img")
     assert runs[-1] == ("swapon", "-p", "5", "/var/tmp/swap.img")
     assert [e["op"] for e in journal_on_disk()] == ["file", "swapon"]
+    assert not any(c[:2] == ("run", "dd") for c in fake.calls)  # fallocate worked: no zero-fill
     assert fake.journal is not None
     fake.restore(fake.journal)
     assert fake.swaps() == []
@@ -247,3 +248,11 @@ def test_an_existing_swap_file_is_refused_not_deleted(fake: FakeBackend) -> None
     assert fake.journal is not None
     fake.restore(fake.journal)
     assert fake.files["/home/me/important"] == "data"
+
+
+def test_swapfile_falls_back_to_a_written_file(fake: FakeBackend) -> None:
+    fake.fail_commands = {"fallocate"}
+    fake.add_swapfile("/var/tmp/swap.img", 64 * MiB, 5)
+    runs = [c[1:3] for c in fake.calls if c[0] == "run"]
+    assert ("dd", "if=/dev/zero") in runs
+    assert fake.swaps() == ["/var/tmp/swap.img"]

@@ -104,6 +104,34 @@ repeats = 2
     assert not (tmp_path / "swap.img").exists()
 
 
+def _zram_free() -> bool:
+    return any(Path(p).read_text().strip() == "0" for p in glob.glob("/sys/block/zram*/disksize"))
+
+
+@requires_machine
+@pytest.mark.skipif(not _zram_free(), reason="no unused zram device")
+def test_usemem_swaps_to_zram_without_readahead(tmp_path: Path, state_dir: Path) -> None:
+    sc = load(write(tmp_path, """
+[memory]
+mode = "cgroup"
+limit_mb = 256
+[swap]
+kind = "zram"
+size_mb = 256
+[workload]
+kind = "usemem"
+tasks = 2
+size_mb = 160
+repeats = 2
+"""))
+    points = run(RealBackend(), sc, tmp_path / "out", log=lambda s: None)
+    m = points[0].result["metrics"]
+    assert points[0].result["machine"]["swap"].startswith("/dev/zram")
+    assert m["completed_tasks"] == 2 and m["pswpout"] > 0
+    # zram is a synchronous-I/O device: swap-ins bypass the swap cache, so no readahead at all
+    assert m["swap_ra"] == 0
+
+
 @requires_machine
 def test_squeeze_below_the_margin_is_refused_before_any_change(tmp_path: Path, state_dir: Path) -> None:
     sc = load(write(tmp_path, '[memory]\nmode = "squeeze"\nfree_mb = 300\nmargin_mb = 1024\n[workload]\nkind = "dd"\n'))

@@ -331,10 +331,20 @@ class KernelBackend(ABC):
             # The undo deletes the swap file, so it must be one this run creates.
             raise BackendError(f"swap file {path} already exists; give swap.path a new file name")
         self.track_file(path)
-        self.check_run(["fallocate", "-l", str(size_bytes), path])
+        # fallocate is quick, but some filesystems refuse it or reject its unwritten extents
+        # for swap (swapon: "holes"); a written file works everywhere.
+        if self.run(["fallocate", "-l", str(size_bytes), path]).returncode != 0:
+            self._write_zeros(path, size_bytes)
         self.check_run(["chmod", "600", path])
         self.check_run(["mkswap", path])
-        self._swapon(path, priority)
+        self.record({"op": "swapon", "path": path})
+        if self.run(["swapon", "-p", str(priority), path]).returncode != 0:
+            self._write_zeros(path, size_bytes)
+            self.check_run(["mkswap", path])
+            self.check_run(["swapon", "-p", str(priority), path])
+
+    def _write_zeros(self, path: str, size_bytes: int) -> None:
+        self.check_run(["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={max(1, size_bytes >> 20)}", "conv=fsync", "status=none"])
 
     def add_zram(self, size_bytes: int, priority: int) -> str:
         if not self.exists("/sys/class/zram-control") and not self.exists("/sys/block/zram0"):
