@@ -4,10 +4,12 @@
 
 use pyo3::prelude::*;
 
+mod live;
 mod sim;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sim::register(m)?;
+    live::register(m)?;
     Ok(())
 }

@@ -1,0 +1,283 @@
+//! Workload helpers for live runs (`reclaimlab.live.helpers`), exposed as `_core.live`.
+//!
+//! Each function is one task of a benchmark that needs to touch memory faster than Python can:
+//! vm-scalability's usemem, mmtests' stutter latency probe and memhog, and mmtests'
+//! micro/mapped-file-stream. Python starts each task as its own child process, so a function
+//! here owns the whole process: it may block for the whole run and writes its results to stdout.
+//! Results come back as JSON text, as everywhere in the bindings.
+
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use serde_json::json;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+const PAGE: usize = 4096;
+
+/// An anonymous or file mapping, unmapped on drop.
+struct Mapping {
+    addr: *mut u8,
+    len: usize,
+}
+
+impl Mapping {
+    fn anon(len: usize) -> PyResult<Self> {
+        Self::map(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)
+    }
+
+    fn map(len: usize, flags: libc::c_int, fd: libc::c_int) -> PyResult<Self> {
+        if len == 0 {
+            return Err(PyValueError::new_err("mapping size must be positive"));
+        }
+        // SAFETY: a fresh mapping at a kernel-chosen address; nothing else aliases it.
+        let addr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                fd,
+                0,
+            )
+        };
+        if addr == libc::MAP_FAILED {
+            return Err(PyOSError::new_err(format!(
+                "mmap of {len} bytes failed: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(Mapping {
+            addr: addr as *mut u8,
+            len,
+        })
+    }
+
+    fn words(&self) -> *mut u64 {
+        self.addr as *mut u64
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: addr/len come from a successful mmap and are unmapped once.
+        unsafe { libc::munmap(self.addr as *mut libc::c_void, self.len) };
+    }
+}
+
+/// xorshift64*: usemem uses lrand48_r; any uniform generator gives the same access pattern.
+struct Rng(u64);
+
+impl Rng {
+    fn seeded() -> Self {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
+        Rng((t ^ ((std::process::id() as u64) << 32)) | 1)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) % n
+    }
+}
+
+/// One usemem task (vm-scalability usemem.c @0e99666, `do_rw_once` repeated): map `size`
+/// bytes of anonymous memory and write every 8-byte word, sequentially or at uniformly random
+/// indices, `repeats` times (0 = until `runtime_s`), stopping once `runtime_s` (0 = no limit) has
+/// passed; checked every 65536 words as usemem does. Sequential repeats verify the values written
+/// by the previous pass, as usemem does, so a swap-in that returns the wrong page fails loudly.
+/// Bytes counted as usemem counts them: size/8 for the allocation plus 8 per word accessed;
+/// KB/s = (bytes·10⁶ >> 10) / µs.
+#[pyfunction]
+#[pyo3(signature = (size, random=false, repeats=1, runtime_s=0.0))]
+fn usemem(size: usize, random: bool, repeats: u64, runtime_s: f64) -> PyResult<String> {
+    if repeats == 0 && runtime_s <= 0.0 {
+        return Err(PyValueError::new_err("repeats = 0 needs a runtime_s limit"));
+    }
+    let map = Mapping::anon(size)?;
+    let words = map.words();
+    let m = (size / 8) as u64;
+    let deadline = (runtime_s > 0.0).then(|| Instant::now() + Duration::from_secs_f64(runtime_s));
+    let mut rng = Rng::seeded();
+    let start = Instant::now();
+    let mut accessed: u64 = 0;
+    let mut passes: u64 = 0;
+    'outer: while repeats == 0 || passes < repeats {
+        for i in 0..m {
+            let idx = if random { rng.below(m) } else { i };
+            // SAFETY: idx < m = size/8, inside the mapping.
+            unsafe {
+                let p = words.add(idx as usize);
+                if passes > 0 && !random && std::ptr::read_volatile(p) != idx {
+                    return Err(PyOSError::new_err(format!(
+                        "word {idx} lost its value between passes (memory corruption?)"
+                    )));
+                }
+                std::ptr::write_volatile(p, idx);
+            }
+            accessed += 1;
+            if accessed.is_multiple_of(65536) {
+                if let Some(d) = deadline {
+                    if Instant::now() >= d {
+                        break 'outer;
+                    }
+                }
+            }
+        }
+        passes += 1;
+    }
+    let usecs = start.elapsed().as_micros().max(1) as u64;
+    let bytes = m + 8 * accessed;
+    let free_start = Instant::now();
+    drop(map);
+    let free_usecs = free_start.elapsed().as_micros() as u64;
+    Ok(json!({
+        "bytes": bytes,
+        "usecs": usecs,
+        "kb_s": ((bytes as u128 * 1_000_000) >> 10) as u64 / usecs,
+        "passes": passes,
+        "words": accessed,
+        "free_usecs": free_usecs,
+    })
+    .to_string())
+}
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// mmtests stutter's latency probe (stutter-bench @501fd3d1^): every loop sleep 5 ms, map
+/// `pages` anonymous pages, write one word in each, unmap. latency = now − previous − 5 ms
+/// (clamped at 0, so it includes oversleep). Latencies under 5 ms are averaged in batches of
+/// 1000 and printed as `"<count> <avg_ns>"`; a latency ≥ 5 ms flushes the batch and prints
+/// `"1 <ns>"`. Runs for `duration_s` or until SIGINT, then flushes the partial batch; lines are
+/// flushed as written so even a SIGKILL loses only the batch in progress.
+#[pyfunction]
+#[pyo3(signature = (duration_s, pages=32768))]
+fn mmap_latency_probe(py: Python<'_>, duration_s: f64, pages: usize) -> PyResult<u64> {
+    const DELAY_NS: u64 = 5_000_000;
+    const BATCH: u64 = 1000;
+    let end = Instant::now() + Duration::from_secs_f64(duration_s);
+    let mut out = std::io::stdout().lock();
+    let (mut count, mut sum) = (0u64, 0u64);
+    let mut loops = 0u64;
+    let mut prev = monotonic_ns();
+    let flush = |out: &mut std::io::StdoutLock, count: &mut u64, sum: &mut u64| -> PyResult<()> {
+        if let Some(avg) = sum.checked_div(*count) {
+            writeln!(out, "{count} {avg}").and_then(|_| out.flush())?;
+            (*count, *sum) = (0, 0);
+        }
+        Ok(())
+    };
+    // SIGINT (Python's handler sets a flag) ends the probe cleanly.
+    while Instant::now() < end && py.check_signals().is_ok() {
+        std::thread::sleep(Duration::from_nanos(DELAY_NS));
+        let map = Mapping::anon(pages * PAGE)?;
+        for i in 0..pages {
+            // SAFETY: one word at the start of each page of the mapping.
+            unsafe { std::ptr::write_volatile(map.addr.add(i * PAGE) as *mut u64, i as u64) };
+        }
+        drop(map);
+        let now = monotonic_ns();
+        let latency = (now - prev).saturating_sub(DELAY_NS);
+        prev = now;
+        loops += 1;
+        if latency >= DELAY_NS {
+            flush(&mut out, &mut count, &mut sum)?;
+            writeln!(out, "1 {latency}").and_then(|_| out.flush())?;
+        } else {
+            count += 1;
+            sum += latency;
+            if count == BATCH {
+                flush(&mut out, &mut count, &mut sum)?;
+            }
+        }
+    }
+    flush(&mut out, &mut count, &mut sum)?;
+    Ok(loops)
+}
+
+/// mmtests stutter's memhog: map `size` bytes of anonymous memory, write one word per page,
+/// print `ready`, then hold the memory for `hold_s` seconds (the harness kills it earlier).
+#[pyfunction]
+fn memhog(size: usize, hold_s: f64) -> PyResult<()> {
+    let map = Mapping::anon(size)?;
+    for off in (0..size).step_by(PAGE) {
+        // SAFETY: off < size, inside the mapping.
+        unsafe { std::ptr::write_volatile(map.addr.add(off) as *mut u64, off as u64) };
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "ready").and_then(|_| out.flush())?;
+    std::thread::sleep(Duration::from_secs_f64(hold_s));
+    Ok(())
+}
+
+/// mmtests micro/mapped-file-stream.c (Johannes Weiner, 2010): create `path`, unlink it,
+/// make it sparse with ftruncate(`nr_bytes`), map it MAP_SHARED, madvise(MADV_RANDOM) to turn
+/// off fault readahead, and read one byte per page with a volatile read. Every hole fault adds a
+/// zero-filled page-cache page that is mapped once and never touched again.
+#[pyfunction]
+fn mapped_file_stream(path: &str, nr_bytes: usize) -> PyResult<String> {
+    let cpath = std::ffi::CString::new(path).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    // SAFETY: plain syscalls on a path we own; fd is closed below.
+    let fd = unsafe {
+        libc::open(
+            cpath.as_ptr(),
+            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
+            0o600,
+        )
+    };
+    if fd < 0 {
+        return Err(PyOSError::new_err(format!(
+            "cannot create {path}: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    let result = (|| {
+        // SAFETY: fd is a valid open file.
+        if unsafe { libc::unlink(cpath.as_ptr()) } != 0
+            || unsafe { libc::ftruncate(fd, nr_bytes as libc::off_t) } != 0
+        {
+            return Err(PyOSError::new_err(
+                std::io::Error::last_os_error().to_string(),
+            ));
+        }
+        let map = Mapping::map(nr_bytes, libc::MAP_SHARED, fd)?;
+        // SAFETY: advice on our own mapping.
+        unsafe { libc::madvise(map.addr as *mut libc::c_void, nr_bytes, libc::MADV_RANDOM) };
+        let start = Instant::now();
+        let mut sum: u64 = 0;
+        for off in (0..nr_bytes).step_by(PAGE) {
+            // SAFETY: off < nr_bytes, inside the mapping.
+            sum = sum.wrapping_add(unsafe { std::ptr::read_volatile(map.addr.add(off)) } as u64);
+        }
+        Ok(json!({
+            "pages": nr_bytes.div_ceil(PAGE),
+            "usecs": start.elapsed().as_micros() as u64,
+            "checksum": sum,
+        })
+        .to_string())
+    })();
+    // SAFETY: fd was opened above.
+    unsafe { libc::close(fd) };
+    result
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let live = PyModule::new(m.py(), "live")?;
+    live.add_function(wrap_pyfunction!(usemem, &live)?)?;
+    live.add_function(wrap_pyfunction!(mmap_latency_probe, &live)?)?;
+    live.add_function(wrap_pyfunction!(memhog, &live)?)?;
+    live.add_function(wrap_pyfunction!(mapped_file_stream, &live)?)?;
+    m.add_submodule(&live)?;
+    Ok(())
+}

@@ -1,0 +1,345 @@
+"""A live run: check the machine, make the scenario's changes (journaled), run the workload
+under the monitors, write the run directory, and undo every change — whatever happens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from reclaimlab.live import workloads
+from reclaimlab.live.backend import SYSCTLS, BackendError, Cgroup, KernelBackend, MiB
+from reclaimlab.live.journal import Journal, JournalError, journal_path, pid_alive
+from reclaimlab.live.samplers import Samplers, TaskTracker
+from reclaimlab.live.scenario import LiveScenario
+from reclaimlab.live.summary import vmstat_metrics
+from reclaimlab.live.tracefs import TraceSession, tracefs_supported
+from reclaimlab.rundir import parse_vmstat, vmstat_delta, write_json, write_scenario, write_vmstat
+
+DEFAULT_TIMEOUT_S = 600.0
+BACKGROUND_GRACE_S = 10.0  # after the foreground ends, before the background is stopped  # a workload without its own duration is stopped after this
+
+
+class LiveError(RuntimeError):
+    """The run cannot start or failed; the message says why and what to do."""
+
+
+# --- refusing to start -------------------------------------------------------------------------
+
+
+def preflight(backend: KernelBackend, scenario: LiveScenario) -> list[str]:
+    """Reasons this machine cannot run `scenario` now, each with what to do; empty if it can."""
+    problems = []
+    if backend.euid() != 0:
+        problems.append("live runs change kernel settings and need root: run it as root (sudo)")
+    try:
+        existing = Journal.load(journal_path())
+    except JournalError as e:
+        existing, problems = None, problems + [str(e)]
+    if existing is not None:
+        problems.append(
+            f"an earlier live run (pid {existing.pid}) left unrestored changes in "
+            f"{journal_path()}: run `reclaimlab live restore` first"
+        )
+    if problems:
+        return problems  # the checks below read files only root may read
+    mem = scenario.memory
+    if mem["mode"] == "cgroup" and backend.memcg_parent() is None:
+        problems.append("memory.mode = \"cgroup\" but no memory cgroup is usable here: use \"squeeze\" or mount the memory controller")
+    if mem["mode"] == "squeeze":
+        try:
+            backend.squeeze_plan(mem["free_mb"] * MiB, mem["margin_mb"] * MiB)
+        except BackendError as e:
+            problems.append(str(e))
+    if scenario.live["trace"] and not tracefs_supported(backend):
+        problems.append("live.trace = true but this kernel has no tracefs: set live.trace = false")
+    for key in scenario.sysctl:
+        if not backend.exists(SYSCTLS[key]):
+            problems.append(f"sysctl.{key}: {SYSCTLS[key]} does not exist on this kernel; drop the key")
+    if scenario.swap["kind"] == "zram" and not (backend.exists("/sys/block/zram0") or backend.exists("/sys/class/zram-control")):
+        if backend.run(["modprobe", "-n", "zram"]).returncode != 0:
+            problems.append("swap.kind = \"zram\" but this kernel has no zram: use kind = \"file\"")
+    return problems
+
+
+# --- signals -----------------------------------------------------------------------------------
+
+
+class Terminated(BaseException):
+    """SIGTERM, turned into an exception so the run unwinds and restores like on SIGINT."""
+
+
+@contextlib.contextmanager
+def signals_unwind() -> Iterator[None]:
+    def on_term(signum: int, frame: Any) -> None:
+        raise Terminated(f"signal {signum}")
+
+    old_term = signal.signal(signal.SIGTERM, on_term)
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+        signal.signal(signal.SIGINT, old_int)
+
+
+@contextlib.contextmanager
+def signals_blocked() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM while restoring: a second ^C must not leave the machine half-undone."""
+    blocked = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+
+@dataclass
+class PointResult:
+    label: str
+    rundir: Path
+    result: dict[str, Any]
+
+
+Log = Callable[[str], None]
+Tick = Callable[[str, float, float | None], None]
+
+
+def run(
+    backend: KernelBackend, scenario: LiveScenario, outdir: Path, log: Log = print, tick: Tick | None = None
+) -> list[PointResult]:
+    """Run every point of `scenario` into `outdir` (one directory per sweep point); `tick`, if
+    given, is called while a workload runs with (point label, seconds so far, planned seconds)."""
+    problems = preflight(backend, scenario)
+    if problems:
+        raise LiveError("refusing to start:\n  - " + "\n  - ".join(problems))
+    results = []
+    # Signals become exceptions before the journal exists and until the restore is over (during
+    # which they are held), so no instance of SIGINT/SIGTERM can skip the undo.
+    with signals_unwind():
+        try:
+            journal = Journal.create(journal_path(), scenario=scenario.name)
+        except JournalError as e:
+            raise LiveError(str(e))
+        backend.journal = journal
+        try:
+            # Input files for the largest point are made once, before any point's changes, so
+            # every point reuses them; they are deleted (if the run made them) at the very end.
+            prepare_inputs(backend, scenario)
+            for label, point in scenario.points():
+                mark = len(journal.entries)
+                rundir = outdir / label if label else outdir
+                log(f"[{scenario.name}{' ' + label if label else ''}] running into {rundir}")
+                try:
+                    results.append(run_point(backend, point, rundir, log, tick))
+                finally:
+                    with signals_blocked():
+                        for line in backend.restore(journal, since=mark):
+                            log(f"  restore: {line}")
+        finally:
+            with signals_blocked():
+                for line in backend.restore(journal):
+                    log(f"  restore: {line}")
+            backend.journal = None
+    return results
+
+
+def prepare_inputs(backend: KernelBackend, scenario: LiveScenario) -> None:
+    points = [p for _, p in scenario.points()]
+    largest = max(points, key=lambda p: p.workload.get("tasks", 1))
+    for params in (largest.workload, largest.background):
+        if params is not None:
+            workloads.make(params, backend).prepare()
+
+
+def apply_changes(backend: KernelBackend, scenario: LiveScenario, label: str, log: Log) -> tuple[Cgroup | None, dict[str, Any]]:
+    """The scenario's machine settings, in an order whose reverse is a safe undo."""
+    notes: dict[str, Any] = {}
+    for key, value in scenario.sysctl.items():
+        old = backend.set_sysctl(key, value)
+        new = str(value).lower() if isinstance(value, bool) else str(value)
+        log(f"  sysctl {key}: {old} -> {new}" + (" (unchanged)" if old == new else ""))
+    for dev in scenario.live["nonrotational"]:
+        backend.set_rotational(dev, False)
+    swap = scenario.swap
+    if swap["kind"] == "file":
+        path = swap["path"] or f"/var/tmp/reclaimlab-swap-{os.getpid()}.img"
+        if swap["nonrotational"]:
+            # swapon decides SSD vs rotational (and so whether VMA readahead may be used) from
+            # the queue flag at swapon time, so it must be set first.
+            dev = backend.block_device_of(os.path.dirname(path) or ".")
+            backend.set_rotational(dev, False)
+            notes["swap_device_nonrotational"] = dev
+        backend.add_swapfile(path, swap["size_mb"] * MiB, swap["priority"])
+        notes["swap"] = path
+        log(f"  swap file {path}, {swap['size_mb']} MiB, priority {swap['priority']}")
+    elif swap["kind"] == "zram":
+        notes["swap"] = backend.add_zram(swap["size_mb"] * MiB, swap["priority"])
+        log(f"  swap {notes['swap']}, {swap['size_mb']} MiB, priority {swap['priority']}")
+    if scenario.live["drop_caches"]:
+        backend.drop_caches()
+    mem = scenario.memory
+    name = f"reclaimlab-{os.getpid()}" + (f"-{label}" if label else "")
+    cgroup = None
+    if mem["mode"] == "squeeze":
+        pages = backend.squeeze(mem["free_mb"] * MiB, mem["margin_mb"] * MiB)
+        info = backend.meminfo()
+        notes["hugetlb_pages"] = pages
+        notes["mem_available_mb"] = info["MemAvailable"] // MiB
+        log(f"  squeeze: {pages} hugetlb pages reserved, {info['MemAvailable'] // MiB} MiB available")
+    if backend.memcg_parent() is not None:
+        # In every mode the workload runs in a cgroup of its own: restore kills it by cgroup.
+        limit = mem["limit_mb"] * MiB if mem["mode"] == "cgroup" else None
+        cgroup = backend.create_memcg(name, limit, scenario.sysctl.get("swappiness"))
+        notes["cgroup"] = cgroup.path
+        if limit:
+            log(f"  memory cgroup {cgroup.path}, limit {mem['limit_mb']} MiB")
+    return cgroup, notes
+
+
+class MemoryWatchdog:
+    """Under a squeeze the rest of the machine shares what is left: if MemAvailable falls below
+    a quarter of the margin, the run stops its workload before the OOM killer picks a victim
+    (which could be anyone's process)."""
+
+    PERIOD_S = 0.5
+
+    def __init__(self, backend: KernelBackend, floor_bytes: int) -> None:
+        self.backend = backend
+        self.floor = floor_bytes
+        self.next_check = 0.0
+        self.reason = ""
+
+    def tripped(self) -> bool:
+        now = time.monotonic()
+        if now < self.next_check:
+            return False
+        self.next_check = now + self.PERIOD_S
+        available = self.backend.meminfo()["MemAvailable"]
+        if available < self.floor:
+            self.reason = f"MemAvailable {available // MiB} MiB fell below {self.floor // MiB} MiB during the squeeze"
+            return True
+        return False
+
+
+def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log: Log, tick: Tick | None = None) -> PointResult:
+    rundir.mkdir(parents=True, exist_ok=True)
+    write_scenario(rundir / "scenario.toml", scenario.doc)
+    fg = workloads.make(scenario.workload, backend)
+    bg = workloads.make(scenario.background, backend) if scenario.background else None
+    for w in (fg, bg):
+        if w is not None:
+            w.prepare()  # before memory is constrained: creating input files is not the test
+    cgroup, notes = apply_changes(backend, scenario, rundir.name, log)
+
+    trace = None
+    if scenario.live["trace"]:
+        trace = TraceSession(backend, scenario.live["trace_events"], scenario.live["trace_buffer_kb"])
+        trace.start(rundir / "trace.txt")
+    tracker = TaskTracker(backend)
+    tracker.begin()
+    memcg_before = backend.memcg_events(cgroup) if cgroup is not None else {}
+    before = backend.read_text("/proc/vmstat")
+    t0 = time.monotonic()
+    samplers = Samplers(backend, rundir, scenario.live["sample_interval_s"], t0)
+    samplers.start()
+    timed_out = False
+    aborted = ""
+    squeezed = scenario.memory["mode"] == "squeeze"
+    watchdog = MemoryWatchdog(backend, scenario.memory["margin_mb"] * MiB // 4) if squeezed else None
+    try:
+        duration = float(scenario.workload.get("duration_s") or 0.0)
+        deadline = t0 + duration if duration > 0 else None
+        hard_stop = t0 + float(scenario.live.get("timeout_s", DEFAULT_TIMEOUT_S))
+        fg.start(cgroup)
+        if bg is not None:
+            bg.start(cgroup)
+        while not fg.step(deadline):
+            now = time.monotonic()
+            if tick is not None:
+                tick(rundir.name, now - t0, duration or None)
+            if deadline is not None and now >= deadline:
+                break
+            if now >= hard_stop:
+                timed_out = True
+                log(f"  timeout: stopping the workload after {now - t0:.0f} s")
+                break
+            if watchdog is not None and watchdog.tripped():
+                aborted = watchdog.reason
+                log(f"  abort: {aborted}")
+                break
+            if bg is not None:
+                bg.step(None)
+            time.sleep(0.05)
+        if bg is not None:
+            # A background usually has the same runtime: let it finish and report by itself.
+            grace = time.monotonic() + BACKGROUND_GRACE_S
+            while not bg.step(None) and time.monotonic() < grace:
+                time.sleep(0.05)
+    finally:
+        fg.stop()
+        if bg is not None:
+            bg.stop()
+        samplers.stop()
+        after = backend.read_text("/proc/vmstat")
+        memcg_after = backend.memcg_events(cgroup) if cgroup is not None else {}
+        if trace is not None:
+            trace.stop()
+    write_vmstat(rundir / "vmstat.before", before)
+    write_vmstat(rundir / "vmstat.after", after)
+
+    elapsed = fg.elapsed_s
+    for w in (fg, bg):
+        if w is not None:
+            for pid, comm, user_s, sys_s in w.cpu_tasks():
+                tracker.add_workload_task(pid, comm, user_s, sys_s)
+    write_json(rundir / "tasks.json", tracker.finish(elapsed))
+    delta = vmstat_delta(parse_vmstat(before), parse_vmstat(after))
+    failures = fg.failures() + (bg.failures() if bg else [])
+    result: dict[str, Any] = {
+        "kind": "live",
+        "scenario": scenario.name,
+        "workload": fg.kind,
+        "elapsed_s": round(elapsed, 3),
+        "metrics": {**fg.metrics(), **vmstat_metrics(delta)},
+        "machine": {"kernel": platform.release(), "nr_cpus": os.cpu_count(), **notes},
+    }
+    if cgroup is not None:
+        result["memcg_events"] = {k: v - memcg_before.get(k, 0) for k, v in memcg_after.items()}
+    if bg is not None:
+        result["background"] = {"workload": bg.kind, "metrics": bg.metrics()}
+    if timed_out:
+        result["timed_out"] = True
+    if aborted:
+        result["aborted"] = aborted
+    if failures:
+        result["failures"] = failures
+    write_json(rundir / "result.json", result)
+    if failures:
+        raise LiveError(f"{rundir}: workload task(s) failed:\n  " + "\n  ".join(failures))
+    return PointResult(rundir.name, rundir, result)
+
+
+def restore(backend: KernelBackend, log: Log = print) -> bool:
+    """Undo what a killed run left (`reclaimlab live restore`). False if nothing was left."""
+    journal = Journal.load(journal_path())
+    if journal is None:
+        return False
+    if journal.pid != os.getpid() and pid_alive(journal.pid) and journal.owner_is_live():
+        raise LiveError(f"the run that wrote {journal.path} (pid {journal.pid}) is still running; stop it (it restores on SIGINT/SIGTERM)")
+    with signals_blocked():
+        lines = backend.restore(journal)
+    for line in lines:
+        log(line)
+    if any(line.startswith("FAILED") for line in lines):
+        raise LiveError(f"some changes could not be undone; {journal.path} keeps them for another `reclaimlab live restore`")
+    return True

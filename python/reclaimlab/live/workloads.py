@@ -1,0 +1,453 @@
+"""The live workloads, with the simulator's names and parameters (docs/workloads.md).
+
+A workload prepares its files (before memory is constrained, so creating them does not count),
+starts its processes in the run's cgroup, is stepped until it is done or the run's time is up,
+is stopped, and then reports its tasks' CPU and its metrics. Processes are journaled as they
+start, so a killed run's workload is killed by `reclaimlab live restore`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import signal
+import sys
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from reclaimlab.live.backend import BackendError, Cgroup, KernelBackend, ProcessHandle
+
+HELPER = [sys.executable, "-m", "reclaimlab.live.helpers"]
+DD_BYTES = re.compile(r"^(\d+) bytes", re.M)
+
+
+@dataclass
+class Task:
+    """One process of a workload, its start and end times, and its output."""
+
+    slot: int
+    comm: str
+    handle: ProcessHandle
+    started: float
+    ended: float | None = None
+    stdout: str = ""
+    stderr: str = ""
+    returncode: int | None = None
+    stopped: bool = False  # ended by the run (time up), not by itself
+
+    @property
+    def elapsed(self) -> float:
+        return (self.ended or time.monotonic()) - self.started
+
+
+@dataclass
+class Workload(ABC):
+    params: dict[str, Any]
+    backend: KernelBackend
+    tasks: list[Task] = field(default_factory=list)
+    cgroup: Cgroup | None = None
+    t_start: float = 0.0
+    t_stop: float = 0.0
+
+    kind = ""
+
+    def __post_init__(self) -> None:
+        """Per-kind state is set up here by subclasses (they are not dataclasses themselves)."""
+
+    # --- life cycle ----------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Create input files (journaled, so restore deletes what the run created)."""
+
+    def start(self, cgroup: Cgroup | None) -> None:
+        self.cgroup = cgroup
+        self.t_start = time.monotonic()
+        self.launch()
+
+    @abstractmethod
+    def launch(self) -> None: ...
+
+    def step(self, deadline: float | None) -> bool:
+        """Reap finished tasks, start follow-ups; True once the workload is complete."""
+        self.reap()
+        return all(t.ended is not None for t in self.tasks)
+
+    def stop(self) -> None:
+        """End whatever still runs: SIGINT first (dd prints its totals, the probe flushes), then
+        SIGKILL after a grace period."""
+        for sig, grace in ((self.stop_signal, 5.0), (signal.SIGKILL, 5.0)):
+            running = [t for t in self.tasks if t.ended is None]
+            for t in running:
+                t.stopped = True
+                t.handle.send_signal(sig)
+            end = time.monotonic() + grace
+            while time.monotonic() < end and any(t.ended is None for t in self.tasks):
+                self.reap()
+                time.sleep(0.02)
+        self.reap()
+        if self.t_stop == 0.0:
+            self.t_stop = time.monotonic()
+
+    stop_signal = signal.SIGINT
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    def spawn(self, slot: int, comm: str, argv: list[str]) -> Task:
+        handle = self.backend.spawn(argv, cgroup=self.cgroup)
+        self.backend.track_process(handle.pid)
+        task = Task(slot, comm, handle, time.monotonic())
+        self.tasks.append(task)
+        return task
+
+    def reap(self) -> None:
+        for t in self.tasks:
+            if t.ended is None:
+                rc = t.handle.poll()
+                if rc is not None:
+                    t.ended = time.monotonic()
+                    t.returncode = rc
+                    t.stdout, t.stderr = t.handle.output()
+                    t.handle.close()
+
+    def finish_time(self) -> None:
+        if self.t_stop == 0.0 and self.tasks and all(t.ended is not None for t in self.tasks):
+            self.t_stop = max(t.ended or 0.0 for t in self.tasks)
+
+    @property
+    def elapsed_s(self) -> float:
+        return max((self.t_stop or time.monotonic()) - self.t_start, 1e-6)
+
+    def cpu_tasks(self) -> list[tuple[int, str, float, float]]:
+        """(pid, comm, user_s, sys_s) of each finished process."""
+        out = []
+        for t in self.tasks:
+            ru = t.handle.rusage()
+            if ru is not None:
+                out.append((t.handle.pid, t.comm, ru[0], ru[1]))
+        return out
+
+    def failures(self, allowed: tuple[int, ...] = (0,)) -> list[str]:
+        return [
+            f"{t.comm} (pid {t.handle.pid}) exited {t.returncode}: {t.stderr.strip()[-300:]}"
+            for t in self.tasks
+            if not t.stopped and t.returncode not in allowed
+        ]
+
+    @abstractmethod
+    def metrics(self) -> dict[str, Any]: ...
+
+    def track_new_file(self, path: str) -> bool:
+        """Journal `path` for deletion unless it exists already (a user's file is never deleted).
+        Returns True if the run will create it."""
+        if self.backend.exists(path):
+            return False
+        self.backend.track_file(path)
+        return True
+
+    def data_dir(self) -> str:
+        d = self.params["dir"].rstrip("/") or "/"
+        missing = []
+        parent = d
+        while parent not in ("", "/") and not self.backend.exists(parent):
+            missing.append(parent)
+            parent = os.path.dirname(parent)
+        for path in reversed(missing):  # outermost first; restore removes them innermost first
+            self.backend.track_dir(path)  # removed (if empty) by restore
+            self.backend.mkdir(path)
+        return d
+
+
+def make_file(backend: KernelBackend, path: str, size_mb: int, block_kb: int = 1024) -> None:
+    """A zero-filled file written to disk (conv=fdatasync), as the seeds' test files are."""
+    count = max(1, size_mb * 1024 // block_kb)
+    backend.check_run(["dd", "if=/dev/zero", f"of={path}", f"bs={block_kb}K", f"count={count}", "conv=fdatasync", "status=none"])
+
+
+# --- dd readers (seed 000) ---------------------------------------------------------------------
+
+
+class DdRead(Workload):
+    """Parallel dd readers, one file per task, buffered or O_DIRECT, for duration_s (each dd is
+    restarted on its file when it reaches the end) or each file once (duration_s = 0)."""
+
+    kind = "dd"
+
+    def files(self) -> list[str]:
+        n = self.params["tasks"]
+        given = self.params.get("files") or []
+        if given:
+            if len(given) < n:
+                raise BackendError(f"workload.files lists {len(given)} file(s) for {n} dd tasks")
+            return given[:n]
+        return [f"{self.params['dir']}/dd-{i}.dat" for i in range(n)]
+
+    def prepare(self) -> None:
+        if self.params.get("files"):
+            missing = [f for f in self.files() if not self.backend.exists(f)]
+            if missing:
+                raise BackendError(f"workload.files: {', '.join(missing)} do not exist")
+            return
+        self.data_dir()
+        for path in self.files():
+            if self.track_new_file(path):
+                make_file(self.backend, path, self.params["file_mb"])
+
+    def argv(self, path: str) -> list[str]:
+        argv = ["dd", f"if={path}", "of=/dev/null", f"bs={self.params['block_kb']}K"]
+        return argv + (["iflag=direct"] if self.params["direct"] else [])
+
+    def launch(self) -> None:
+        for i, path in enumerate(self.files()):
+            self.spawn(i, "dd", self.argv(path))
+
+    def step(self, deadline: float | None) -> bool:
+        self.reap()
+        timed = self.params["duration_s"] > 0
+        for t in list(self.tasks):
+            if t.ended is not None and t.returncode == 0 and timed and not self._restarted(t):
+                if deadline is None or time.monotonic() < deadline:
+                    self.spawn(t.slot, "dd", self.argv(self.files()[t.slot]))
+        done = all(t.ended is not None for t in self.tasks)
+        if done:
+            self.finish_time()
+        return done
+
+    def _restarted(self, t: Task) -> bool:
+        return any(o.slot == t.slot and o.started > t.started for o in self.tasks)
+
+    def metrics(self) -> dict[str, Any]:
+        per_slot = [0] * self.params["tasks"]
+        for t in self.tasks:
+            m = DD_BYTES.search(t.stderr)
+            per_slot[t.slot] += int(m.group(1)) if m else 0
+        total = sum(per_slot)
+        return {
+            "tasks": self.params["tasks"],
+            "bytes": total,
+            "throughput_kB_s": round(total / 1024 / self.elapsed_s, 1),
+            "task_bytes": per_slot,
+        }
+
+
+# --- dd writers (simple-writeback) -------------------------------------------------------------
+
+
+class DdWrite(Workload):
+    """simple-writeback: N dd writers at once, each writing file_mb; mean per-job elapsed."""
+
+    kind = "dd-write"
+
+    def launch(self) -> None:
+        d = self.data_dir()
+        bs = self.params["block_kb"]
+        count = max(1, self.params["file_mb"] * 1024 // bs)
+        for i in range(self.params["tasks"]):
+            path = f"{d}/writeback-{os.getpid()}-{i}.dat"
+            self.track_new_file(path)
+            argv = ["dd", "if=/dev/zero", f"of={path}", f"ibs={bs}K", f"obs={bs}K", f"count={count}"]
+            if self.params["conv"]:
+                argv.append(f"conv={self.params['conv']}")
+            self.spawn(i, "dd", argv)
+
+    def step(self, deadline: float | None) -> bool:
+        done = super().step(deadline)
+        if done:
+            self.finish_time()
+        return done
+
+    def metrics(self) -> dict[str, Any]:
+        elapsed = [t.elapsed for t in self.tasks if t.ended is not None]
+        mean = sum(elapsed) / len(elapsed) if elapsed else 0.0
+        sd = math.sqrt(sum((e - mean) ** 2 for e in elapsed) / len(elapsed)) if elapsed else 0.0
+        written = sum(int(m.group(1)) for t in self.tasks if (m := DD_BYTES.search(t.stderr)))
+        return {
+            "tasks": self.params["tasks"],
+            "job_elapsed_mean_s": round(mean, 3),
+            "job_elapsed_stddev_pct": round(sd * 100 / mean, 2) if mean else 0.0,
+            "bytes": written,
+            "throughput_kB_s": round(written / 1024 / self.elapsed_s, 1),
+        }
+
+
+# --- usemem (seed 002) ---------------------------------------------------------------------------
+
+
+class Usemem(Workload):
+    """vm-scalability usemem: N processes, each mapping and writing size_mb of anonymous memory."""
+
+    kind = "usemem"
+    stop_signal = signal.SIGTERM
+
+    def launch(self) -> None:
+        p = self.params
+        for i in range(p["tasks"]):
+            argv = [*HELPER, "usemem", "--size-mb", str(p["size_mb"]), "--repeats", str(p["repeats"]), "--runtime-s", str(p["runtime_s"])]
+            self.spawn(i, "usemem", argv + (["--random"] if p["random"] else []))
+
+    def step(self, deadline: float | None) -> bool:
+        done = super().step(deadline)
+        if done:
+            self.finish_time()
+        return done
+
+    def metrics(self) -> dict[str, Any]:
+        results = []
+        for t in self.tasks:
+            line = t.stdout.strip().splitlines()[-1:] if t.returncode == 0 else []
+            if line:
+                results.append(json.loads(line[0]))
+        return {
+            "tasks": self.params["tasks"],
+            "random": self.params["random"],
+            "completed_tasks": len(results),
+            "throughput_kB_s": sum(r["kb_s"] for r in results),
+            "bytes": sum(r["bytes"] for r in results),
+            "task_kB_s": [r["kb_s"] for r in results],
+            "free_usecs": [r["free_usecs"] for r in results],
+        }
+
+
+# --- mapped-file-stream ------------------------------------------------------------------------
+
+
+class MappedFileStream(Workload):
+    kind = "mapped-file-stream"
+    stop_signal = signal.SIGTERM
+
+    def launch(self) -> None:
+        d = self.data_dir()
+        for i in range(self.params["tasks"]):
+            path = f"{d}/clog-{os.getpid()}-{i}"
+            self.track_new_file(path)  # the helper unlinks it at once; this covers a kill before
+            self.spawn(i, "mapped-file-stream", [*HELPER, "mapped-file-stream", "--path", path, "--size-mb", str(self.params["size_mb"])])
+
+    def step(self, deadline: float | None) -> bool:
+        done = super().step(deadline)
+        if done:
+            self.finish_time()
+        return done
+
+    def metrics(self) -> dict[str, Any]:
+        results = [json.loads(t.stdout.strip().splitlines()[-1]) for t in self.tasks if t.returncode == 0 and t.stdout.strip()]
+        return {
+            "tasks": self.params["tasks"],
+            "pages": sum(r["pages"] for r in results),
+            "task_elapsed_s": [round(r["usecs"] / 1e6, 3) for r in results],
+        }
+
+
+# --- stutter -----------------------------------------------------------------------------------
+
+
+def latency_samples_ms(text: str) -> list[float]:
+    """ExtractStutter: each `count avg_ns` line is `count` samples of avg/1e6 ms."""
+    out: list[float] = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0].isdigit():
+            out.extend([int(parts[1]) / 1e6] * int(parts[0]))
+    return out
+
+
+def quantile(xs: list[float], p: float) -> float:
+    """mmtests VMR/Stat: x[int(L·p + 0.5)] on ascending data."""
+    s = sorted(xs)
+    return s[int((len(s) - 1) * p + 0.5)] if s else 0.0
+
+
+class Stutter(Workload):
+    """mmtests stutter: the mmap latency probe runs throughout; each iteration starts a memhog,
+    lets it settle, times `cp source dest; sync`, then kills the memhog."""
+
+    kind = "stutter"
+
+    def __post_init__(self) -> None:
+        self.iteration = 0
+        self.phase = "idle"
+        self.phase_since = 0.0
+        self.copy_times: list[float] = []
+        self.probe: Task | None = None
+        self.memhog: Task | None = None
+        self.copy: Task | None = None
+
+    def source(self) -> str:
+        return f"{self.params['dir']}/stutter-source-file"
+
+    def prepare(self) -> None:
+        self.data_dir()
+        if self.track_new_file(self.source()):
+            make_file(self.backend, self.source(), self.params["file_mb"], self.params["block_kb"])
+
+    def launch(self) -> None:
+        self.probe = self.spawn(0, "mmap-latency", [*HELPER, "mmap-latency", "--duration-s", "86400", "--pages", str(self.params["probe_pages"])])
+        self._next_iteration()
+
+    def _next_iteration(self) -> None:
+        self.memhog = self.spawn(1, "memhog", [*HELPER, "memhog", "--size-mb", str(self.params["memhog_mb"])])
+        self.phase, self.phase_since = "settle", time.monotonic()
+
+    def step(self, deadline: float | None) -> bool:
+        self.reap()
+        now = time.monotonic()
+        if self.probe is not None and self.probe.ended is not None:
+            raise BackendError(f"the latency probe died: {self.probe.stderr.strip()[-300:]}")
+        if self.phase == "settle":
+            assert self.memhog is not None
+            if self.memhog.ended is not None:
+                raise BackendError(f"the memhog died (OOM?): {self.memhog.stderr.strip()[-300:]}")
+            if now - self.phase_since >= self.params["settle_s"] and "ready" in self.memhog.handle.output()[0]:
+                dest = f"{self.params['dir']}/stutter-ddfile-{os.getpid()}"
+                self.track_new_file(dest)
+                self.copy = self.spawn(2, "cp", ["/bin/sh", "-c", 'cp "$0" "$1" && sync', self.source(), dest])
+                self.phase = "copy"
+        elif self.phase == "copy":
+            assert self.copy is not None and self.memhog is not None
+            if self.copy.ended is not None:
+                self.copy_times.append(self.copy.elapsed)
+                self.memhog.handle.send_signal(signal.SIGKILL)
+                self.iteration += 1
+                if self.iteration < self.params["iterations"]:
+                    self._next_iteration()
+                else:
+                    self.phase = "done"
+                    self.t_stop = time.monotonic()
+        return self.phase == "done"
+
+    def metrics(self) -> dict[str, Any]:
+        lat = latency_samples_ms(self.probe.stdout if self.probe else "")
+        file_mib = self.params["file_mb"]
+        return {
+            "iterations": len(self.copy_times),
+            "mmap_latency_ms": {
+                "samples": len(lat),
+                "mean": round(sum(lat) / len(lat), 4) if lat else 0.0,
+                "p50": round(quantile(lat, 0.50), 4),
+                "p95": round(quantile(lat, 0.95), 4),
+                "p99": round(quantile(lat, 0.99), 4),
+                "max": round(max(lat), 4) if lat else 0.0,
+                "delayed": sum(1 for x in lat if x > 5.0),
+            },
+            "copy_elapsed_s": [round(t, 3) for t in self.copy_times],
+            "tput_MiB_s": [round(file_mib / (t + 1), 2) for t in self.copy_times],
+        }
+
+    def failures(self, allowed: tuple[int, ...] = (0,)) -> list[str]:
+        # The probe ends on SIGINT and memhogs are killed by design; only copies must succeed.
+        return [f"cp exited {t.returncode}: {t.stderr.strip()[-300:]}" for t in self.tasks if t.comm == "cp" and not t.stopped and t.returncode != 0]
+
+
+KINDS: dict[str, type[Workload]] = {
+    "dd": DdRead,
+    "dd-write": DdWrite,
+    "usemem": Usemem,
+    "mapped-file-stream": MappedFileStream,
+    "stutter": Stutter,
+}
+
+
+def make(params: dict[str, Any], backend: KernelBackend) -> Workload:
+    return KINDS[params["kind"]](params=params, backend=backend)

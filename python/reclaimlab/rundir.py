@@ -1,0 +1,245 @@
+"""The run directory (docs/rundir.md): writing its files and reading one back.
+
+Simulated and live runs write the same files through these helpers, and every report reads
+them back with `read_rundir`, so the format lives in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+Vmstat = dict[str, int]
+
+FILES = (
+    "scenario.toml",
+    "vmstat.before",
+    "vmstat.after",
+    "vmstat.samples",
+    "iostat.samples",
+    "cpu.samples",
+    "tasks.json",
+    "result.json",
+)
+
+
+# --- /proc/vmstat text -------------------------------------------------------------------------
+
+
+def parse_vmstat(text: str) -> Vmstat:
+    """`/proc/vmstat` text → {counter: value}, in file order."""
+    counters: Vmstat = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            counters[parts[0]] = int(parts[1])
+    return counters
+
+
+def format_vmstat(counters: Mapping[str, int]) -> str:
+    return "".join(f"{name} {value}\n" for name, value in counters.items())
+
+
+def vmstat_delta(before: Mapping[str, int], after: Mapping[str, int]) -> Vmstat:
+    """after − before for every counter in `after` (counters are cumulative)."""
+    return {name: value - before.get(name, 0) for name, value in after.items()}
+
+
+def sum_prefix(counters: Mapping[str, int], prefix: str) -> int:
+    """Σ of the counters whose name starts with `prefix` (e.g. allocstall_ over all zones)."""
+    return sum(v for k, v in counters.items() if k.startswith(prefix))
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+
+def write_text(path: Path, text: str) -> None:
+    path.write_text(text)
+
+
+def write_vmstat(path: Path, counters: Mapping[str, int] | str) -> None:
+    """Write a vmstat block; raw /proc text is kept as read so names and order are the kernel's."""
+    write_text(path, counters if isinstance(counters, str) else format_vmstat(counters))
+
+
+def write_json(path: Path, value: Any) -> None:
+    path.write_text(json.dumps(value, indent=2, sort_keys=False) + "\n")
+
+
+def format_vmstat_sample(t: float, vmstat_text: str) -> str:
+    """One mmtests proc-vmstat style sample: `time: <s>` then the block."""
+    body = vmstat_text if vmstat_text.endswith("\n") or not vmstat_text else vmstat_text + "\n"
+    return f"time: {t:.3f}\n{body}"
+
+
+class SamplesWriter:
+    """Appends samples to a file as they are taken (a killed run keeps what it sampled)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file = open(path, "w", encoding="utf-8")
+
+    def vmstat(self, t: float, vmstat_text: str) -> None:
+        self._file.write(format_vmstat_sample(t, vmstat_text))
+        self._file.flush()
+
+    def json_line(self, record: Mapping[str, Any]) -> None:
+        self._file.write(json.dumps(record) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> SamplesWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_json_lines(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+    with SamplesWriter(path) as w:
+        for r in records:
+            w.json_line(r)
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def parse_vmstat_samples(text: str) -> list[tuple[float, Vmstat]]:
+    """vmstat.samples → [(t, counters)]."""
+    samples: list[tuple[float, Vmstat]] = []
+    lines: list[str] = []
+    t: float | None = None
+    for line in text.splitlines():
+        if line.startswith("time:"):
+            if t is not None:
+                samples.append((t, parse_vmstat("\n".join(lines))))
+            t, lines = float(line.split(":", 1)[1]), []
+        else:
+            lines.append(line)
+    if t is not None:
+        samples.append((t, parse_vmstat("\n".join(lines))))
+    return samples
+
+
+def read_json_lines(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@dataclass
+class RunDir:
+    """A run directory read back: every file parsed, missing optional files empty."""
+
+    path: Path
+    scenario: dict[str, Any]
+    vmstat_before: Vmstat
+    vmstat_after: Vmstat
+    vmstat_samples: list[tuple[float, Vmstat]] = field(default_factory=list)
+    iostat: list[dict[str, Any]] = field(default_factory=list)
+    cpu: list[dict[str, Any]] = field(default_factory=list)
+    tasks: dict[str, Any] = field(default_factory=dict)
+    result: dict[str, Any] = field(default_factory=dict)
+    trace_path: Path | None = None
+
+    @property
+    def kind(self) -> str:
+        return str(self.result.get("kind", ""))
+
+    @property
+    def elapsed_s(self) -> float:
+        return float(self.result.get("elapsed_s", self.tasks.get("elapsed_s", 0.0)))
+
+    @property
+    def delta(self) -> Vmstat:
+        return vmstat_delta(self.vmstat_before, self.vmstat_after)
+
+    def tasks_of_kind(self, kind: str) -> list[dict[str, Any]]:
+        return [t for t in self.tasks.get("tasks", []) if t.get("kind") == kind]
+
+
+def read_rundir(path: Path | str) -> RunDir:
+    """Read a run directory; raises FileNotFoundError naming the first required file missing."""
+    path = Path(path)
+    for required in ("scenario.toml", "vmstat.before", "vmstat.after", "result.json"):
+        if not (path / required).exists():
+            raise FileNotFoundError(f"{path} is not a run directory: {required} is missing")
+    samples = path / "vmstat.samples"
+    tasks = path / "tasks.json"
+    trace = next(
+        (path / n for n in ("trace.txt", "trace.txt.zst", "trace.txt.gz") if (path / n).exists()),
+        None,
+    )
+    return RunDir(
+        path=path,
+        scenario=tomllib.loads((path / "scenario.toml").read_text()),
+        vmstat_before=parse_vmstat((path / "vmstat.before").read_text()),
+        vmstat_after=parse_vmstat((path / "vmstat.after").read_text()),
+        vmstat_samples=parse_vmstat_samples(samples.read_text()) if samples.exists() else [],
+        iostat=read_json_lines(path / "iostat.samples"),
+        cpu=read_json_lines(path / "cpu.samples"),
+        tasks=json.loads(tasks.read_text()) if tasks.exists() else {},
+        result=json.loads((path / "result.json").read_text()),
+        trace_path=trace,
+    )
+
+
+def is_rundir(path: Path) -> bool:
+    return (path / "result.json").exists() and (path / "scenario.toml").exists()
+
+
+def find_rundirs(path: Path | str) -> list[Path]:
+    """A run directory itself, or the point directories of a sweep under it, sorted by name."""
+    path = Path(path)
+    if is_rundir(path):
+        return [path]
+    return sorted(p for p in path.iterdir() if p.is_dir() and is_rundir(p))
+
+
+# --- TOML (scenario.toml) ----------------------------------------------------------------------
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a JSON string is a valid TOML basic string
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def _toml_key(key: str) -> str:
+    bare = key.replace("_", "").replace("-", "").isalnum()
+    return key if bare else json.dumps(key)
+
+
+def dumps_toml(doc: Mapping[str, Any]) -> str:
+    """A small TOML writer for resolved scenarios: scalars first, then tables (nested by dots)."""
+    out: list[str] = []
+
+    def emit(table: Mapping[str, Any], prefix: str) -> None:
+        scalars = {k: v for k, v in table.items() if not isinstance(v, dict)}
+        tables = {k: v for k, v in table.items() if isinstance(v, dict)}
+        if prefix and (scalars or not tables):
+            out.append(f"\n[{prefix}]")
+        for k, v in scalars.items():
+            out.append(f"{_toml_key(k)} = {_toml_value(v)}")
+        for k, v in tables.items():
+            emit(v, f"{prefix}.{_toml_key(k)}" if prefix else _toml_key(k))
+
+    emit(doc, "")
+    return "\n".join(out).lstrip("\n") + "\n"
+
+
+def write_scenario(path: Path, doc: Mapping[str, Any]) -> None:
+    write_text(path, dumps_toml(doc))

@@ -1,0 +1,61 @@
+"""Fixtures of the live tests, imported by each tests/test_live_*.py (not a conftest.py, which
+other parts of the project own). `machine_left_as_found` snapshots everything a live run may
+change at the start of the session and compares at its end, so a test that leaves a cgroup, a
+hugetlb reservation, swap, a sysctl, a block-queue setting or tracing behind fails the suite."""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reclaimlab.live.backend import SYSCTLS, RealBackend
+
+
+def machine_state() -> dict[str, Any]:
+    b = RealBackend()
+    state: dict[str, Any] = {}
+    for key, path in SYSCTLS.items():
+        state[key] = b.read_value(path) if b.exists(path) else None
+    state["nr_hugepages"] = b.read_value("/proc/sys/vm/nr_hugepages")
+    state["swaps"] = b.swaps()
+    state["rotational"] = {
+        d: b.read_value(f"/sys/block/{d}/queue/rotational")
+        for d in sorted(os.listdir("/sys/block"))
+        if os.path.exists(f"/sys/block/{d}/queue/rotational")
+    }
+    parent = b.memcg_parent() if os.geteuid() == 0 else None
+    state["cgroups"] = sorted(glob.glob(f"{parent[1]}/reclaimlab-*")) if parent else []
+    state["tracefs_mounts"] = sorted(
+        line.split()[1] for line in b.read_text("/proc/mounts").splitlines() if line.split()[2] == "tracefs"
+    )
+    state["trace_instances"] = sorted(glob.glob("/sys/kernel/tracing/instances/reclaimlab-*"))
+    state["files"] = sorted(glob.glob("/var/tmp/reclaimlab*"))
+    state["zram_disksize"] = {
+        p: Path(p).read_text().strip() for p in sorted(glob.glob("/sys/block/zram*/disksize"))
+    }
+    return state
+
+
+@pytest.fixture(scope="session", autouse=True)
+def machine_left_as_found() -> Any:
+    """Session-wide: after every test, nothing a live run changes may differ from before."""
+    if os.geteuid() != 0:
+        yield
+        return
+    before = machine_state()
+    yield
+    after = machine_state()
+    diff = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
+    assert not diff, f"the test session left the machine changed: {diff}"
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "state"
+    d.mkdir()
+    monkeypatch.setenv("RECLAIMLAB_STATE_DIR", str(d))
+    return d

@@ -1,0 +1,243 @@
+"""Small real live runs (a 256 MiB memory cgroup), marked `live`: skipped where root, the
+memory cgroup or tracefs is missing. The session fixture in conftest.py checks that nothing is
+left behind; the SIGKILL test checks `reclaimlab live restore` puts the machine back."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reclaimlab.live.backend import RealBackend
+from reclaimlab.live.runner import LiveError, run
+from reclaimlab.live.scenario import load
+from reclaimlab.live.tracefs import tracefs_supported
+from reclaimlab.rundir import read_rundir
+
+from .live_support import machine_left_as_found, machine_state, state_dir  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.live
+
+
+def _skip_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root"
+    b = RealBackend()
+    if b.memcg_parent() is None:
+        return "no usable memory cgroup"
+    if not tracefs_supported(b):
+        return "no tracefs"
+    return None
+
+
+REASON = _skip_reason()
+requires_machine = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+CLI = [sys.executable, "-c", "from reclaimlab.cli import main; main()"]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "scenario.toml"
+    p.write_text(text)
+    return p
+
+
+@requires_machine
+def test_dd_reader_in_a_256m_cgroup_is_traced(tmp_path: Path, state_dir: Path) -> None:
+    sc = load(write(tmp_path, f"""
+name = "live-dd-test"
+[live]
+sample_interval_s = 0.5
+trace = true
+[memory]
+mode = "cgroup"
+limit_mb = 256
+[workload]
+kind = "dd"
+tasks = 1
+file_mb = 384
+duration_s = 3
+dir = "{tmp_path}/data"
+"""))
+    points = run(RealBackend(), sc, tmp_path / "out", log=lambda s: None)
+    r = read_rundir(points[0].rundir)
+    assert r.result["kind"] == "live"
+    assert r.result["metrics"]["bytes"] > 0
+    # the file is larger than the cgroup: reading it again and again reclaims inside the
+    # cgroup, and the evicted pages fault back in (v1 has no pgscan in memory.stat)
+    assert r.result["memcg_events"]["workingset_refault_file"] > 0
+    assert r.trace_path is not None
+    trace = r.trace_path.read_text()
+    assert "mm_vmscan_" in trace
+    assert len(r.vmstat_samples) >= 3 and r.cpu and r.iostat
+    assert any(t["kind"] == "workload" for t in r.tasks["tasks"])
+    assert any(t["kind"] == "kswapd" for t in r.tasks["tasks"])
+    assert not (tmp_path / "data").exists()  # files the run made are deleted
+
+
+@requires_machine
+def test_usemem_swaps_out_of_a_256m_cgroup(tmp_path: Path, state_dir: Path) -> None:
+    sc = load(write(tmp_path, f"""
+[memory]
+mode = "cgroup"
+limit_mb = 256
+[swap]
+kind = "file"
+size_mb = 512
+path = "{tmp_path}/swap.img"
+[workload]
+kind = "usemem"
+tasks = 2
+size_mb = 160
+repeats = 2
+"""))
+    points = run(RealBackend(), sc, tmp_path / "out", log=lambda s: None)
+    m = points[0].result["metrics"]
+    assert m["completed_tasks"] == 2 and m["throughput_kB_s"] > 0
+    assert m["pswpout"] > 0 and m["pswpin"] > 0  # 320 MiB in 256 MiB: it had to swap
+    assert not (tmp_path / "swap.img").exists()
+
+
+def _zram_free() -> bool:
+    return any(Path(p).read_text().strip() == "0" for p in glob.glob("/sys/block/zram*/disksize"))
+
+
+@requires_machine
+@pytest.mark.skipif(not _zram_free(), reason="no unused zram device")
+def test_usemem_swaps_to_zram_without_readahead(tmp_path: Path, state_dir: Path) -> None:
+    sc = load(write(tmp_path, """
+[memory]
+mode = "cgroup"
+limit_mb = 256
+[swap]
+kind = "zram"
+size_mb = 256
+[workload]
+kind = "usemem"
+tasks = 2
+size_mb = 160
+repeats = 2
+"""))
+    points = run(RealBackend(), sc, tmp_path / "out", log=lambda s: None)
+    m = points[0].result["metrics"]
+    assert points[0].result["machine"]["swap"].startswith("/dev/zram")
+    assert m["completed_tasks"] == 2 and m["pswpout"] > 0
+    # zram is a synchronous-I/O device: swap-ins bypass the swap cache, so no readahead at all
+    assert m["swap_ra"] == 0
+
+
+@requires_machine
+def test_squeeze_below_the_margin_is_refused_before_any_change(tmp_path: Path, state_dir: Path) -> None:
+    sc = load(write(tmp_path, '[memory]\nmode = "squeeze"\nfree_mb = 300\nmargin_mb = 1024\n[workload]\nkind = "dd"\n'))
+    before = machine_state()
+    with pytest.raises(LiveError, match="safe margin"):
+        run(RealBackend(), sc, tmp_path / "out", log=lambda s: None)
+    assert machine_state() == before
+
+
+KILLED_SCENARIO = """
+name = "killed"
+[live]
+sample_interval_s = 0.5
+trace = true
+[memory]
+mode = "cgroup"
+limit_mb = 256
+[swap]
+kind = "file"
+size_mb = 64
+path = "{tmp}/swap.img"
+nonrotational = true
+[sysctl]
+watermark_scale_factor = 77
+[workload]
+kind = "dd"
+tasks = 2
+file_mb = 128
+duration_s = 60
+dir = "{tmp}/data"
+"""
+
+
+def _start_run(tmp_path: Path, state: Path) -> subprocess.Popen[bytes]:
+    path = write(tmp_path, KILLED_SCENARIO.format(tmp=tmp_path))
+    env = {**os.environ, "RECLAIMLAB_STATE_DIR": str(state)}
+    with open(tmp_path / "run.log", "wb") as log:  # the child keeps its own copy of the fd
+        return subprocess.Popen([*CLI, "live", "run", str(path), "-o", str(tmp_path / "out")], env=env,
+                                stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+
+
+def _wait_until_running(proc: subprocess.Popen[bytes], state: Path) -> list[dict]:
+    """Until the journal shows the workload started (every change is made by then)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, (state.parent / "run.log").read_text()
+        try:
+            entries = json.loads((state / "journal.json").read_text())["entries"]
+        except (FileNotFoundError, json.JSONDecodeError):
+            entries = []
+        if sum(e["op"] == "process" for e in entries) >= 2:
+            time.sleep(1.0)  # let the samplers and the trace run a little
+            return entries
+        time.sleep(0.1)
+    raise AssertionError("the live run did not start its workload within 60 s")
+
+
+@requires_machine
+def test_sigkilled_run_is_undone_by_live_restore(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    before = machine_state()
+    proc = _start_run(tmp_path, state)
+    entries = _wait_until_running(proc, state)
+    assert {"cgroup", "swapon", "trace_instance", "file", "write"} <= {e["op"] for e in entries}
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    during = machine_state()
+    assert during != before  # the kill left changes behind: swap, sysctl, cgroup, tracing
+    assert during["watermark_scale_factor"] == "77" and during["swaps"] != before["swaps"]
+    env = {**os.environ, "RECLAIMLAB_STATE_DIR": str(state)}
+    refused = subprocess.run([*CLI, "live", "run", str(tmp_path / "scenario.toml")], env=env, capture_output=True, text=True)
+    assert refused.returncode != 0 and "reclaimlab live restore" in refused.stderr
+    restored = subprocess.run([*CLI, "live", "restore"], env=env, capture_output=True, text=True)
+    assert restored.returncode == 0, restored.stderr
+    assert machine_state() == before
+    assert not (state / "journal.json").exists()
+    assert not (tmp_path / "data").exists() and not (tmp_path / "swap.img").exists()
+
+
+@requires_machine
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_sigterm_or_sigint_makes_the_run_restore_itself(tmp_path: Path, sig: int) -> None:
+    state = tmp_path / "state"
+    before = machine_state()
+    proc = _start_run(tmp_path, state)
+    _wait_until_running(proc, state)
+    proc.send_signal(sig)
+    assert proc.wait(timeout=60) != 0
+    assert machine_state() == before
+    assert not (state / "journal.json").exists()
+
+
+@requires_machine
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_trace_record_restores_tracing(tmp_path: Path, sig: int) -> None:
+    before = machine_state()
+    env = {**os.environ, "RECLAIMLAB_STATE_DIR": str(tmp_path / "state")}
+    out = tmp_path / "rec"
+    proc = subprocess.Popen([*CLI, "trace", "record", "-o", str(out), "--", "sleep", "30"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 30
+    while not glob.glob("/sys/kernel/tracing/instances/reclaimlab-*") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert glob.glob("/sys/kernel/tracing/instances/reclaimlab-*"), "tracing never started"
+    time.sleep(0.5)
+    proc.send_signal(sig)
+    assert proc.wait(timeout=30) != 0
+    assert machine_state() == before
+    assert (out / "trace.txt").exists() and (out / "vmstat.after").exists()

@@ -1,0 +1,99 @@
+"""rundir.py round trips and the samplers' arithmetic (iostat -x, vmstat percentages)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reclaimlab.live.samplers import DiskCounters, cpu_record, iostat_record, parse_diskstats
+from reclaimlab.rundir import (
+    RunDir,
+    SamplesWriter,
+    dumps_toml,
+    find_rundirs,
+    parse_vmstat,
+    parse_vmstat_samples,
+    read_rundir,
+    sum_prefix,
+    vmstat_delta,
+    write_json,
+    write_json_lines,
+    write_scenario,
+    write_vmstat,
+)
+
+from .live_support import machine_left_as_found, state_dir  # noqa: F401  (fixtures)
+
+
+def test_vmstat_text_round_trip_keeps_kernel_order() -> None:
+    text = "nr_free_pages 5\npgscan_kswapd 10\nallocstall_normal 2\nallocstall_movable 3\n"
+    counters = parse_vmstat(text)
+    assert list(counters) == ["nr_free_pages", "pgscan_kswapd", "allocstall_normal", "allocstall_movable"]
+    assert sum_prefix(counters, "allocstall_") == 5
+    assert vmstat_delta({"pgscan_kswapd": 4}, counters)["pgscan_kswapd"] == 6
+
+
+def test_samples_are_mmtests_proc_vmstat_style(tmp_path: Path) -> None:
+    with SamplesWriter(tmp_path / "vmstat.samples") as w:
+        w.vmstat(0.0, "pgscan_kswapd 1\n")
+        w.vmstat(1.5, "pgscan_kswapd 7")
+    text = (tmp_path / "vmstat.samples").read_text()
+    assert text == "time: 0.000\npgscan_kswapd 1\ntime: 1.500\npgscan_kswapd 7\n"
+    assert parse_vmstat_samples(text) == [(0.0, {"pgscan_kswapd": 1}), (1.5, {"pgscan_kswapd": 7})]
+
+
+def test_scenario_toml_writer_round_trips() -> None:
+    import tomllib
+
+    doc = {
+        "name": "x \"quoted\"",
+        "live": {"trace": True, "trace_events": ["vmscan"], "sample_interval_s": 0.5},
+        "workload": {"kind": "usemem", "tasks": [1, 2], "background": {"kind": "usemem", "random": True}},
+        "sysctl": {},
+    }
+    assert tomllib.loads(dumps_toml(doc)) == doc
+
+
+def make_rundir(path: Path) -> None:
+    path.mkdir()
+    write_scenario(path / "scenario.toml", {"name": "t", "workload": {"kind": "dd"}})
+    write_vmstat(path / "vmstat.before", {"pgscan_kswapd": 1, "allocstall_normal": 0})
+    write_vmstat(path / "vmstat.after", "pgscan_kswapd 11\nallocstall_normal 3\n")
+    write_json_lines(path / "cpu.samples", [{"t": 1.0, "us_pct": 1, "sy_pct": 30, "id_pct": 69, "wa_pct": 0}])
+    write_json(path / "tasks.json", {"elapsed_s": 2.0, "nr_cpus": 2, "tasks": [{"pid": 1, "comm": "kswapd0", "kind": "kswapd", "node": 0, "user_s": 0, "sys_s": 1, "cpu_pct": 50.0}]})
+    write_json(path / "result.json", {"kind": "live", "scenario": "t", "workload": "dd", "elapsed_s": 2.0, "metrics": {"tasks": 1}})
+
+
+def test_read_rundir(tmp_path: Path) -> None:
+    make_rundir(tmp_path / "tasks-1")
+    make_rundir(tmp_path / "tasks-2")
+    assert [p.name for p in find_rundirs(tmp_path)] == ["tasks-1", "tasks-2"]
+    run = read_rundir(tmp_path / "tasks-1")
+    assert isinstance(run, RunDir)
+    assert run.kind == "live" and run.elapsed_s == 2.0
+    assert run.delta == {"pgscan_kswapd": 10, "allocstall_normal": 3}
+    assert run.tasks_of_kind("kswapd")[0]["cpu_pct"] == 50.0
+    assert run.cpu[0]["sy_pct"] == 30 and run.iostat == [] and run.trace_path is None
+
+
+def test_read_rundir_names_the_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="scenario.toml is missing"):
+        read_rundir(tmp_path)
+
+
+def test_iostat_arithmetic_is_iostat_x() -> None:
+    text = "   8       0 sda 100 0 800 50 10 0 80 5 0 60 55 0 0 0 0\n   8       1 sda1 1 0 8 1 0 0 0 0 0 1 1\n"
+    a = parse_diskstats(text, {"sda"})["sda"]
+    b = DiskCounters(reads=300, rd_sectors=800 + 4096, rd_ms=50 + 400, writes=10, wr_sectors=80, wr_ms=5, io_ms=60 + 500, weighted_ms=55 + 1500)
+    r = iostat_record(1.0, "sda", a, b, 1.0)
+    assert r["rkB_s"] == 2048.0  # 4096 sectors of 512 bytes in 1 s
+    assert r["r_await_ms"] == 2.0  # 400 ms over 200 reads
+    assert r["aqu_sz"] == 1.5 and r["util_pct"] == 50.0 and r["w_await_ms"] == 0.0
+
+
+def test_cpu_percentages_are_vmstat_columns() -> None:
+    a = [100, 0, 50, 800, 10, 0, 0, 0]
+    b = [110, 10, 80, 850, 20, 5, 5, 0]  # Δ: us 10+10, sy 30+5+5, id 50, wa 10 → total 120
+    r = cpu_record(2.0, a, b)
+    assert (r["us_pct"], r["sy_pct"], r["id_pct"], r["wa_pct"]) == (16.67, 33.33, 41.67, 8.33)

@@ -1,0 +1,217 @@
+"""A whole live run against the fake backend: the run directory, the journal, the refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+import pytest
+
+from reclaimlab.live.fake import FakeBackend
+from reclaimlab.live.journal import Journal, journal_path
+from reclaimlab.live.runner import LiveError, preflight, run
+from reclaimlab.live.scenario import load
+from reclaimlab.live.summary import DD_COLUMNS, dd_row
+from reclaimlab.rundir import FILES, read_rundir
+from .live_support import machine_left_as_found, state_dir  # noqa: F401  (fixtures)
+
+
+def scenario(tmp_path: Path, text: str, sets: Sequence[str] = ()):  # type: ignore[no-untyped-def]
+    p = tmp_path / "sc.toml"
+    p.write_text(text)
+    return load(p, list(sets))
+
+
+DD = """
+name = "fake-dd"
+[live]
+sample_interval_s = 0.05
+trace = true
+[memory]
+mode = "squeeze"
+free_mb = 2048
+[sysctl]
+watermark_scale_factor = 200
+[workload]
+kind = "dd"
+tasks = [1, 2]
+file_mb = 64
+duration_s = 0.3
+dir = "/var/tmp/reclaimlab-fake"
+"""
+
+
+def dd_program(argv: Sequence[str]) -> tuple[int, str, str, float]:
+    # a dd that reads 64 MiB in 0.1 s, then is restarted by the run until time is up
+    return 0, "", "67108864 bytes (67 MB, 64 MiB) copied, 0.1 s, 671 MB/s\n", 0.1
+
+
+def test_dd_sweep_writes_every_run_file_and_restores_everything(tmp_path: Path, state_dir: Path) -> None:
+    fake = FakeBackend(programs={"dd": dd_program})
+    fake.files["/proc/sys/vm/drop_caches"] = "0"
+    before = dict(fake.files)
+    points = run(fake, scenario(tmp_path, DD), tmp_path / "out", log=lambda s: None)
+    assert [p.label for p in points] == ["tasks-1", "tasks-2"]
+    for p in points:
+        for name in FILES:
+            assert (p.rundir / name).exists(), name
+        assert (p.rundir / "trace.txt").exists()
+    run2 = read_rundir(tmp_path / "out/tasks-2")
+    m = run2.result["metrics"]
+    assert run2.result["kind"] == "live" and run2.result["workload"] == "dd"
+    assert m["tasks"] == 2
+    # each slot ran about 0.3/0.1 = 3 dd processes of 64 MiB: restarts happened and were counted
+    assert all(b >= 2 * 64 * 2**20 for b in m["task_bytes"])
+    assert m["bytes"] == sum(m["task_bytes"])
+    assert run2.result["machine"]["hugetlb_pages"] == (7168 - 2048) // 2
+    assert run2.tasks["nr_cpus"] == 2
+    assert {t["kind"] for t in run2.tasks["tasks"]} == {"workload", "kswapd"}
+    assert len(dd_row(run2)) == len(DD_COLUMNS)
+    # the scenario written is the resolved one: defaults filled, one task count per point
+    assert run2.scenario["workload"]["tasks"] == 2 and run2.scenario["workload"]["block_kb"] == 4096
+    # the machine is as before: sysctl, hugepages, cgroups, tracing, files
+    assert fake.files["/proc/sys/vm/watermark_scale_factor"] == "10"
+    assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
+    assert not [d for d in fake.dirs if "reclaimlab-" in d]
+    assert not [f for f in fake.files if f.startswith("/var/tmp/")]
+    assert fake.files["/proc/mounts"] == before["/proc/mounts"]
+    assert not journal_path().exists()
+    # input files were made once for the sweep and reused: one dd per file, not per point
+    made = [c for c in fake.calls if c[:2] == ("run", "dd")]
+    assert len(made) == 2
+
+
+def test_missing_data_directories_are_made_and_removed(tmp_path: Path, state_dir: Path) -> None:
+    fake = FakeBackend(programs={"dd": dd_program})
+    fake.dirs.add("/var/tmp")
+    sc = scenario(tmp_path, DD, ["workload.tasks=1", "workload.dir=/var/tmp/a/b", "live.trace=false"])
+    run(fake, sc, tmp_path / "out", log=lambda s: None)
+    assert ("mkdir", "/var/tmp/a") in fake.calls and ("mkdir", "/var/tmp/a/b") in fake.calls
+    assert "/var/tmp/a" not in fake.dirs and "/var/tmp/a/b" not in fake.dirs
+    assert "/var/tmp" in fake.dirs
+
+
+def test_files_the_user_supplied_are_used_and_never_deleted(tmp_path: Path, state_dir: Path) -> None:
+    fake = FakeBackend(programs={"dd": dd_program})
+    fake.files["/data/a"] = "mine"
+    sc = scenario(tmp_path, DD, ['workload.files=["/data/a"]', "workload.tasks=1", "live.trace=false", "memory.mode=none"])
+    run(fake, sc, tmp_path / "out", log=lambda s: None)
+    assert fake.files["/data/a"] == "mine"
+    assert not [c for c in fake.calls if c[:2] == ("run", "dd")]
+    assert any(c[:2] == ("spawn", "dd") and "if=/data/a" in c for c in fake.calls)
+
+
+def test_refuses_without_root_saying_what_to_do(tmp_path: Path, state_dir: Path) -> None:
+    fake = FakeBackend(uid=1000)
+    with pytest.raises(LiveError, match="need root: run it as root"):
+        run(fake, scenario(tmp_path, DD), tmp_path / "out")
+    assert not any(c[0] in ("write", "mkdir", "spawn") for c in fake.calls)
+
+
+def test_refuses_while_an_earlier_journal_is_unrestored(tmp_path: Path, state_dir: Path) -> None:
+    j = Journal.create(journal_path(), scenario="old")
+    j.pid = 999999  # a run that died
+    j.record({"op": "write", "path": "/proc/sys/vm/swappiness", "old": "60"})
+    fake = FakeBackend()
+    problems = preflight(fake, scenario(tmp_path, DD))
+    assert any("reclaimlab live restore" in p for p in problems)
+    with pytest.raises(LiveError, match="refusing to start"):
+        run(fake, scenario(tmp_path, DD), tmp_path / "out")
+
+
+def test_refuses_a_squeeze_below_the_safety_margin(tmp_path: Path, state_dir: Path) -> None:
+    fake = FakeBackend()
+    sc = scenario(tmp_path, DD, ["memory.free_mb=512", "memory.margin_mb=1024"])
+    with pytest.raises(LiveError, match="safe margin"):
+        run(fake, sc, tmp_path / "out")
+    assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
+
+
+def test_failure_mid_run_still_restores(tmp_path: Path, state_dir: Path) -> None:
+    def failing_dd(argv: Sequence[str]) -> tuple[int, str, str, float]:
+        return 1, "", "dd: error reading: Input/output error\n", 0.0
+
+    fake = FakeBackend(programs={"dd": failing_dd})
+    with pytest.raises(LiveError, match="Input/output error"):
+        run(fake, scenario(tmp_path, DD, ["workload.duration_s=0"]), tmp_path / "out", log=lambda s: None)
+    result = json.loads((tmp_path / "out/tasks-1/result.json").read_text())
+    assert result["failures"]
+    assert fake.files["/proc/sys/vm/watermark_scale_factor"] == "10"
+    assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
+    assert not journal_path().exists()
+
+
+USEMEM = """
+[memory]
+mode = "cgroup"
+limit_mb = 256
+[swap]
+kind = "file"
+size_mb = 512
+priority = 7
+path = "/var/tmp/reclaimlab-swap-test.img"
+nonrotational = true
+[sysctl]
+vma_ra_enabled = false
+swappiness = 100
+[workload]
+kind = "usemem"
+tasks = 2
+size_mb = 64
+runtime_s = 1
+repeats = 0
+[workload.background]
+kind = "usemem"
+tasks = 1
+size_mb = 32
+random = true
+runtime_s = 1
+repeats = 0
+"""
+
+
+def test_usemem_with_background_swap_and_cgroup(tmp_path: Path, state_dir: Path) -> None:
+    def usemem(argv: Sequence[str]) -> tuple[int, str, str, float]:
+        kb = 300 if "--random" in argv else 1000
+        return 0, json.dumps({"bytes": 1, "usecs": 1, "kb_s": kb, "passes": 1, "words": 1, "free_usecs": 5}) + "\n", "", 0.05
+
+    fake = FakeBackend(programs={"usemem": usemem})
+    points = run(fake, scenario(tmp_path, USEMEM), tmp_path / "out", log=lambda s: None)
+    result = points[0].result
+    assert result["metrics"]["throughput_kB_s"] == 2000
+    assert result["background"]["metrics"]["throughput_kB_s"] == 300
+    assert "memcg_events" in result
+    # order of the changes: sysctls, queue flag, then swap (swapon reads the flag), then cgroup
+    ops = [c for c in fake.calls if c[0] in ("write", "run", "mkdir")]
+    rot = ops.index(("write", "/sys/block/sda/queue/rotational", "0"))
+    swapon = next(i for i, c in enumerate(ops) if c[:2] == ("run", "swapon"))
+    mkdir = next(i for i, c in enumerate(ops) if c[0] == "mkdir")
+    assert rot < swapon < mkdir
+    cg = result["machine"]["cgroup"]
+    assert ("write", f"{cg}/memory.limit_in_bytes", str(256 << 20)) in fake.calls
+    assert ("write", f"{cg}/memory.swappiness", "100") in fake.calls
+    spawned = [c for c in fake.calls if c[0] == "spawn"]
+    assert sum("--random" in c for c in spawned) == 1 and len(spawned) == 3
+    assert fake.files["/sys/block/sda/queue/rotational"] == "1"
+    assert fake.files["/sys/kernel/mm/swap/vma_ra_enabled"] == "true"
+    assert fake.swaps() == []
+
+
+def test_squeeze_watchdog_stops_the_workload_when_memory_runs_out(tmp_path: Path, state_dir: Path) -> None:
+    fake = FakeBackend(programs={"dd": lambda argv: (0, "", "1 bytes copied\n", 30.0)})
+    original = fake.meminfo
+
+    def shrinking() -> dict[str, int]:
+        info = original()
+        if fake.files["/proc/sys/vm/nr_hugepages"] != "0":
+            info["MemAvailable"] = 100 << 20  # someone else took the memory the squeeze left
+        return info
+
+    fake.meminfo = shrinking  # type: ignore[method-assign]
+    sc = scenario(tmp_path, DD, ["workload.tasks=1", "workload.duration_s=20", "live.trace=false"])
+    points = run(fake, sc, tmp_path / "out", log=lambda s: None)
+    result = points[0].result
+    assert "fell below" in result["aborted"]
+    assert result["elapsed_s"] < 5
+    assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
