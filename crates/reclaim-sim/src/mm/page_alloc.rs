@@ -30,10 +30,12 @@ pub enum AllocWmark {
 }
 
 impl Kernel {
-    /// `get_page_from_freelist()` for an order-0 page: the first zone of the zonelist of
-    /// `nid` (≤ highest_zoneidx) that passes the watermark gives a page. Returns the page and
-    /// the CPU time spent (zone->lock when the per-CPU list needs a refill).
-    pub fn get_page_from_freelist(
+    /// `get_page_from_freelist()` for up to `want` order-0 pages, as that many consecutive
+    /// calls would return them: each page comes from the first zone of `nid`'s zonelist
+    /// (≤ highest_zoneidx) that still passes the watermark. Pages are appended to `out`.
+    /// Returns the CPU time spent (zone->lock whenever the per-CPU list needs a refill).
+    #[allow(clippy::too_many_arguments)]
+    pub fn get_pages_from_freelist(
         &mut self,
         nid: u32,
         wmark: AllocWmark,
@@ -41,36 +43,44 @@ impl Kernel {
         cpu_node: u32,
         pcp: &mut PcpCredit,
         at: Ns,
-    ) -> (Option<u32>, Ns) {
+        want: usize,
+        out: &mut Vec<u32>,
+    ) -> Ns {
         let w = match wmark {
             AllocWmark::Low => WMARK_LOW,
             AllocWmark::Min => WMARK_MIN,
         };
+        let mut cost = 0;
+        let mut left = want;
         for i in 0..self.zonelists[nid as usize].len() {
+            if left == 0 {
+                break;
+            }
             let zi = self.zonelists[nid as usize][i];
             let z = &self.zones[zi];
             if z.zone_idx > highest_zoneidx {
                 continue;
             }
-            // zone_watermark_fast(): order 0.
-            let mark = z.wmark_pages(w);
-            if z.nr_free_pages as i64 <= (mark + z.lowmem_reserve[highest_zoneidx]) as i64 {
-                continue;
+            // zone_watermark_fast() for order 0 passes while free > mark + lowmem_reserve.
+            let floor = z.wmark_pages(w) + z.lowmem_reserve[highest_zoneidx];
+            let allowed = z.nr_free_pages.saturating_sub(floor) as usize;
+            let n = left.min(allowed);
+            let zone_idx = z.zone_idx;
+            for _ in 0..n {
+                if pcp.zone != zi || pcp.credit == 0 {
+                    let hold = PCP_BATCH as u64 * self.costs.buddy_ns;
+                    cost += self.zone_lock(zi, cpu_node, hold, at + cost).total();
+                    *pcp = PcpCredit { zone: zi, credit: PCP_BATCH };
+                }
+                pcp.credit -= 1;
+                let page = self.zones[zi].rmqueue(&mut self.pages, 0);
+                debug_assert!(page.is_some(), "watermark passed but the buddy lists are empty");
+                out.extend(page);
             }
-            let mut cost = 0;
-            if pcp.zone != zi || pcp.credit == 0 {
-                let hold = PCP_BATCH as u64 * self.costs.buddy_ns;
-                cost = self.zone_lock(zi, cpu_node, hold, at).total();
-                *pcp = PcpCredit { zone: zi, credit: PCP_BATCH };
-            }
-            pcp.credit -= 1;
-            let zone_idx = self.zones[zi].zone_idx;
-            let page = self.zones[zi].rmqueue(&mut self.pages, 0);
-            debug_assert!(page.is_some(), "watermark passed but the buddy lists are empty");
-            self.events.count_zid(VmEvent::PgallocDma, zone_idx, 1);
-            return (page, cost);
+            self.events.count_zid(VmEvent::PgallocDma, zone_idx, n as u64);
+            left -= n;
         }
-        (None, 0)
+        cost
     }
 
     /// `wake_all_kswapds()`: wake the kswapd of each node in the zonelist once.

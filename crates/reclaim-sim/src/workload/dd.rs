@@ -93,10 +93,11 @@ impl DdTask {
             self.reclaim = None;
             // After direct reclaim: one attempt at the min watermark, else retry the slow path.
             let at = k.now + sys;
-            let (page, cost) = k.get_page_from_freelist(node, AllocWmark::Min, PAGECACHE_HIGHEST_ZONEIDX, node, &mut self.pcp, at);
-            if let Some(p) = page {
+            let before = self.filling.len();
+            let cost = k.get_pages_from_freelist(node, AllocWmark::Min, PAGECACHE_HIGHEST_ZONEIDX, node, &mut self.pcp, at, 1, &mut self.filling);
+            if self.filling.len() > before {
                 self.no_progress_loops = 0;
-                let c = self.add_page(k, p, node, at + cost);
+                let c = self.add_page(k, self.filling[before], node, at + cost);
                 return Next::Run { sys: sys + cost + c };
             }
             if !k.should_reclaim_retry(node, PAGECACHE_HIGHEST_ZONEIDX, progress > 0, &mut self.no_progress_loops) {
@@ -129,31 +130,27 @@ impl DdTask {
 
     /// Allocate up to SWAP_CLUSTER_MAX pages of the window being built; submit it when full.
     fn fill_window(&mut self, k: &mut Kernel, id: u32, node: u32) -> Next {
-        let mut sys: Ns = 0;
-        let batch = SWAP_CLUSTER_MAX.min((self.ra_pages as usize - self.filling.len()) as u64);
-        let mut added = 0u64;
-        let mut lru_nodes: u64 = 0; // bitmask of nodes whose lru_lock this batch needs
-        for _ in 0..batch {
+        let want = SWAP_CLUSTER_MAX.min((self.ra_pages as usize - self.filling.len()) as u64) as usize;
+        let first = self.filling.len();
+        let mut sys = k.get_pages_from_freelist(node, AllocWmark::Low, PAGECACHE_HIGHEST_ZONEIDX, node, &mut self.pcp, k.now, want, &mut self.filling);
+        if self.filling.len() - first < want {
+            // The slow path: wake the kswapds, then try the min watermark for the rest.
+            k.wake_all_kswapds(node, 0, PAGECACHE_HIGHEST_ZONEIDX);
+            let rest = want - (self.filling.len() - first);
             let at = k.now + sys;
-            let (page, cost) = k.get_page_from_freelist(node, AllocWmark::Low, PAGECACHE_HIGHEST_ZONEIDX, node, &mut self.pcp, at);
-            sys += cost;
-            let page = match page {
-                Some(p) => p,
-                None => match self.alloc_slowpath(k, id, node, k.now + sys) {
-                    (Some(p), c) => {
-                        sys += c;
-                        p
-                    }
-                    (None, c) => {
-                        sys += c;
-                        break;
-                    }
-                },
-            };
+            sys += k.get_pages_from_freelist(node, AllocWmark::Min, PAGECACHE_HIGHEST_ZONEIDX, node, &mut self.pcp, at, rest, &mut self.filling);
+            if self.filling.len() - first < want {
+                self.direct_reclaims += 1;
+                self.reclaim = Some(Box::new(k.try_to_free_pages_begin(id, node, 0, PAGECACHE_HIGHEST_ZONEIDX)));
+            }
+        }
+        let added = (self.filling.len() - first) as u64;
+        let mut lru_nodes: u64 = 0; // bitmask of nodes whose lru_lock this batch needs
+        for i in first..self.filling.len() {
+            let page = self.filling[i];
             let pnid = k.zones[k.page_zone(page)].nid;
             lru_nodes |= 1 << (pnid % 64);
             self.insert_page(k, page, pnid);
-            added += 1;
         }
         sys += k.nodes[node as usize].memory.scale(added * k.costs.page_cache_insert_ns);
         // lru_add_drain(): one lru_lock acquisition per node for the batch.
@@ -169,21 +166,9 @@ impl DdTask {
         Next::Run { sys }
     }
 
-    /// The slow path up to direct reclaim: wake the kswapds, try the min watermark, else
-    /// enter `try_to_free_pages`.
-    fn alloc_slowpath(&mut self, k: &mut Kernel, id: u32, node: u32, at: Ns) -> (Option<u32>, Ns) {
-        k.wake_all_kswapds(node, 0, PAGECACHE_HIGHEST_ZONEIDX);
-        let (page, cost) = k.get_page_from_freelist(node, AllocWmark::Min, PAGECACHE_HIGHEST_ZONEIDX, node, &mut self.pcp, at);
-        if page.is_some() {
-            return (page, cost);
-        }
-        self.direct_reclaims += 1;
-        self.reclaim = Some(Box::new(k.try_to_free_pages_begin(id, node, 0, PAGECACHE_HIGHEST_ZONEIDX)));
-        (None, cost)
-    }
-
     /// A page the slow path returned after direct reclaim: add it like any other.
     fn add_page(&mut self, k: &mut Kernel, page: u32, node: u32, at: Ns) -> Ns {
+        // `page` is already the last entry of `filling`.
         let pnid = k.zones[k.page_zone(page)].nid;
         self.insert_page(k, page, pnid);
         let mut sys = k.costs.page_cache_insert_ns;
@@ -202,7 +187,6 @@ impl DdTask {
         d.flags = pg::LOCKED;
         k.lru_add_locked(pnid, page, crate::mm::lru::LRU_INACTIVE_FILE);
         k.nodes[pnid as usize].nr_file_pages += 1;
-        self.filling.push(page);
     }
 
     fn submit_window(&mut self, k: &mut Kernel, sys: Ns) {
