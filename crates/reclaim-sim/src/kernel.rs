@@ -207,6 +207,8 @@ impl Kernel {
                     d.bandwidth_mb_s,
                     d.latency_us,
                     d.max_request_kb,
+                    d.jitter,
+                    s.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ devices.len() as u64,
                 ));
             }
         }

@@ -85,6 +85,8 @@ pub struct Device {
     pub latency_us: f64,
     /// Largest request the device takes; larger reads are split (max_sectors_kb).
     pub max_request_kb: u64,
+    /// Fraction of each transfer time drawn from an exponential distribution (0: fixed).
+    pub jitter: f64,
 }
 
 impl Default for Device {
@@ -95,6 +97,7 @@ impl Default for Device {
             bandwidth_mb_s: 3000.0,
             latency_us: 100.0,
             max_request_kb: 4096,
+            jitter: 0.0,
         }
     }
 }
@@ -359,6 +362,9 @@ impl Scenario {
             }
             if d.latency_us < 0.0 || !d.latency_us.is_finite() {
                 return err(&format!("machine.devices[{i}].latency_us"), "expected a non-negative number");
+            }
+            if !(0.0..=1.0).contains(&d.jitter) {
+                return err(&format!("machine.devices[{i}].jitter"), "expected a fraction from 0 to 1");
             }
             if d.max_request_kb < 4 {
                 return err(&format!("machine.devices[{i}].max_request_kb"), "expected at least 4");
