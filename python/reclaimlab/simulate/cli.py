@@ -85,10 +85,14 @@ def _reproduce(tests: list[int], tasks: list[int] | None, scale: float, duration
     tagged = _seed000_points(tests, tasks, scale, duration)
     results = run_points([p for _, p in tagged], out, force=force, jobs=jobs)
     tables = []
+    by_test = {}
     for test in tests:
         rs = [results[p.label] for t, p in tagged if t == test]
+        by_test[test] = rs
         tables.append(seed000.table(test, rs, suffix))
+    tables.append(seed000.targets_table(seed000.check_targets(by_test)))
     seed000.print_tables(tables, console)
+    console.print("Counts (dr, pgscan) are scaled to the seed's 300 s stage.")
     console.print(f"run directories: {out}")
 
 
