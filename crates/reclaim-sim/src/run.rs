@@ -155,9 +155,8 @@ pub fn run(s: &Scenario, trace: Option<Box<dyn Write>>, progress: &mut dyn FnMut
 /// `run`, also handing back the simulated kernel as it was at the end (for checks).
 pub fn simulate(s: &Scenario, trace: Option<Box<dyn Write>>, progress: &mut dyn FnMut(f64)) -> (Kernel, RunOutput) {
     let mut k = setup(s);
-    if s.run.trace {
-        k.tracer = trace.map(crate::tracepoints::Tracer::new);
-    }
+    // Tracing covers the measured window only, so a trace's totals are the window's deltas.
+    let mut tracer = if s.run.trace { trace.map(crate::tracepoints::Tracer::new) } else { None };
     let duration = (s.run.duration_s * NSEC_PER_SEC as f64) as Ns;
     let interval = (s.run.sample_interval_s * NSEC_PER_SEC as f64) as Ns;
     let warmup_limit = (s.run.warmup_limit_s * NSEC_PER_SEC as f64) as Ns;
@@ -167,6 +166,7 @@ pub fn simulate(s: &Scenario, trace: Option<Box<dyn Write>>, progress: &mut dyn 
     let mut samples = Samples::default();
     let mut last_sample: Option<Baseline> = None;
     if s.run.start_at == StartAt::Start {
+        k.tracer = tracer.take();
         base = Some(baseline(&k));
         end_at = duration;
         k.queue.push(interval, EventKind::Sample);
@@ -210,6 +210,7 @@ pub fn simulate(s: &Scenario, trace: Option<Box<dyn Write>>, progress: &mut dyn 
             };
             if started || k.now >= warmup_limit {
                 start_met = started;
+                k.tracer = tracer.take();
                 base = Some(baseline(&k));
                 end_at = k.now + duration;
                 k.queue.push(k.now + interval, EventKind::Sample);

@@ -1,0 +1,82 @@
+//! The simulator's tracepoints: every line is in the live kernel's ftrace format, and the
+//! trace's totals over the measured window equal the window's vmstat deltas.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use reclaim_sim::Scenario;
+
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn field(fields: &str, key: &str) -> u64 {
+    fields
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+        .unwrap_or_else(|| panic!("no {key} in {fields}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn trace_totals_equal_the_vmstat_deltas() {
+    let text = r#"
+[machine]
+nodes = 2
+cpus_per_node = 52
+memory_mb_per_node = 512
+dma32_mb = 64
+devices = [{ count = 8, bandwidth_mb_s = 3360, latency_us = 430, max_request_kb = 512, jitter = 1.0 }]
+[workload]
+kind = "dd"
+tasks = 60
+[run]
+start_at = "kswapd_wake"
+duration_s = 0.5
+trace = true
+"#;
+    let s = Scenario::parse(text, "trace.toml", &[]).unwrap();
+    let buf = Shared::default();
+    let out = reclaim_sim::run(&s, Some(Box::new(buf.clone())), &mut |_| {});
+    let trace = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    let m = &out.result.metrics;
+    assert!(m.dr > 0 && m.pgscan_kswapd > 0, "the scenario must exercise both reclaim paths");
+    let (mut begins, mut ends, mut scanned_k, mut scanned_d, mut stolen_k, mut stolen_d, mut wakes) = (0, 0, 0, 0, 0, 0, 0);
+    for line in trace.lines() {
+        // "           <comm>-<pid>     [ccc] ..... sssss.uuuuuu: event: fields"
+        let (ctx, rest) = line.split_once(": ").expect("context");
+        let (event, fields) = rest.split_once(": ").expect("event");
+        assert!(ctx.len() >= 16 + 1 + 7 + 1 + 5 + 1 + 5 + 1 + 12, "short context: {line}");
+        assert_eq!(&ctx[24..26], " [", "{line}");
+        assert_eq!(&ctx[29..37], "] ..... ", "{line}");
+        let kswapd = ctx.trim_start().starts_with("kswapd");
+        match event {
+            "mm_vmscan_direct_reclaim_begin" => begins += 1,
+            "mm_vmscan_direct_reclaim_end" => ends += 1,
+            "mm_vmscan_kswapd_wake" => wakes += 1,
+            "mm_vmscan_lru_isolate" if kswapd => scanned_k += field(fields, "nr_scanned"),
+            "mm_vmscan_lru_isolate" => scanned_d += field(fields, "nr_scanned"),
+            "mm_vmscan_lru_shrink_inactive" if kswapd => stolen_k += field(fields, "nr_reclaimed"),
+            "mm_vmscan_lru_shrink_inactive" => stolen_d += field(fields, "nr_reclaimed"),
+            _ => {}
+        }
+    }
+    // Each counter and its tracepoint are emitted at the same instant, so they agree exactly.
+    assert_eq!(begins, m.dr);
+    assert!(ends <= begins + 90, "a reclaim begun before the window may end in it");
+    assert_eq!(scanned_k, m.pgscan_kswapd);
+    assert_eq!(scanned_d, m.pgscan_direct);
+    assert_eq!(stolen_k, m.pgsteal_kswapd);
+    assert_eq!(stolen_d, m.pgsteal_direct);
+    assert!(wakes >= 1);
+}
