@@ -8,7 +8,8 @@ use reclaim_sim::Scenario;
 use std::path::PathBuf;
 
 fn load(path: &str, overrides: Vec<String>) -> PyResult<Scenario> {
-    Scenario::load(std::path::Path::new(path), &overrides).map_err(|e| PyValueError::new_err(e.to_string()))
+    Scenario::load(std::path::Path::new(path), &overrides)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// The resolved scenario (every default filled in, overrides applied) as TOML text.
@@ -24,7 +25,9 @@ fn resolve_scenario(path: &str, overrides: Vec<String>) -> PyResult<String> {
 #[pyo3(signature = (path, overrides=vec![]))]
 fn sweep_points(path: &str, overrides: Vec<String>) -> PyResult<Vec<(String, String)>> {
     let s = load(path, overrides)?;
-    let pts = s.sweep_points(path).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let pts = s
+        .sweep_points(path)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(pts.into_iter().map(|(l, s)| (l, s.to_toml())).collect())
 }
 
@@ -32,17 +35,25 @@ fn sweep_points(path: &str, overrides: Vec<String>) -> PyResult<Vec<(String, Str
 /// called now and then. Returns result.json's text.
 #[pyfunction]
 #[pyo3(signature = (scenario_toml, out_dir, overwrite=false, progress=None))]
-fn run_scenario(scenario_toml: &str, out_dir: PathBuf, overwrite: bool, progress: Option<Py<PyAny>>) -> PyResult<String> {
-    let s = Scenario::parse(scenario_toml, "<scenario>", &[]).map_err(|e| PyValueError::new_err(e.to_string()))?;
+fn run_scenario(
+    scenario_toml: &str,
+    out_dir: PathBuf,
+    overwrite: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    let s = Scenario::parse(scenario_toml, "<scenario>", &[])
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     if out_dir.join("result.json").exists() && !overwrite {
         return Err(PyFileExistsError::new_err(format!(
             "{} already holds a run (result.json); choose another directory or pass --force",
             out_dir.display()
         )));
     }
-    std::fs::create_dir_all(&out_dir).map_err(|e| PyOSError::new_err(format!("{}: {e}", out_dir.display())))?;
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| PyOSError::new_err(format!("{}: {e}", out_dir.display())))?;
     let trace: Option<Box<dyn std::io::Write>> = if s.run.trace {
-        let f = std::fs::File::create(out_dir.join("trace.txt")).map_err(|e| PyOSError::new_err(e.to_string()))?;
+        let f = std::fs::File::create(out_dir.join("trace.txt"))
+            .map_err(|e| PyOSError::new_err(e.to_string()))?;
         Some(Box::new(std::io::BufWriter::with_capacity(1 << 20, f)))
     } else {
         None
@@ -61,7 +72,8 @@ fn run_scenario(scenario_toml: &str, out_dir: PathBuf, overwrite: bool, progress
     if let Some(e) = cb_error {
         return Err(e);
     }
-    reclaim_sim::write_run_dir(&out, &out_dir, true).map_err(|e| PyOSError::new_err(format!("{}: {e}", out_dir.display())))?;
+    reclaim_sim::write_run_dir(&out, &out_dir, true)
+        .map_err(|e| PyOSError::new_err(format!("{}: {e}", out_dir.display())))?;
     Ok(out.result_json)
 }
 

@@ -24,7 +24,9 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("sim");
     g.sample_size(10);
     g.throughput(Throughput::Elements(events));
-    g.bench_function("dd_reclaim_2node_2GiB", |b| b.iter(|| reclaim_sim::run(&s, None, &mut |_| {})));
+    g.bench_function("dd_reclaim_2node_2GiB", |b| {
+        b.iter(|| reclaim_sim::run(&s, None, &mut |_| {}))
+    });
     g.finish();
 }
 

@@ -18,5 +18,8 @@ fn main() {
     let out = reclaim_sim::run(&s, None, &mut |_| {});
     let wall = t.elapsed().as_secs_f64();
     println!("{}", out.result_json);
-    eprintln!("wall {wall:.2}s, {:.1} M page events/s", out.result.page_events as f64 / wall / 1e6);
+    eprintln!(
+        "wall {wall:.2}s, {:.1} M page events/s",
+        out.result.page_events as f64 / wall / 1e6
+    );
 }

@@ -12,8 +12,8 @@ use crate::mm::page::{pg, Pages};
 use crate::mm::vmscan::KswapdTask;
 use crate::mm::vmstat::{VmEvent, VmEvents, VmstatSnapshot, NR_STAT_ITEMS};
 use crate::mm::zone::{
-    calculate_min_free_kbytes, setup_per_zone_lowmem_reserve, setup_per_zone_wmarks, Zone, MAX_NR_ZONES,
-    MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS, ZONE_DMA32, ZONE_NORMAL,
+    calculate_min_free_kbytes, setup_per_zone_lowmem_reserve, setup_per_zone_wmarks, Zone,
+    MAX_NR_ZONES, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS, ZONE_DMA32, ZONE_NORMAL,
 };
 use crate::scenario::{Costs, Scenario, Sysctl};
 use crate::workload::dd::DdTask;
@@ -114,8 +114,10 @@ impl Kernel {
     /// Build the machine of a scenario: nodes, zones (all memory free), watermarks, devices.
     pub fn new(s: &Scenario) -> Kernel {
         let m = &s.machine;
-        let node_pages = (m.memory_mb_per_node * 256) / MAX_ORDER_NR_PAGES as u64 * MAX_ORDER_NR_PAGES as u64;
-        let dma32_pages = (m.dma32_mb * 256) / MAX_ORDER_NR_PAGES as u64 * MAX_ORDER_NR_PAGES as u64;
+        let node_pages =
+            (m.memory_mb_per_node * 256) / MAX_ORDER_NR_PAGES as u64 * MAX_ORDER_NR_PAGES as u64;
+        let dma32_pages =
+            (m.dma32_mb * 256) / MAX_ORDER_NR_PAGES as u64 * MAX_ORDER_NR_PAGES as u64;
         let nr_pages = (node_pages * m.nodes as u64) as u32;
         let mut zones = Vec::new();
         let mut nodes = Vec::new();
@@ -178,8 +180,11 @@ impl Kernel {
         }
         // Boot-time watermarks: min_free_kbytes from all (low) memory, then the reserves.
         let lowmem_kbytes: u64 = zones.iter().map(|z| z.managed_pages * 4).sum();
-        let min_free_kbytes =
-            if s.sysctl.min_free_kbytes > 0 { s.sysctl.min_free_kbytes } else { calculate_min_free_kbytes(lowmem_kbytes) };
+        let min_free_kbytes = if s.sysctl.min_free_kbytes > 0 {
+            s.sysctl.min_free_kbytes
+        } else {
+            calculate_min_free_kbytes(lowmem_kbytes)
+        };
         setup_per_zone_wmarks(&mut zones, min_free_kbytes, s.sysctl.watermark_scale_factor);
         for node in &nodes {
             let mut managed = [0u64; MAX_NR_ZONES];
@@ -195,7 +200,10 @@ impl Kernel {
             .map(|nid| {
                 let mut order: Vec<u32> = vec![nid];
                 order.extend((0..m.nodes).filter(|&n| n != nid));
-                order.iter().flat_map(|&n| nodes[n as usize].zones.iter().rev().copied()).collect()
+                order
+                    .iter()
+                    .flat_map(|&n| nodes[n as usize].zones.iter().rev().copied())
+                    .collect()
             })
             .collect();
         let zone_lock = zones.iter().map(|z| SpinLock::new(z.nid)).collect();
@@ -251,7 +259,16 @@ impl Kernel {
     pub fn add_task(&mut self, comm: String, cpu: u32, kind: TaskKind) -> u32 {
         let id = self.tasks.len() as u32;
         let node = self.cpus.node_of(cpu);
-        self.tasks.push(Task { pid: 100 + id, comm, cpu, node, user_ns: 0, sys_ns: 0, kind, next_at: None });
+        self.tasks.push(Task {
+            pid: 100 + id,
+            comm,
+            cpu,
+            node,
+            user_ns: 0,
+            sys_ns: 0,
+            kind,
+            next_at: None,
+        });
         id
     }
 
@@ -306,13 +323,22 @@ impl Kernel {
     #[inline]
     pub fn lru_lock(&mut self, nid: u32, cpu_node: u32, hold: Ns, at: Ns) -> Acquired {
         let c = self.lock_costs;
-        self.nodes[nid as usize].lru_lock.acquire(at, cpu_node, hold, &c)
+        self.nodes[nid as usize]
+            .lru_lock
+            .acquire(at, cpu_node, hold, &c)
     }
 
     #[inline]
     pub fn zone_lock(&mut self, zi: usize, cpu_node: u32, hold: Ns, at: Ns) -> Acquired {
         let c = self.lock_costs;
         self.zone_lock[zi].acquire(at, cpu_node, hold, &c)
+    }
+
+    /// Bytes of per-page simulator state: the page descriptors (with list heads) and the
+    /// pfn → zone table. Per-task and per-node state is independent of memory size.
+    pub fn page_state_bytes(&self) -> u64 {
+        (self.pages.desc.len() * std::mem::size_of::<crate::mm::page::PageDesc>()
+            + self.block_zone.len()) as u64
     }
 
     /// Σ NR_FREE_PAGES.
@@ -336,15 +362,26 @@ impl Kernel {
             stats[7] += n.nr_isolated[1];
             stats[8] += n.nr_file_pages;
         }
-        VmstatSnapshot { stats, events: self.events.v }
+        VmstatSnapshot {
+            stats,
+            events: self.events.v,
+        }
     }
 
     /// Pages are conserved: every page is free, on an LRU list, isolated, or in flight in a
     /// task's hands (`held`). Checked in debug builds after every step of a test run.
     pub fn check_conservation(&self, held: u64) -> Result<(), String> {
         let free = self.nr_free_pages();
-        let on_lru: u64 = self.nodes.iter().map(|n| (0..NR_LRU_LISTS).map(|l| n.lruvec.total(l)).sum::<u64>()).sum();
-        let isolated: u64 = self.nodes.iter().map(|n| n.nr_isolated[0] + n.nr_isolated[1]).sum();
+        let on_lru: u64 = self
+            .nodes
+            .iter()
+            .map(|n| (0..NR_LRU_LISTS).map(|l| n.lruvec.total(l)).sum::<u64>())
+            .sum();
+        let isolated: u64 = self
+            .nodes
+            .iter()
+            .map(|n| n.nr_isolated[0] + n.nr_isolated[1])
+            .sum();
         let managed = self.managed_pages();
         if free + on_lru + isolated + held != managed {
             return Err(format!(
@@ -360,7 +397,11 @@ impl Kernel {
             for lru in 0..NR_LRU_LISTS {
                 let walked = self.pages.walk_len(n.lruvec.list(lru));
                 if walked != n.lruvec.total(lru) {
-                    return Err(format!("node {} lru {lru}: walked {walked} != counted {}", n.node_id, n.lruvec.total(lru)));
+                    return Err(format!(
+                        "node {} lru {lru}: walked {walked} != counted {}",
+                        n.node_id,
+                        n.lruvec.total(lru)
+                    ));
                 }
             }
         }
@@ -370,12 +411,18 @@ impl Kernel {
                 let l = z.free_list_base + o as u32;
                 let walked = self.pages.walk_len(l);
                 if walked != z.nr_free[o] {
-                    return Err(format!("zone {} order {o}: walked {walked} != nr_free {}", z.zone_idx, z.nr_free[o]));
+                    return Err(format!(
+                        "zone {} order {o}: walked {walked} != nr_free {}",
+                        z.zone_idx, z.nr_free[o]
+                    ));
                 }
                 free += walked << o;
             }
             if free != z.nr_free_pages {
-                return Err(format!("zone {}: free lists hold {free} != NR_FREE_PAGES {}", z.zone_idx, z.nr_free_pages));
+                return Err(format!(
+                    "zone {}: free lists hold {free} != NR_FREE_PAGES {}",
+                    z.zone_idx, z.nr_free_pages
+                ));
             }
         }
         let _ = pg::LRU;

@@ -84,6 +84,8 @@ pub struct RunResult {
     /// Simulated page events (allocations + scans + frees), for speed measurements.
     pub page_events: u64,
     pub managed_pages: u64,
+    /// Simulator memory that grows with the machine's memory, in bytes (for benchmarks).
+    pub page_state_bytes: u64,
 }
 
 struct Baseline {
@@ -122,7 +124,11 @@ fn setup(s: &Scenario) -> Kernel {
     // kswapd threads run on the last CPUs of their node.
     for nid in 0..nodes {
         for t in 0..s.variant.kswapd_threads {
-            let comm = if s.variant.kswapd_threads == 1 { format!("kswapd{nid}") } else { format!("kswapd{nid}:{t}") };
+            let comm = if s.variant.kswapd_threads == 1 {
+                format!("kswapd{nid}")
+            } else {
+                format!("kswapd{nid}:{t}")
+            };
             let cpu = nid * cpn + (cpn - 1 - (t % cpn));
             let id = k.add_task(comm, cpu, TaskKind::Kswapd(Box::new(KswapdTask::new(nid))));
             k.nodes[nid as usize].kswapd.push(id);
@@ -136,7 +142,14 @@ fn setup(s: &Scenario) -> Kernel {
                 // Alternate nodes; fill each node's CPUs from the first.
                 let nid = i % nodes;
                 let cpu = nid * cpn + (i / nodes) % cpn;
-                let task = DdTask::new(i, i as usize % ndev, dd.direct, dd.block_kb, s.sysctl.read_ahead_kb, dd.readahead_depth);
+                let task = DdTask::new(
+                    i,
+                    i as usize % ndev,
+                    dd.direct,
+                    dd.block_kb,
+                    s.sysctl.read_ahead_kb,
+                    dd.readahead_depth,
+                );
                 let id = k.add_task("dd".into(), cpu, TaskKind::Dd(Box::new(task)));
                 k.wake_task(id, i as Ns * 1000);
             }
@@ -148,15 +161,27 @@ fn setup(s: &Scenario) -> Kernel {
 
 /// Run a scenario. `progress` is called with the fraction of simulated time done; `trace`
 /// receives tracepoint text when the scenario enables tracing.
-pub fn run(s: &Scenario, trace: Option<Box<dyn Write>>, progress: &mut dyn FnMut(f64)) -> RunOutput {
+pub fn run(
+    s: &Scenario,
+    trace: Option<Box<dyn Write>>,
+    progress: &mut dyn FnMut(f64),
+) -> RunOutput {
     simulate(s, trace, progress).1
 }
 
 /// `run`, also handing back the simulated kernel as it was at the end (for checks).
-pub fn simulate(s: &Scenario, trace: Option<Box<dyn Write>>, progress: &mut dyn FnMut(f64)) -> (Kernel, RunOutput) {
+pub fn simulate(
+    s: &Scenario,
+    trace: Option<Box<dyn Write>>,
+    progress: &mut dyn FnMut(f64),
+) -> (Kernel, RunOutput) {
     let mut k = setup(s);
     // Tracing covers the measured window only, so a trace's totals are the window's deltas.
-    let mut tracer = if s.run.trace { trace.map(crate::tracepoints::Tracer::new) } else { None };
+    let mut tracer = if s.run.trace {
+        trace.map(crate::tracepoints::Tracer::new)
+    } else {
+        None
+    };
     let duration = (s.run.duration_s * NSEC_PER_SEC as f64) as Ns;
     let interval = (s.run.sample_interval_s * NSEC_PER_SEC as f64) as Ns;
     let warmup_limit = (s.run.warmup_limit_s * NSEC_PER_SEC as f64) as Ns;
@@ -173,7 +198,11 @@ pub fn simulate(s: &Scenario, trace: Option<Box<dyn Write>>, progress: &mut dyn 
         k.queue.push(duration, EventKind::End);
     }
     let mut next_progress: Ns = 0;
-    let horizon = if s.run.start_at == StartAt::Start { duration } else { duration + warmup_limit / 4 };
+    let horizon = if s.run.start_at == StartAt::Start {
+        duration
+    } else {
+        duration + warmup_limit / 4
+    };
     let check_invariants = cfg!(debug_assertions);
     let mut steps: u64 = 0;
     while let Some((t, ev)) = k.queue.pop() {
@@ -268,7 +297,11 @@ impl Samples {
             let ios = d.stats.rd_ios - p.rd_ios;
             let rkb = (d.stats.rd_bytes - p.rd_bytes) as f64 / 1024.0 / dt;
             let ticks = secs(d.stats.rd_ticks_ns - p.rd_ticks_ns);
-            let await_ms = if ios > 0 { ticks * 1000.0 / ios as f64 } else { 0.0 };
+            let await_ms = if ios > 0 {
+                ticks * 1000.0 / ios as f64
+            } else {
+                0.0
+            };
             let util = (secs(d.stats.busy_ns - p.busy_ns) / dt * 100.0).min(100.0);
             self.iostat.push_str(&format!(
                 "{{\"t\": {t:.3}, \"device\": \"{}\", \"rkB_s\": {rkb:.1}, \"wkB_s\": 0.0, \"r_await_ms\": {await_ms:.3}, \"w_await_ms\": 0.000, \"aqu_sz\": {:.2}, \"util_pct\": {util:.1}}}\n",
@@ -279,7 +312,13 @@ impl Samples {
     }
 }
 
-fn finish(s: &Scenario, k: &Kernel, base: &Baseline, samples: Samples, start_met: bool) -> RunOutput {
+fn finish(
+    s: &Scenario,
+    k: &Kernel,
+    base: &Baseline,
+    samples: Samples,
+    start_met: bool,
+) -> RunOutput {
     let elapsed = secs(k.now - base.at).max(1e-9);
     let after = k.vmstat();
     let delta = |e: VmEvent| after.event(e) - base.vmstat.event(e);
@@ -303,18 +342,44 @@ fn finish(s: &Scenario, k: &Kernel, base: &Baseline, samples: Samples, start_met
             }
             TaskKind::Running => "other",
         };
-        tasks.push(TaskCpu { pid: t.pid, comm: t.comm.clone(), kind, node: t.node, user_s, sys_s, cpu_pct });
+        tasks.push(TaskCpu {
+            pid: t.pid,
+            comm: t.comm.clone(),
+            kind,
+            node: t.node,
+            user_s,
+            sys_s,
+            cpu_pct,
+        });
     }
-    let mean = |v: &[f64]| if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 };
-    let read_bytes: u64 = k.devices.iter().zip(&base.disks).map(|(d, b)| d.stats.rd_bytes - b.rd_bytes).sum();
+    let mean = |v: &[f64]| {
+        if v.is_empty() {
+            0.0
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        }
+    };
+    let read_bytes: u64 = k
+        .devices
+        .iter()
+        .zip(&base.disks)
+        .map(|(d, b)| d.stats.rd_bytes - b.rd_bytes)
+        .sum();
     let sy = if samples.n > 0 {
         samples.sy_max
     } else {
         secs(k.cpus.total_sys_ns - base.sys_ns) / (elapsed * k.cpus.nr_cpus() as f64) * 100.0
     };
-    let dr = (0..4).map(|z| after.events[VmEvent::AllocstallDma as usize + z] - base.vmstat.events[VmEvent::AllocstallDma as usize + z]).sum();
-    let lock_acq: u64 = k.nodes.iter().map(|n| n.lru_lock.acquisitions).sum::<u64>() - base.lock_acq;
-    let lock_cont: u64 = k.nodes.iter().map(|n| n.lru_lock.contended).sum::<u64>() - base.lock_contended;
+    let dr = (0..4)
+        .map(|z| {
+            after.events[VmEvent::AllocstallDma as usize + z]
+                - base.vmstat.events[VmEvent::AllocstallDma as usize + z]
+        })
+        .sum();
+    let lock_acq: u64 =
+        k.nodes.iter().map(|n| n.lru_lock.acquisitions).sum::<u64>() - base.lock_acq;
+    let lock_cont: u64 =
+        k.nodes.iter().map(|n| n.lru_lock.contended).sum::<u64>() - base.lock_contended;
     let Workload::Dd(dd) = &s.workload;
     let metrics = DdMetrics {
         tasks: dd.tasks,
@@ -332,12 +397,21 @@ fn finish(s: &Scenario, k: &Kernel, base: &Baseline, samples: Samples, start_met
         kswapd_low_wmark_hit_quickly: delta(VmEvent::KswapdLowWmarkHitQuickly),
         kswapd_high_wmark_hit_quickly: delta(VmEvent::KswapdHighWmarkHitQuickly),
         alloc_failures,
-        lru_lock_contended_pct: if lock_acq > 0 { lock_cont as f64 * 100.0 / lock_acq as f64 } else { 0.0 },
+        lru_lock_contended_pct: if lock_acq > 0 {
+            lock_cont as f64 * 100.0 / lock_acq as f64
+        } else {
+            0.0
+        },
     };
-    let page_events = [VmEvent::PgallocDma, VmEvent::PgallocDma32, VmEvent::PgallocNormal, VmEvent::PgallocMovable]
-        .iter()
-        .map(|&e| after.event(e))
-        .sum::<u64>()
+    let page_events = [
+        VmEvent::PgallocDma,
+        VmEvent::PgallocDma32,
+        VmEvent::PgallocNormal,
+        VmEvent::PgallocMovable,
+    ]
+    .iter()
+    .map(|&e| after.event(e))
+    .sum::<u64>()
         + after.event(VmEvent::PgscanKswapd)
         + after.event(VmEvent::PgscanDirect)
         + after.event(VmEvent::Pgfree);
@@ -351,8 +425,13 @@ fn finish(s: &Scenario, k: &Kernel, base: &Baseline, samples: Samples, start_met
         metrics,
         page_events,
         managed_pages: k.managed_pages(),
+        page_state_bytes: k.page_state_bytes(),
     };
-    let tasks_file = TasksFile { elapsed_s: elapsed, nr_cpus: k.cpus.nr_cpus(), tasks };
+    let tasks_file = TasksFile {
+        elapsed_s: elapsed,
+        nr_cpus: k.cpus.nr_cpus(),
+        tasks,
+    };
     RunOutput {
         scenario_toml: s.to_toml(),
         vmstat_before: base.vmstat.to_proc_text(),
@@ -372,7 +451,10 @@ pub fn write_run_dir(out: &RunOutput, dir: &Path, overwrite: bool) -> std::io::R
     if dir.join("result.json").exists() && !overwrite {
         return Err(std::io::Error::new(
             std::io::ErrorKind::AlreadyExists,
-            format!("{} already holds a run (result.json); choose another directory or pass --force", dir.display()),
+            format!(
+                "{} already holds a run (result.json); choose another directory or pass --force",
+                dir.display()
+            ),
         ));
     }
     std::fs::create_dir_all(dir)?;

@@ -316,62 +316,94 @@ impl Scenario {
             check_workload(w, file)?;
         }
         let de = toml::Value::Table(table);
-        let scenario: Scenario =
-            serde_path_to_error::deserialize(de).map_err(|e: serde_path_to_error::Error<toml::de::Error>| {
+        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(
+            |e: serde_path_to_error::Error<toml::de::Error>| {
                 let key = e.path().to_string();
                 ScenarioError {
                     file: file.to_string(),
                     key: if key == "." { String::new() } else { key },
                     message: e.inner().message().to_string(),
                 }
-            })?;
+            },
+        )?;
         scenario.validate(file)?;
         Ok(scenario)
     }
 
     fn validate(&self, file: &str) -> Result<(), ScenarioError> {
         let err = |key: &str, message: &str| {
-            Err(ScenarioError { file: file.into(), key: key.into(), message: message.into() })
+            Err(ScenarioError {
+                file: file.into(),
+                key: key.into(),
+                message: message.into(),
+            })
         };
         let m = &self.machine;
         if m.nodes == 0 || m.nodes > 64 {
             return err("machine.nodes", "expected 1 to 64 nodes");
         }
         if m.cpus_per_node == 0 {
-            return err("machine.cpus_per_node", "expected at least one CPU per node");
+            return err(
+                "machine.cpus_per_node",
+                "expected at least one CPU per node",
+            );
         }
         if m.memory_mb_per_node < 64 {
-            return err("machine.memory_mb_per_node", "expected at least 64 MB per node");
+            return err(
+                "machine.memory_mb_per_node",
+                "expected at least 64 MB per node",
+            );
         }
         if m.dma32_mb >= m.memory_mb_per_node {
             return err("machine.dma32_mb", "expected less than memory_mb_per_node");
         }
         let pages = m.nodes as u64 * m.memory_mb_per_node * 256;
         if pages >= (u32::MAX as u64) - 4096 {
-            return err("machine.memory_mb_per_node", "expected at most 16 TiB in all (32-bit page frame numbers)");
+            return err(
+                "machine.memory_mb_per_node",
+                "expected at most 16 TiB in all (32-bit page frame numbers)",
+            );
         }
         if m.memory_bandwidth_mb_s_per_node < 0.0 || !m.memory_bandwidth_mb_s_per_node.is_finite() {
-            return err("machine.memory_bandwidth_mb_s_per_node", "expected a non-negative number (0: unlimited)");
+            return err(
+                "machine.memory_bandwidth_mb_s_per_node",
+                "expected a non-negative number (0: unlimited)",
+            );
         }
         if m.devices.is_empty() || m.devices.iter().all(|d| d.count == 0) {
             return err("machine.devices", "expected at least one block device");
         }
         for (i, d) in m.devices.iter().enumerate() {
             if d.bandwidth_mb_s <= 0.0 || !d.bandwidth_mb_s.is_finite() {
-                return err(&format!("machine.devices[{i}].bandwidth_mb_s"), "expected a positive number");
+                return err(
+                    &format!("machine.devices[{i}].bandwidth_mb_s"),
+                    "expected a positive number",
+                );
             }
             if d.latency_us < 0.0 || !d.latency_us.is_finite() {
-                return err(&format!("machine.devices[{i}].latency_us"), "expected a non-negative number");
+                return err(
+                    &format!("machine.devices[{i}].latency_us"),
+                    "expected a non-negative number",
+                );
             }
             if !(0.0..=1.0).contains(&d.jitter) {
-                return err(&format!("machine.devices[{i}].jitter"), "expected a fraction from 0 to 1");
+                return err(
+                    &format!("machine.devices[{i}].jitter"),
+                    "expected a fraction from 0 to 1",
+                );
             }
             if d.max_request_kb < 4 {
-                return err(&format!("machine.devices[{i}].max_request_kb"), "expected at least 4");
+                return err(
+                    &format!("machine.devices[{i}].max_request_kb"),
+                    "expected at least 4",
+                );
             }
         }
         if !(1..=16).contains(&self.variant.kswapd_threads) {
-            return err("variant.kswapd_threads", "expected 1 to 16 (MAX_KSWAPD_THREADS)");
+            return err(
+                "variant.kswapd_threads",
+                "expected 1 to 16 (MAX_KSWAPD_THREADS)",
+            );
         }
         if self.sysctl.swappiness > 200 {
             return err("sysctl.swappiness", "expected 0 to 200");
@@ -403,7 +435,10 @@ impl Scenario {
             return err("run.duration_s", "expected a positive number of seconds");
         }
         if !(r.sample_interval_s > 0.0) || !r.sample_interval_s.is_finite() {
-            return err("run.sample_interval_s", "expected a positive number of seconds");
+            return err(
+                "run.sample_interval_s",
+                "expected a positive number of seconds",
+            );
         }
         Ok(())
     }
@@ -442,7 +477,11 @@ impl Scenario {
                         toml::Value::String(s) => s.clone(),
                         other => other.to_string(),
                     };
-                    let l = if label.is_empty() { format!("{key}={shown}") } else { format!("{label},{key}={shown}") };
+                    let l = if label.is_empty() {
+                        format!("{key}={shown}")
+                    } else {
+                        format!("{label},{key}={shown}")
+                    };
                     next.push((l, s));
                 }
             }
@@ -458,24 +497,49 @@ impl Scenario {
 /// The workload table is an internally tagged enum, for which serde loses the key path; check
 /// it on its own first so that an error names `workload.<key>`.
 fn check_workload(w: &toml::Value, file: &str) -> Result<(), ScenarioError> {
-    let err = |key: &str, message: String| ScenarioError { file: file.into(), key: key.into(), message };
-    let table = w.as_table().ok_or_else(|| err("workload", "expected a table".into()))?;
+    let err = |key: &str, message: String| ScenarioError {
+        file: file.into(),
+        key: key.into(),
+        message,
+    };
+    let table = w
+        .as_table()
+        .ok_or_else(|| err("workload", "expected a table".into()))?;
     let kind = match table.get("kind") {
-        None => return Err(err("workload.kind", "missing; expected one of \"dd\"".into())),
+        None => {
+            return Err(err(
+                "workload.kind",
+                "missing; expected one of \"dd\"".into(),
+            ))
+        }
         Some(toml::Value::String(k)) => k.as_str(),
         Some(_) => return Err(err("workload.kind", "expected a string".into())),
     };
     let mut rest = table.clone();
     rest.remove("kind");
     let result: Result<(), serde_path_to_error::Error<toml::de::Error>> = match kind {
-        "dd" => serde_path_to_error::deserialize::<_, DdWorkload>(toml::Value::Table(rest)).map(|_| ()),
-        other => return Err(err("workload.kind", format!("unknown workload `{other}`; expected one of \"dd\""))),
+        "dd" => {
+            serde_path_to_error::deserialize::<_, DdWorkload>(toml::Value::Table(rest)).map(|_| ())
+        }
+        other => {
+            return Err(err(
+                "workload.kind",
+                format!("unknown workload `{other}`; expected one of \"dd\""),
+            ))
+        }
     };
-    result.map_err(|e| err(&format!("workload.{}", e.path()), e.inner().message().to_string()))
+    result.map_err(|e| {
+        err(
+            &format!("workload.{}", e.path()),
+            e.inner().message().to_string(),
+        )
+    })
 }
 
 fn apply_override(table: &mut toml::Table, o: &str) -> Result<(), String> {
-    let (key, value) = o.split_once('=').ok_or_else(|| "expected key=value".to_string())?;
+    let (key, value) = o
+        .split_once('=')
+        .ok_or_else(|| "expected key=value".to_string())?;
     let key = key.trim();
     let value = value.trim();
     let parsed: toml::Value = match format!("v = {value}").parse::<toml::Table>() {
@@ -490,8 +554,12 @@ fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<()
     let last = parts.pop().filter(|s| !s.is_empty()).ok_or("empty key")?;
     let mut cur = table;
     for p in parts {
-        let entry = cur.entry(p.to_string()).or_insert_with(|| toml::Value::Table(Default::default()));
-        cur = entry.as_table_mut().ok_or_else(|| format!("`{p}` is not a table"))?;
+        let entry = cur
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(Default::default()));
+        cur = entry
+            .as_table_mut()
+            .ok_or_else(|| format!("`{p}` is not a table"))?;
     }
     cur.insert(last.to_string(), value);
     Ok(())
@@ -517,16 +585,29 @@ mod tests {
         assert_eq!(e.file, "bad.toml");
         assert_eq!(e.key, "machine.nodes");
         assert!(e.message.contains("expected"), "{e}");
-        assert!(e.to_string().starts_with("bad.toml: key `machine.nodes`:"), "{e}");
+        assert!(
+            e.to_string().starts_with("bad.toml: key `machine.nodes`:"),
+            "{e}"
+        );
     }
 
     #[test]
     fn workload_errors_name_the_nested_key() {
-        let e = Scenario::parse("[workload]\nkind = \"dd\"\ntasks = \"many\"\n", "w.toml", &[]).unwrap_err();
+        let e = Scenario::parse(
+            "[workload]\nkind = \"dd\"\ntasks = \"many\"\n",
+            "w.toml",
+            &[],
+        )
+        .unwrap_err();
         assert_eq!(e.key, "workload.tasks", "{e}");
         let e = Scenario::parse("[workload]\nkind = \"fio\"\n", "w.toml", &[]).unwrap_err();
         assert_eq!(e.key, "workload.kind", "{e}");
-        let e = Scenario::parse("[workload]\nkind = \"dd\"\ntasks = 1\nbs = 4\n", "w.toml", &[]).unwrap_err();
+        let e = Scenario::parse(
+            "[workload]\nkind = \"dd\"\ntasks = 1\nbs = 4\n",
+            "w.toml",
+            &[],
+        )
+        .unwrap_err();
         assert!(e.message.contains("bs"), "{e}");
     }
 
@@ -546,7 +627,15 @@ mod tests {
 
     #[test]
     fn overrides_apply_with_toml_types() {
-        let s = Scenario::parse(MIN, "x.toml", &["workload.tasks=12".into(), "variant.kswapd_threads=4".into()]).unwrap();
+        let s = Scenario::parse(
+            MIN,
+            "x.toml",
+            &[
+                "workload.tasks=12".into(),
+                "variant.kswapd_threads=4".into(),
+            ],
+        )
+        .unwrap();
         let Workload::Dd(dd) = &s.workload;
         assert_eq!(dd.tasks, 12);
         assert_eq!(s.variant.kswapd_threads, 4);

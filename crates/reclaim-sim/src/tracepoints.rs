@@ -19,7 +19,11 @@ pub struct Tracer {
 
 impl Tracer {
     pub fn new(out: Box<dyn Write>) -> Tracer {
-        Tracer { out, lines: 0, error: None }
+        Tracer {
+            out,
+            lines: 0,
+            error: None,
+        }
     }
 
     pub fn flush(&mut self) {
@@ -32,7 +36,9 @@ impl Tracer {
 impl Kernel {
     /// Write one trace line for the current task: `trace_print_context()` then the event.
     fn trace_line(&mut self, event: &str, args: std::fmt::Arguments<'_>) {
-        let Some(t) = self.tracer.as_mut() else { return };
+        let Some(t) = self.tracer.as_mut() else {
+            return;
+        };
         let task = &self.tasks[self.current as usize];
         let secs = self.now / NSEC_PER_SEC;
         let usecs = (self.now % NSEC_PER_SEC) / NSEC_PER_USEC;
@@ -52,22 +58,42 @@ impl Kernel {
     }
 
     pub fn trace_kswapd_wake(&mut self, nid: u32, _zid: usize, order: u32) {
-        self.trace_line("mm_vmscan_kswapd_wake", format_args!("nid={nid} order={order}"));
+        self.trace_line(
+            "mm_vmscan_kswapd_wake",
+            format_args!("nid={nid} order={order}"),
+        );
     }
 
     pub fn trace_wakeup_kswapd(&mut self, nid: u32, _zid: usize, order: u32) {
-        self.trace_line("mm_vmscan_wakeup_kswapd", format_args!("nid={nid} order={order} gfp_flags={GFP_PAGECACHE}"));
+        self.trace_line(
+            "mm_vmscan_wakeup_kswapd",
+            format_args!("nid={nid} order={order} gfp_flags={GFP_PAGECACHE}"),
+        );
     }
 
     pub fn trace_direct_reclaim_begin(&mut self, _tid: u32, order: u32) {
-        self.trace_line("mm_vmscan_direct_reclaim_begin", format_args!("order={order} gfp_flags={GFP_PAGECACHE}"));
+        self.trace_line(
+            "mm_vmscan_direct_reclaim_begin",
+            format_args!("order={order} gfp_flags={GFP_PAGECACHE}"),
+        );
     }
 
     pub fn trace_direct_reclaim_end(&mut self, _tid: u32, nr_reclaimed: u64) {
-        self.trace_line("mm_vmscan_direct_reclaim_end", format_args!("nr_reclaimed={nr_reclaimed}"));
+        self.trace_line(
+            "mm_vmscan_direct_reclaim_end",
+            format_args!("nr_reclaimed={nr_reclaimed}"),
+        );
     }
 
-    pub fn trace_lru_isolate(&mut self, classzone: usize, order: u32, nr_requested: u64, nr_scanned: u64, nr_taken: u64, lru: usize) {
+    pub fn trace_lru_isolate(
+        &mut self,
+        classzone: usize,
+        order: u32,
+        nr_requested: u64,
+        nr_scanned: u64,
+        nr_taken: u64,
+        lru: usize,
+    ) {
         let skipped = nr_scanned.saturating_sub(nr_taken);
         self.trace_line(
             "mm_vmscan_lru_isolate",
@@ -79,9 +105,26 @@ impl Kernel {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn trace_lru_shrink_inactive(&mut self, nid: u32, nr_scanned: u64, nr_reclaimed: u64, nr_activate: u64, nr_ref_keep: u64, priority: i32, file: bool) {
-        let (act_anon, act_file) = if file { (0, nr_activate) } else { (nr_activate, 0) };
-        let flags = if file { "RECLAIM_WB_FILE|RECLAIM_WB_ASYNC" } else { "RECLAIM_WB_ANON|RECLAIM_WB_ASYNC" };
+    pub fn trace_lru_shrink_inactive(
+        &mut self,
+        nid: u32,
+        nr_scanned: u64,
+        nr_reclaimed: u64,
+        nr_activate: u64,
+        nr_ref_keep: u64,
+        priority: i32,
+        file: bool,
+    ) {
+        let (act_anon, act_file) = if file {
+            (0, nr_activate)
+        } else {
+            (nr_activate, 0)
+        };
+        let flags = if file {
+            "RECLAIM_WB_FILE|RECLAIM_WB_ASYNC"
+        } else {
+            "RECLAIM_WB_ANON|RECLAIM_WB_ASYNC"
+        };
         self.trace_line(
             "mm_vmscan_lru_shrink_inactive",
             format_args!(
@@ -91,8 +134,21 @@ impl Kernel {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn trace_lru_shrink_active(&mut self, nid: u32, nr_taken: u64, nr_active: u64, nr_deactivated: u64, nr_referenced: u64, priority: i32, file: bool) {
-        let flags = if file { "RECLAIM_WB_FILE|RECLAIM_WB_ASYNC" } else { "RECLAIM_WB_ANON|RECLAIM_WB_ASYNC" };
+    pub fn trace_lru_shrink_active(
+        &mut self,
+        nid: u32,
+        nr_taken: u64,
+        nr_active: u64,
+        nr_deactivated: u64,
+        nr_referenced: u64,
+        priority: i32,
+        file: bool,
+    ) {
+        let flags = if file {
+            "RECLAIM_WB_FILE|RECLAIM_WB_ASYNC"
+        } else {
+            "RECLAIM_WB_ANON|RECLAIM_WB_ASYNC"
+        };
         self.trace_line(
             "mm_vmscan_lru_shrink_active",
             format_args!(

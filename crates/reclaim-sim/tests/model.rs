@@ -6,7 +6,14 @@ use reclaim_sim::run::simulate;
 use reclaim_sim::Scenario;
 
 /// Two nodes of `mb` MiB, 52 CPUs each, eight NVMe drives (seed 000's machine, less memory).
-fn scenario(tasks: u32, kswapd_threads: u32, direct: bool, mb: u64, duration: f64, start: &str) -> Scenario {
+fn scenario(
+    tasks: u32,
+    kswapd_threads: u32,
+    direct: bool,
+    mb: u64,
+    duration: f64,
+    start: &str,
+) -> Scenario {
     let text = format!(
         r#"
 name = "test"
@@ -32,7 +39,10 @@ sample_interval_s = 0.5
 }
 
 fn counters(text: &str) -> Vec<u64> {
-    text.lines().filter_map(|l| l.split_once(' ')).map(|(_, v)| v.parse().unwrap()).collect()
+    text.lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(_, v)| v.parse().unwrap())
+        .collect()
 }
 
 #[test]
@@ -53,7 +63,11 @@ fn event_counters_never_decrease() {
         c[c.len() - VM_EVENT_NAMES.len()..].to_vec()
     };
     let mut prev = events_at(&out.vmstat_before);
-    let blocks: Vec<&str> = out.vmstat_samples.split("time: ").filter(|b| !b.is_empty()).collect();
+    let blocks: Vec<&str> = out
+        .vmstat_samples
+        .split("time: ")
+        .filter(|b| !b.is_empty())
+        .collect();
     assert!(blocks.len() >= 3, "expected samples, got {}", blocks.len());
     for b in blocks {
         let body = b.split_once('\n').unwrap().1;
@@ -82,29 +96,83 @@ fn same_scenario_same_bytes() {
 fn direct_io_saturates_the_drives() {
     // Eight drives of 3360 MB/s: one stream per drive is latency-bound, many streams reach the
     // device bandwidth and no more (seed 000 Test 1).
-    let few = reclaim_sim::run(&scenario(8, 1, true, 256, 2.0, "start"), None, &mut |_| {}).result.metrics;
-    let many = reclaim_sim::run(&scenario(64, 1, true, 256, 2.0, "start"), None, &mut |_| {}).result.metrics;
+    let few = reclaim_sim::run(&scenario(8, 1, true, 256, 2.0, "start"), None, &mut |_| {})
+        .result
+        .metrics;
+    let many = reclaim_sim::run(&scenario(64, 1, true, 256, 2.0, "start"), None, &mut |_| {})
+        .result
+        .metrics;
     let peak_kb = 8.0 * 3360e6 / 1024.0;
-    assert!(few.throughput_kb_s < 0.8 * peak_kb, "{}", few.throughput_kb_s);
-    assert!((many.throughput_kb_s - peak_kb).abs() / peak_kb < 0.01, "{} vs {peak_kb}", many.throughput_kb_s);
-    assert_eq!(many.pgscan_kswapd + many.pgscan_direct, 0, "O_DIRECT bypasses the page cache");
+    assert!(
+        few.throughput_kb_s < 0.8 * peak_kb,
+        "{}",
+        few.throughput_kb_s
+    );
+    assert!(
+        (many.throughput_kb_s - peak_kb).abs() / peak_kb < 0.01,
+        "{} vs {peak_kb}",
+        many.throughput_kb_s
+    );
+    assert_eq!(
+        many.pgscan_kswapd + many.pgscan_direct,
+        0,
+        "O_DIRECT bypasses the page cache"
+    );
 }
 
 #[test]
 fn kswapd_keeps_up_with_few_readers_and_direct_reclaim_follows_demand() {
-    let light = reclaim_sim::run(&scenario(2, 1, false, 2048, 2.0, "kswapd_wake"), None, &mut |_| {}).result.metrics;
-    let heavy = reclaim_sim::run(&scenario(90, 1, false, 2048, 2.0, "kswapd_wake"), None, &mut |_| {}).result.metrics;
+    let light = reclaim_sim::run(
+        &scenario(2, 1, false, 2048, 2.0, "kswapd_wake"),
+        None,
+        &mut |_| {},
+    )
+    .result
+    .metrics;
+    let heavy = reclaim_sim::run(
+        &scenario(90, 1, false, 2048, 2.0, "kswapd_wake"),
+        None,
+        &mut |_| {},
+    )
+    .result
+    .metrics;
     assert!(light.pgscan_kswapd > 0);
     assert_eq!(light.dr, 0, "2 readers must not outrun kswapd");
     assert!(heavy.dr > 0, "90 readers must outrun one kswapd per node");
     assert!(heavy.pgscan_direct > 0);
-    assert!(heavy.kswapd_cpu.iter().all(|&c| c > 90.0), "kswapd saturated: {:?}", heavy.kswapd_cpu);
+    assert!(
+        heavy.kswapd_cpu.iter().all(|&c| c > 90.0),
+        "kswapd saturated: {:?}",
+        heavy.kswapd_cpu
+    );
 }
 
 #[test]
 fn more_kswapd_threads_mean_fewer_direct_reclaims() {
-    let one = reclaim_sim::run(&scenario(90, 1, false, 1024, 2.0, "kswapd_wake"), None, &mut |_| {}).result.metrics;
-    let four = reclaim_sim::run(&scenario(90, 4, false, 1024, 2.0, "kswapd_wake"), None, &mut |_| {}).result.metrics;
-    assert!(four.pgscan_kswapd > one.pgscan_kswapd, "{} vs {}", four.pgscan_kswapd, one.pgscan_kswapd);
-    assert!(four.dr < one.dr, "direct reclaims: 4 threads {} vs 1 thread {}", four.dr, one.dr);
+    let one = reclaim_sim::run(
+        &scenario(90, 1, false, 1024, 2.0, "kswapd_wake"),
+        None,
+        &mut |_| {},
+    )
+    .result
+    .metrics;
+    let four = reclaim_sim::run(
+        &scenario(90, 4, false, 1024, 2.0, "kswapd_wake"),
+        None,
+        &mut |_| {},
+    )
+    .result
+    .metrics;
+    assert!(
+        four.pgscan_kswapd > one.pgscan_kswapd,
+        "{} vs {}",
+        four.pgscan_kswapd,
+        one.pgscan_kswapd
+    );
+    assert!(
+        four.dr < one.dr,
+        "direct reclaims: 4 threads {} vs 1 thread {}",
+        four.dr,
+        one.dr
+    );
 }

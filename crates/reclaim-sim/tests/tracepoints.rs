@@ -50,13 +50,20 @@ trace = true
     let out = reclaim_sim::run(&s, Some(Box::new(buf.clone())), &mut |_| {});
     let trace = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
     let m = &out.result.metrics;
-    assert!(m.dr > 0 && m.pgscan_kswapd > 0, "the scenario must exercise both reclaim paths");
-    let (mut begins, mut ends, mut scanned_k, mut scanned_d, mut stolen_k, mut stolen_d, mut wakes) = (0, 0, 0, 0, 0, 0, 0);
+    assert!(
+        m.dr > 0 && m.pgscan_kswapd > 0,
+        "the scenario must exercise both reclaim paths"
+    );
+    let (mut begins, mut ends, mut scanned_k, mut scanned_d, mut stolen_k, mut stolen_d, mut wakes) =
+        (0, 0, 0, 0, 0, 0, 0);
     for line in trace.lines() {
         // "           <comm>-<pid>     [ccc] ..... sssss.uuuuuu: event: fields"
         let (ctx, rest) = line.split_once(": ").expect("context");
         let (event, fields) = rest.split_once(": ").expect("event");
-        assert!(ctx.len() >= 16 + 1 + 7 + 1 + 5 + 1 + 5 + 1 + 12, "short context: {line}");
+        assert!(
+            ctx.len() >= 16 + 1 + 7 + 1 + 5 + 1 + 5 + 1 + 12,
+            "short context: {line}"
+        );
         assert_eq!(&ctx[24..26], " [", "{line}");
         assert_eq!(&ctx[29..37], "] ..... ", "{line}");
         let kswapd = ctx.trim_start().starts_with("kswapd");
@@ -73,7 +80,10 @@ trace = true
     }
     // Each counter and its tracepoint are emitted at the same instant, so they agree exactly.
     assert_eq!(begins, m.dr);
-    assert!(ends <= begins + 90, "a reclaim begun before the window may end in it");
+    assert!(
+        ends <= begins + 90,
+        "a reclaim begun before the window may end in it"
+    );
     assert_eq!(scanned_k, m.pgscan_kswapd);
     assert_eq!(scanned_d, m.pgscan_direct);
     assert_eq!(stolen_k, m.pgsteal_kswapd);

@@ -32,7 +32,16 @@ fn parse_zoneinfo(text: &str) -> Vec<ZoneInfo> {
                 "Movable" => ZONE_MOVABLE,
                 _ => continue, // Device, HighMem: not modelled
             };
-            cur = Some(ZoneInfo { node, zone_idx, managed: 0, min: 0, low: 0, high: 0, boost: 0, protection: vec![] });
+            cur = Some(ZoneInfo {
+                node,
+                zone_idx,
+                managed: 0,
+                min: 0,
+                low: 0,
+                high: 0,
+                boost: 0,
+                protection: vec![],
+            });
             continue;
         }
         let Some(z) = cur.as_mut() else { continue };
@@ -45,7 +54,10 @@ fn parse_zoneinfo(text: &str) -> Vec<ZoneInfo> {
             (Some("managed"), Some(v)) => z.managed = v.parse().unwrap(),
             (Some("protection:"), _) => {
                 let inner = line.split('(').nth(1).unwrap().trim_end_matches(')');
-                z.protection = inner.split(',').map(|x| x.trim().parse().unwrap()).collect();
+                z.protection = inner
+                    .split(',')
+                    .map(|x| x.trim().parse().unwrap())
+                    .collect();
             }
             _ => {}
         }
@@ -60,9 +72,11 @@ fn read(path: &str) -> Option<String> {
 
 #[test]
 fn this_machines_zoneinfo_matches_the_formulas() {
-    let (Some(zoneinfo), Some(mfk), Some(wsf)) =
-        (read("/proc/zoneinfo"), read("/proc/sys/vm/min_free_kbytes"), read("/proc/sys/vm/watermark_scale_factor"))
-    else {
+    let (Some(zoneinfo), Some(mfk), Some(wsf)) = (
+        read("/proc/zoneinfo"),
+        read("/proc/sys/vm/min_free_kbytes"),
+        read("/proc/sys/vm/watermark_scale_factor"),
+    ) else {
         eprintln!("skipped: no /proc/zoneinfo here");
         return;
     };
@@ -83,14 +97,22 @@ fn this_machines_zoneinfo_matches_the_formulas() {
             free_list_base: 0,
         })
         .collect();
-    setup_per_zone_wmarks(&mut zones, mfk.trim().parse().unwrap(), wsf.trim().parse().unwrap());
+    setup_per_zone_wmarks(
+        &mut zones,
+        mfk.trim().parse().unwrap(),
+        wsf.trim().parse().unwrap(),
+    );
     let mut checked = 0;
     for (z, k) in zones.iter().zip(&info) {
         if k.boost != 0 {
             continue; // a boosted zone prints boost-inflated marks
         }
         assert_eq!(
-            (z.watermark[WMARK_MIN], z.watermark[WMARK_LOW], z.watermark[WMARK_HIGH]),
+            (
+                z.watermark[WMARK_MIN],
+                z.watermark[WMARK_LOW],
+                z.watermark[WMARK_HIGH]
+            ),
             (k.min, k.low, k.high),
             "node {} zone {}",
             k.node,
@@ -109,7 +131,11 @@ fn this_machines_zoneinfo_matches_the_formulas() {
         let reserve = setup_per_zone_lowmem_reserve(&managed);
         for z in info.iter().filter(|z| z.node == node) {
             for j in 0..MAX_NR_ZONES.min(z.protection.len()) {
-                assert_eq!(reserve[z.zone_idx][j], z.protection[j], "node {node} zone {} protection[{j}]", ZONE_NAMES[z.zone_idx]);
+                assert_eq!(
+                    reserve[z.zone_idx][j], z.protection[j],
+                    "node {node} zone {} protection[{j}]",
+                    ZONE_NAMES[z.zone_idx]
+                );
             }
         }
     }
@@ -119,6 +145,9 @@ fn this_machines_zoneinfo_matches_the_formulas() {
 fn zoneinfo_parser_reads_a_known_sample() {
     let sample = "Node 0, zone    DMA32\n  pages free     757396\n        boost    0\n        min      2116\n        low      2888\n        high     3660\n        managed  772918\n        protection: (0, 0, 21071, 21071, 21071)\n";
     let z = &parse_zoneinfo(sample)[0];
-    assert_eq!((z.zone_idx, z.min, z.low, z.high, z.managed), (ZONE_DMA32, 2116, 2888, 3660, 772918));
+    assert_eq!(
+        (z.zone_idx, z.min, z.low, z.high, z.managed),
+        (ZONE_DMA32, 2116, 2888, 3660, 772918)
+    );
     assert_eq!(z.protection, vec![0, 0, 21071, 21071, 21071]);
 }

@@ -122,10 +122,10 @@ def reproduce(seed: str, tests: str, tasks: str | None, scale: float, duration: 
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("-j", "--jobs", type=int, default=None)
 def demo(out: Path | None, jobs: int | None) -> None:
-    """A small seed experiment: seed 000's 1 vs 4 kswapd threads per node, at 1/24 of its
+    """A small seed experiment: seed 000's 1 vs 4 kswapd threads per node, at 1/8 of its
     memory and 5 s per stage, with the seed's own rows beneath."""
     console.print("[bold]reclaimlab demo[/bold]: seed 000 Test 3 (1 kswapd/node) vs Test 4 (4 kswapd/node), scaled down")
-    _reproduce([3, 4], [16, 40, 64, 90], 1 / 24, 5.0, out or _default_out("demo"), True, jobs, " — memory ×1/24, 5 s stages")
+    _reproduce([3, 4], [16, 40, 64, 90], 1 / 8, 5.0, out or _default_out("demo"), True, jobs, " — memory ×1/8, 5 s stages")
 
 
 BENCH_SCENARIO = """
@@ -174,6 +174,7 @@ def bench(memory_gb: float, tasks: int, duration: float, kswapd_threads: int, as
         "page_events_per_s": round(res["page_events"] / wall),
         "managed_pages": res["managed_pages"],
         "peak_rss_bytes_per_page": round(peak / res["managed_pages"], 2),
+        "state_bytes_per_page": round(res["page_state_bytes"] / res["managed_pages"], 3),
     }
     if as_json:
         click.echo(json.dumps(figures, indent=2))
@@ -181,4 +182,5 @@ def bench(memory_gb: float, tasks: int, duration: float, kswapd_threads: int, as
     console.print(f"scenario: 2 nodes × {memory_gb:g} GiB, {tasks} buffered dd readers, {kswapd_threads} kswapd/node, {duration:g} s measured")
     console.print(f"wall time            {figures['wall_s']:.2f} s for {figures['simulated_s']:.1f} simulated s")
     console.print(f"page events          {figures['page_events']:,} ({figures['page_events_per_s'] / 1e6:.1f} M/s on one core)")
+    console.print(f"state per page       {figures['state_bytes_per_page']:.2f} bytes (page descriptors, list heads, pfn→zone table)")
     console.print(f"peak RSS per page    {figures['peak_rss_bytes_per_page']:.1f} bytes (whole process, interpreter included)")

@@ -38,7 +38,14 @@ pub struct DiskStats {
 }
 
 impl BlockDevice {
-    pub fn new(name: String, bandwidth_mb_s: f64, latency_us: f64, max_request_kb: u64, jitter: f64, seed: u64) -> BlockDevice {
+    pub fn new(
+        name: String,
+        bandwidth_mb_s: f64,
+        latency_us: f64,
+        max_request_kb: u64,
+        jitter: f64,
+        seed: u64,
+    ) -> BlockDevice {
         BlockDevice {
             name,
             bandwidth: bandwidth_mb_s * 1e6 / NSEC_PER_SEC as f64,
@@ -57,7 +64,11 @@ impl BlockDevice {
         let parts = bytes.div_ceil(self.max_request_bytes).max(1);
         let start = self.transfer_free_at.max(now);
         let mean = bytes as f64 / self.bandwidth;
-        let exp = if self.jitter > 0.0 { -(1.0 - self.rng.gen::<f64>()).ln() } else { 1.0 };
+        let exp = if self.jitter > 0.0 {
+            -(1.0 - self.rng.gen::<f64>()).ln()
+        } else {
+            1.0
+        };
         let transfer = (mean * ((1.0 - self.jitter) + self.jitter * exp)) as Ns;
         self.transfer_free_at = start + transfer;
         let done = self.transfer_free_at + self.latency;
@@ -93,7 +104,10 @@ mod tests {
     fn jitter_keeps_the_mean_and_repeats_with_the_seed() {
         let run = |seed| {
             let mut d = BlockDevice::new("nvme0n1".into(), 1000.0, 0.0, 4096, 1.0, seed);
-            (0..20_000).map(|_| d.submit_read(0, 100_000)).max().unwrap()
+            (0..20_000)
+                .map(|_| d.submit_read(0, 100_000))
+                .max()
+                .unwrap()
         };
         let total = run(7);
         assert_eq!(total, run(7));

@@ -15,7 +15,12 @@ pub struct Cpus {
 
 impl Cpus {
     pub fn new(nodes: u32, per_node: u32) -> Cpus {
-        Cpus { busy_until: vec![0; (nodes * per_node) as usize], nr_cpus_per_node: per_node, total_sys_ns: 0, total_user_ns: 0 }
+        Cpus {
+            busy_until: vec![0; (nodes * per_node) as usize],
+            nr_cpus_per_node: per_node,
+            total_sys_ns: 0,
+            total_user_ns: 0,
+        }
     }
 
     pub fn nr_cpus(&self) -> u32 {

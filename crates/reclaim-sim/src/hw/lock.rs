@@ -53,7 +53,11 @@ impl Acquired {
 
 impl SpinLock {
     pub fn new(home_node: u32) -> SpinLock {
-        SpinLock { home_node, last_node: home_node, ..Default::default() }
+        SpinLock {
+            home_node,
+            last_node: home_node,
+            ..Default::default()
+        }
     }
 
     /// CPUs holding or queued for the lock at `now`.
@@ -68,13 +72,21 @@ impl SpinLock {
     /// a local, uncontended lock) and release it.
     pub fn acquire(&mut self, now: Ns, cpu_node: u32, hold_local: Ns, c: &LockCosts) -> Acquired {
         let remote = cpu_node != self.home_node;
-        let mut hold = if remote { (hold_local as f64 * c.remote_factor) as Ns } else { hold_local };
+        let mut hold = if remote {
+            (hold_local as f64 * c.remote_factor) as Ns
+        } else {
+            hold_local
+        };
         let wait = self.free_at.saturating_sub(now);
         if wait > 0 {
             self.contended += 1;
             let queued = self.queued_at(now) as Ns;
             let handoff = c.handoff + c.per_waiter * queued;
-            hold += if cpu_node != self.last_node { (handoff as f64 * c.remote_factor) as Ns } else { handoff };
+            hold += if cpu_node != self.last_node {
+                (handoff as f64 * c.remote_factor) as Ns
+            } else {
+                handoff
+            };
         }
         self.free_at = now + wait + hold;
         self.queue.push_back(self.free_at);
@@ -90,7 +102,11 @@ impl SpinLock {
 mod tests {
     use super::*;
 
-    const C: LockCosts = LockCosts { handoff: 400, per_waiter: 0, remote_factor: 2.0 };
+    const C: LockCosts = LockCosts {
+        handoff: 400,
+        per_waiter: 0,
+        remote_factor: 2.0,
+    };
 
     #[test]
     fn uncontended_lock_costs_only_its_hold() {
@@ -105,7 +121,13 @@ mod tests {
         let mut l = SpinLock::new(0);
         l.acquire(0, 0, 100, &C);
         let b = l.acquire(10, 0, 100, &C);
-        assert_eq!(b, Acquired { wait: 90, hold: 500 });
+        assert_eq!(
+            b,
+            Acquired {
+                wait: 90,
+                hold: 500
+            }
+        );
         // A remote CPU: hold doubled, and the handoff crosses nodes.
         let c = l.acquire(20, 1, 100, &C);
         assert_eq!(c.wait, 600 - 20);
@@ -115,7 +137,11 @@ mod tests {
 
     #[test]
     fn a_longer_queue_slows_each_handoff() {
-        let c = LockCosts { handoff: 100, per_waiter: 50, remote_factor: 1.0 };
+        let c = LockCosts {
+            handoff: 100,
+            per_waiter: 50,
+            remote_factor: 1.0,
+        };
         let mut l = SpinLock::new(0);
         l.acquire(0, 0, 1000, &c);
         let second = l.acquire(1, 0, 1000, &c); // one ahead of it

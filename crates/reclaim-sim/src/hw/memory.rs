@@ -26,7 +26,10 @@ pub struct MemoryBandwidth {
 
 impl MemoryBandwidth {
     pub fn new(bandwidth_mb_s: f64) -> MemoryBandwidth {
-        MemoryBandwidth { bandwidth: bandwidth_mb_s * 1e6 / 1e9, ..Default::default() }
+        MemoryBandwidth {
+            bandwidth: bandwidth_mb_s * 1e6 / 1e9,
+            ..Default::default()
+        }
     }
 
     /// Account `bytes` of DRAM traffic at `now`.
@@ -35,7 +38,9 @@ impl MemoryBandwidth {
             let elapsed = (now - self.bucket_start).max(BUCKET) as f64;
             let sample = self.bucket_bytes as f64 / elapsed;
             // Buckets with no traffic at all decay the rate once per elapsed bucket.
-            let idle = ((now - self.bucket_start) / BUCKET).saturating_sub(1).min(64) as i32;
+            let idle = ((now - self.bucket_start) / BUCKET)
+                .saturating_sub(1)
+                .min(64) as i32;
             self.rate = (ALPHA * sample + (1.0 - ALPHA) * self.rate) * (1.0 - ALPHA).powi(idle);
             self.bucket_start = now;
             self.bucket_bytes = 0;

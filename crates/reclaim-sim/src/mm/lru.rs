@@ -11,7 +11,13 @@ pub const LRU_ACTIVE_FILE: usize = 3;
 pub const LRU_UNEVICTABLE: usize = 4;
 pub const NR_LRU_LISTS: usize = 5;
 pub const NR_EVICTABLE: usize = 4;
-pub const LRU_NAMES: [&str; NR_LRU_LISTS] = ["inactive_anon", "active_anon", "inactive_file", "active_file", "unevictable"];
+pub const LRU_NAMES: [&str; NR_LRU_LISTS] = [
+    "inactive_anon",
+    "active_anon",
+    "inactive_file",
+    "active_file",
+    "unevictable",
+];
 
 #[inline]
 pub fn is_file_lru(lru: usize) -> bool {
@@ -37,7 +43,13 @@ pub struct Lruvec {
 
 impl Lruvec {
     pub fn new(list_base: u32) -> Lruvec {
-        Lruvec { list_base, zone_size: [[0; NR_LRU_LISTS]; MAX_NR_ZONES], anon_cost: 0, file_cost: 0, refaults: [0; 2] }
+        Lruvec {
+            list_base,
+            zone_size: [[0; NR_LRU_LISTS]; MAX_NR_ZONES],
+            anon_cost: 0,
+            file_cost: 0,
+            refaults: [0; 2],
+        }
     }
 
     #[inline]
@@ -47,7 +59,9 @@ impl Lruvec {
 
     /// `lruvec_lru_size(lruvec, lru, zone_idx)`: pages on `lru` in zones ≤ `zone_idx`.
     pub fn lru_size(&self, lru: usize, zone_idx: usize) -> u64 {
-        (0..=zone_idx.min(MAX_NR_ZONES - 1)).map(|z| self.zone_size[z][lru]).sum()
+        (0..=zone_idx.min(MAX_NR_ZONES - 1))
+            .map(|z| self.zone_size[z][lru])
+            .sum()
     }
 
     pub fn total(&self, lru: usize) -> u64 {
@@ -60,7 +74,11 @@ impl Lruvec {
         let inactive = self.lru_size(inactive_lru, reclaim_idx);
         let active = self.lru_size(inactive_lru + 1, reclaim_idx);
         let gb = (inactive + active) >> (30 - 12);
-        let ratio = if gb > 0 { super::zone::int_sqrt(10 * gb) } else { 1 };
+        let ratio = if gb > 0 {
+            super::zone::int_sqrt(10 * gb)
+        } else {
+            1
+        };
         inactive * ratio < active
     }
 
@@ -89,7 +107,7 @@ mod tests {
     fn inactive_ratio_follows_the_table() {
         let mut l = Lruvec::new(0);
         let gib = 1u64 << 18; // pages per GiB
-        // 10 GiB: ratio 10, so 1 GiB inactive against 9 GiB active is not low, 0.8 is.
+                              // 10 GiB: ratio 10, so 1 GiB inactive against 9 GiB active is not low, 0.8 is.
         l.zone_size[2][LRU_INACTIVE_FILE] = gib;
         l.zone_size[2][LRU_ACTIVE_FILE] = 9 * gib;
         assert!(!l.inactive_is_low(LRU_INACTIVE_FILE, 2));

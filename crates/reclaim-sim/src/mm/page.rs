@@ -49,7 +49,13 @@ pub struct Pages {
 impl Pages {
     /// `nr_pages` page frames and `nr_lists` list heads (sentinel descriptors after the pages).
     pub fn new(nr_pages: u32, nr_lists: u32) -> Pages {
-        let mut desc = vec![PageDesc { owner: NO_OWNER, ..Default::default() }; (nr_pages + nr_lists) as usize];
+        let mut desc = vec![
+            PageDesc {
+                owner: NO_OWNER,
+                ..Default::default()
+            };
+            (nr_pages + nr_lists) as usize
+        ];
         for l in 0..nr_lists {
             let h = nr_pages + l;
             desc[h as usize].next = h;

@@ -70,14 +70,21 @@ impl Kernel {
                 if pcp.zone != zi || pcp.credit == 0 {
                     let hold = PCP_BATCH as u64 * self.costs.buddy_ns;
                     cost += self.zone_lock(zi, cpu_node, hold, at + cost).total();
-                    *pcp = PcpCredit { zone: zi, credit: PCP_BATCH };
+                    *pcp = PcpCredit {
+                        zone: zi,
+                        credit: PCP_BATCH,
+                    };
                 }
                 pcp.credit -= 1;
                 let page = self.zones[zi].rmqueue(&mut self.pages, 0);
-                debug_assert!(page.is_some(), "watermark passed but the buddy lists are empty");
+                debug_assert!(
+                    page.is_some(),
+                    "watermark passed but the buddy lists are empty"
+                );
                 out.extend(page);
             }
-            self.events.count_zid(VmEvent::PgallocDma, zone_idx, n as u64);
+            self.events
+                .count_zid(VmEvent::PgallocDma, zone_idx, n as u64);
             left -= n;
         }
         cost
@@ -100,7 +107,13 @@ impl Kernel {
     /// `should_reclaim_retry()` for order 0: retry while any zone could reach its min
     /// watermark with everything reclaimable, and fewer than MAX_RECLAIM_RETRIES passes made
     /// no progress.
-    pub fn should_reclaim_retry(&self, nid: u32, highest_zoneidx: usize, progress: bool, no_progress_loops: &mut u32) -> bool {
+    pub fn should_reclaim_retry(
+        &self,
+        nid: u32,
+        highest_zoneidx: usize,
+        progress: bool,
+        no_progress_loops: &mut u32,
+    ) -> bool {
         if progress {
             *no_progress_loops = 0;
         } else {

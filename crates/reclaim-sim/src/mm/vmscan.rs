@@ -112,7 +112,9 @@ enum KswapdState {
     /// Asleep on kswapd_wait until woken.
     Sleeping,
     /// In `kswapd_try_to_sleep`'s HZ/10 nap, on kswapd_wait.
-    Napping { until: Ns },
+    Napping {
+        until: Ns,
+    },
     Balancing,
 }
 
@@ -214,7 +216,8 @@ impl KswapdTask {
         pgdat.kswapd_highest_zoneidx = MAX_NR_ZONES;
         k.first_kswapd_wake.get_or_insert(k.now);
         k.trace_kswapd_wake(self.nid, self.highest_zoneidx, self.alloc_order);
-        self.balance = Some(k.balance_pgdat_begin(self.nid, self.alloc_order, self.highest_zoneidx));
+        self.balance =
+            Some(k.balance_pgdat_begin(self.nid, self.alloc_order, self.highest_zoneidx));
         self.state = KswapdState::Balancing;
         Next::Run { sys: 0 }
     }
@@ -248,21 +251,26 @@ impl Kernel {
 
     /// `prepare_kswapd_sleep()`: hopeless or balanced nodes let kswapd sleep.
     pub fn prepare_kswapd_sleep(&self, nid: u32, order: u32, highest_zoneidx: usize) -> bool {
-        self.nodes[nid as usize].kswapd_failures >= MAX_RECLAIM_RETRIES || self.pgdat_balanced(nid, order, highest_zoneidx)
+        self.nodes[nid as usize].kswapd_failures >= MAX_RECLAIM_RETRIES
+            || self.pgdat_balanced(nid, order, highest_zoneidx)
     }
 
     /// `wakeup_kswapd()` for a zone of node `nid`: merge the request, then wake every thread
     /// waiting on kswapd_wait unless the node is balanced or hopeless.
     pub fn wakeup_kswapd(&mut self, nid: u32, order: u32, highest_zoneidx: usize) {
         let pgdat = &mut self.nodes[nid as usize];
-        if pgdat.kswapd_highest_zoneidx == MAX_NR_ZONES || pgdat.kswapd_highest_zoneidx < highest_zoneidx {
+        if pgdat.kswapd_highest_zoneidx == MAX_NR_ZONES
+            || pgdat.kswapd_highest_zoneidx < highest_zoneidx
+        {
             pgdat.kswapd_highest_zoneidx = highest_zoneidx;
         }
         pgdat.kswapd_order = pgdat.kswapd_order.max(order);
         if pgdat.kswapd_wait.is_empty() {
             return;
         }
-        if pgdat.kswapd_failures >= MAX_RECLAIM_RETRIES || self.pgdat_balanced(nid, order, highest_zoneidx) {
+        if pgdat.kswapd_failures >= MAX_RECLAIM_RETRIES
+            || self.pgdat_balanced(nid, order, highest_zoneidx)
+        {
             return;
         }
         self.trace_wakeup_kswapd(nid, highest_zoneidx, order);
@@ -277,10 +285,21 @@ impl Kernel {
     }
 
     /// `balance_pgdat()` setup.
-    fn balance_pgdat_begin(&mut self, nid: u32, order: u32, highest_zoneidx: usize) -> BalancePgdat {
+    fn balance_pgdat_begin(
+        &mut self,
+        nid: u32,
+        order: u32,
+        highest_zoneidx: usize,
+    ) -> BalancePgdat {
         self.count(VmEvent::Pageoutrun, 1);
         let sc = ScanControl::new(true, 0, order, highest_zoneidx);
-        BalancePgdat { nid, sc, highest_zoneidx, nr_reclaimed_at_pass: 0, state: Balance::Top }
+        BalancePgdat {
+            nid,
+            sc,
+            highest_zoneidx,
+            nr_reclaimed_at_pass: 0,
+            state: Balance::Top,
+        }
     }
 
     /// One step of `balance_pgdat()`: a batch of `shrink_node()`, or the loop's bookkeeping.
@@ -337,7 +356,13 @@ impl Kernel {
     }
 
     /// `try_to_free_pages()` entry: the allocating task on node `nid` starts direct reclaim.
-    pub fn try_to_free_pages_begin(&mut self, tid: u32, nid: u32, order: u32, reclaim_idx: usize) -> DirectReclaim {
+    pub fn try_to_free_pages_begin(
+        &mut self,
+        tid: u32,
+        nid: u32,
+        order: u32,
+        reclaim_idx: usize,
+    ) -> DirectReclaim {
         let sc = ScanControl::new(false, SWAP_CLUSTER_MAX, order, reclaim_idx);
         let mut nodes: Vec<u32> = Vec::with_capacity(self.nodes.len());
         for &zi in &self.zonelists[nid as usize] {
@@ -348,12 +373,23 @@ impl Kernel {
         }
         self.trace_direct_reclaim_begin(tid, order);
         // do_try_to_free_pages(): retry label.
-        self.events.count_zid(VmEvent::AllocstallDma, reclaim_idx, 1);
-        DirectReclaim { sc, nodes, node_pos: 0, shrink: None }
+        self.events
+            .count_zid(VmEvent::AllocstallDma, reclaim_idx, 1);
+        DirectReclaim {
+            sc,
+            nodes,
+            node_pos: 0,
+            shrink: None,
+        }
     }
 
     /// One step of direct reclaim. Returns CPU time and, when done, the pages reclaimed.
-    pub fn try_to_free_pages_step(&mut self, d: &mut DirectReclaim, tid: u32, cpu_node: u32) -> (Ns, Option<u64>) {
+    pub fn try_to_free_pages_step(
+        &mut self,
+        d: &mut DirectReclaim,
+        tid: u32,
+        cpu_node: u32,
+    ) -> (Ns, Option<u64>) {
         if let Some(s) = d.shrink.as_mut() {
             let (sys, done) = self.shrink_lruvec_step(s, &mut d.sc, tid, cpu_node);
             if !done {
@@ -394,7 +430,8 @@ impl Kernel {
             sc.may_deactivate |= DEACTIVATE_FILE;
         }
         let inactive_file = lruvec.total(LRU_INACTIVE_FILE);
-        sc.cache_trim_mode = (inactive_file >> sc.priority) > 0 && sc.may_deactivate & DEACTIVATE_FILE == 0;
+        sc.cache_trim_mode =
+            (inactive_file >> sc.priority) > 0 && sc.may_deactivate & DEACTIVATE_FILE == 0;
         let targets = self.get_scan_count(nid, sc);
         ShrinkLruvec {
             nid,
@@ -475,15 +512,26 @@ impl Kernel {
 
     /// One step of `shrink_lruvec()`: one `shrink_list()` call of ≤ SWAP_CLUSTER_MAX pages,
     /// or the second half of an inactive batch (putback), or the end-of-round adjustment.
-    fn shrink_lruvec_step(&mut self, s: &mut ShrinkLruvec, sc: &mut ScanControl, tid: u32, cpu_node: u32) -> (Ns, bool) {
+    fn shrink_lruvec_step(
+        &mut self,
+        s: &mut ShrinkLruvec,
+        sc: &mut ScanControl,
+        tid: u32,
+        cpu_node: u32,
+    ) -> (Ns, bool) {
         if let Some(batch) = s.batch.take() {
-            let (sys, reclaimed) = self.shrink_inactive_list_finish(s.nid, &batch, sc, tid, cpu_node);
+            let (sys, reclaimed) =
+                self.shrink_inactive_list_finish(s.nid, &batch, sc, tid, cpu_node);
             s.nr_reclaimed += reclaimed;
             sc.nr_reclaimed += reclaimed;
             return (sys, false);
         }
         loop {
-            if s.lru == 0 && s.nr[LRU_INACTIVE_ANON] == 0 && s.nr[LRU_ACTIVE_FILE] == 0 && s.nr[LRU_INACTIVE_FILE] == 0 {
+            if s.lru == 0
+                && s.nr[LRU_INACTIVE_ANON] == 0
+                && s.nr[LRU_ACTIVE_FILE] == 0
+                && s.nr[LRU_INACTIVE_FILE] == 0
+            {
                 // Loop done; the anon-aging tail of shrink_lruvec() needs swap (not modelled).
                 return (0, true);
             }
@@ -496,7 +544,11 @@ impl Kernel {
                 let n = s.nr[lru].min(SWAP_CLUSTER_MAX);
                 s.nr[lru] -= n;
                 if is_active_lru(lru) {
-                    let bit = if is_file_lru(lru) { DEACTIVATE_FILE } else { DEACTIVATE_ANON };
+                    let bit = if is_file_lru(lru) {
+                        DEACTIVATE_FILE
+                    } else {
+                        DEACTIVATE_ANON
+                    };
                     if sc.may_deactivate & bit == 0 {
                         sc.skipped_deactivate = true;
                         continue;
@@ -538,14 +590,23 @@ impl Kernel {
 
     /// `isolate_lru_folios()` under lru_lock: up to `nr_to_scan` folios from the tail of `lru`.
     /// Folios of zones above reclaim_idx are skipped (counted in total_scan, not in scan).
-    fn isolate_lru_folios(&mut self, nid: u32, nr_to_scan: u64, lru: usize, sc: &ScanControl, dst: &mut Isolated) -> (u64, u64) {
+    fn isolate_lru_folios(
+        &mut self,
+        nid: u32,
+        nr_to_scan: u64,
+        lru: usize,
+        sc: &ScanControl,
+        dst: &mut Isolated,
+    ) -> (u64, u64) {
         let list = self.nodes[nid as usize].lruvec.list(lru);
         let mut scan = 0;
         let mut total_scan = 0;
         let mut skipped = [0u64; MAX_NR_ZONES];
         let mut skip_head: Vec<u32> = Vec::new();
         while scan < nr_to_scan {
-            let Some(p) = self.pages.tail(list) else { break };
+            let Some(p) = self.pages.tail(list) else {
+                break;
+            };
             let zi = self.page_zone(p);
             let zone_idx = self.zones[zi].zone_idx;
             total_scan += 1;
@@ -573,16 +634,54 @@ impl Kernel {
     }
 
     /// `shrink_inactive_list()` first half: isolate a batch under lru_lock and count it.
-    fn shrink_inactive_list_start(&mut self, nid: u32, nr_to_scan: u64, lru: usize, sc: &mut ScanControl, cpu_node: u32) -> (Ns, Option<Isolated>) {
-        let mut batch = Isolated { pages: [0; SWAP_CLUSTER_MAX as usize], n: 0, lru, nr_scanned: 0 };
+    fn shrink_inactive_list_start(
+        &mut self,
+        nid: u32,
+        nr_to_scan: u64,
+        lru: usize,
+        sc: &mut ScanControl,
+        cpu_node: u32,
+    ) -> (Ns, Option<Isolated>) {
+        let mut batch = Isolated {
+            pages: [0; SWAP_CLUSTER_MAX as usize],
+            n: 0,
+            lru,
+            nr_scanned: 0,
+        };
         let (nr_scanned, nr_taken) = self.isolate_lru_folios(nid, nr_to_scan, lru, sc, &mut batch);
         let file = is_file_lru(lru);
         let now = self.now;
-        let lock = self.lru_lock(nid, cpu_node, nr_scanned.max(1) * self.costs.isolate_ns, now);
-        self.trace_lru_isolate(sc.reclaim_idx, sc.order, nr_to_scan, nr_scanned, nr_taken, lru);
+        let lock = self.lru_lock(
+            nid,
+            cpu_node,
+            nr_scanned.max(1) * self.costs.isolate_ns,
+            now,
+        );
+        self.trace_lru_isolate(
+            sc.reclaim_idx,
+            sc.order,
+            nr_to_scan,
+            nr_scanned,
+            nr_taken,
+            lru,
+        );
         self.nodes[nid as usize].nr_isolated[file as usize] += nr_taken;
-        self.count(if sc.kswapd { VmEvent::PgscanKswapd } else { VmEvent::PgscanDirect }, nr_scanned);
-        self.count(if file { VmEvent::PgscanFile } else { VmEvent::PgscanAnon }, nr_scanned);
+        self.count(
+            if sc.kswapd {
+                VmEvent::PgscanKswapd
+            } else {
+                VmEvent::PgscanDirect
+            },
+            nr_scanned,
+        );
+        self.count(
+            if file {
+                VmEvent::PgscanFile
+            } else {
+                VmEvent::PgscanAnon
+            },
+            nr_scanned,
+        );
         if sc.kswapd && nr_scanned > 0 {
             self.first_kswapd_scan.get_or_insert(now);
         }
@@ -594,7 +693,14 @@ impl Kernel {
     /// `shrink_inactive_list()` second half: `shrink_folio_list()` decides each folio, freed
     /// folios go back to the buddy allocator (zone->lock), the rest back to the LRU head
     /// (`move_folios_to_lru`, lru_lock). Returns CPU time and pages reclaimed.
-    fn shrink_inactive_list_finish(&mut self, nid: u32, batch: &Isolated, sc: &ScanControl, _tid: u32, cpu_node: u32) -> (Ns, u64) {
+    fn shrink_inactive_list_finish(
+        &mut self,
+        nid: u32,
+        batch: &Isolated,
+        sc: &ScanControl,
+        _tid: u32,
+        cpu_node: u32,
+    ) -> (Ns, u64) {
         let file = is_file_lru(batch.lru);
         let mut freed: [u32; SWAP_CLUSTER_MAX as usize] = [0; SWAP_CLUSTER_MAX as usize];
         let mut nr_freed = 0;
@@ -637,7 +743,9 @@ impl Kernel {
                 j += 1;
             }
             let at = self.now + sys;
-            sys += self.zone_lock(zi, cpu_node, (j - i) as u64 * buddy_ns, at).total();
+            sys += self
+                .zone_lock(zi, cpu_node, (j - i) as u64 * buddy_ns, at)
+                .total();
             for &p in &freed[i..j] {
                 let z = &mut self.zones[zi];
                 z.free_one_page(&mut self.pages, p, 0);
@@ -646,21 +754,56 @@ impl Kernel {
         }
         // move_folios_to_lru(): lru_lock is taken even for an empty list.
         let at = self.now + sys;
-        sys += self.lru_lock(nid, cpu_node, (nr_kept as u64).max(1) * self.costs.putback_ns, at).total();
+        sys += self
+            .lru_lock(
+                nid,
+                cpu_node,
+                (nr_kept as u64).max(1) * self.costs.putback_ns,
+                at,
+            )
+            .total();
         for &p in &kept[..nr_kept] {
-            let lru = if self.pages.flags(p) & pg::ACTIVE != 0 { batch.lru + 1 } else { batch.lru };
+            let lru = if self.pages.flags(p) & pg::ACTIVE != 0 {
+                batch.lru + 1
+            } else {
+                batch.lru
+            };
             self.lru_add_locked(nid, p, lru);
         }
         let reclaimed = nr_freed as u64;
         let pgdat = &mut self.nodes[nid as usize];
         pgdat.nr_isolated[file as usize] -= batch.n as u64;
         pgdat.nr_file_pages -= if file { reclaimed } else { 0 };
-        pgdat.lruvec.note_cost(file, 0, batch.nr_scanned - reclaimed.min(batch.nr_scanned));
-        self.count(if sc.kswapd { VmEvent::PgstealKswapd } else { VmEvent::PgstealDirect }, reclaimed);
-        self.count(if file { VmEvent::PgstealFile } else { VmEvent::PgstealAnon }, reclaimed);
+        pgdat
+            .lruvec
+            .note_cost(file, 0, batch.nr_scanned - reclaimed.min(batch.nr_scanned));
+        self.count(
+            if sc.kswapd {
+                VmEvent::PgstealKswapd
+            } else {
+                VmEvent::PgstealDirect
+            },
+            reclaimed,
+        );
+        self.count(
+            if file {
+                VmEvent::PgstealFile
+            } else {
+                VmEvent::PgstealAnon
+            },
+            reclaimed,
+        );
         self.count(VmEvent::Pgfree, reclaimed);
         self.count(VmEvent::Pgactivate, nr_activate);
-        self.trace_lru_shrink_inactive(nid, batch.nr_scanned, reclaimed, nr_activate, nr_ref_keep, sc.priority, file);
+        self.trace_lru_shrink_inactive(
+            nid,
+            batch.nr_scanned,
+            reclaimed,
+            nr_activate,
+            nr_ref_keep,
+            sc.priority,
+            file,
+        );
         (sys, reclaimed)
     }
 
@@ -696,11 +839,20 @@ impl Kernel {
 
     /// `shrink_active_list()`: every folio that is not an executable mapped file folio is
     /// deactivated (PG_workingset set, head of the inactive list).
-    fn shrink_active_list(&mut self, nid: u32, nr_to_scan: u64, lru: usize, sc: &ScanControl, cpu_node: u32) -> Ns {
+    fn shrink_active_list(
+        &mut self,
+        nid: u32,
+        nr_to_scan: u64,
+        lru: usize,
+        sc: &ScanControl,
+        cpu_node: u32,
+    ) -> Ns {
         let list = self.nodes[nid as usize].lruvec.list(lru);
         let mut taken = 0u64;
         while taken < nr_to_scan {
-            let Some(p) = self.pages.tail(list) else { break };
+            let Some(p) = self.pages.tail(list) else {
+                break;
+            };
             let zone_idx = self.zones[self.page_zone(p)].zone_idx;
             self.lru_del_locked(nid, p, lru, zone_idx);
             self.pages.clear(p, pg::ACTIVE);

@@ -115,7 +115,9 @@ pub struct VmEvents {
 
 impl Default for VmEvents {
     fn default() -> Self {
-        VmEvents { v: [0; NR_VM_EVENTS] }
+        VmEvents {
+            v: [0; NR_VM_EVENTS],
+        }
     }
 }
 
@@ -147,9 +149,21 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), NR_VM_EVENTS);
-        assert_eq!(VM_EVENT_NAMES[VmEvent::AllocstallMovable as usize], "allocstall_movable");
-        assert_eq!(VmEvent::AllocstallMovable as usize - VmEvent::AllocstallDma as usize, 3);
-        assert_eq!(VmEvent::PgskipMovable as usize - VmEvent::PgskipDma as usize, 3);
-        assert_eq!(VmEvent::PgallocMovable as usize - VmEvent::PgallocDma as usize, 3);
+        assert_eq!(
+            VM_EVENT_NAMES[VmEvent::AllocstallMovable as usize],
+            "allocstall_movable"
+        );
+        assert_eq!(
+            VmEvent::AllocstallMovable as usize - VmEvent::AllocstallDma as usize,
+            3
+        );
+        assert_eq!(
+            VmEvent::PgskipMovable as usize - VmEvent::PgskipDma as usize,
+            3
+        );
+        assert_eq!(
+            VmEvent::PgallocMovable as usize - VmEvent::PgallocDma as usize,
+            3
+        );
     }
 }

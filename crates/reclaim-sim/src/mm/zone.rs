@@ -58,7 +58,13 @@ impl Zone {
 
     /// `__zone_watermark_ok()` (6.2) for callers without ALLOC_HIGH/HARDER/OOM, whose free
     /// pages include everything (no CMA, no highatomic reserve in this model).
-    pub fn watermark_ok(&self, order: u32, mark: u64, highest_zoneidx: usize, free_pages: i64) -> bool {
+    pub fn watermark_ok(
+        &self,
+        order: u32,
+        mark: u64,
+        highest_zoneidx: usize,
+        free_pages: i64,
+    ) -> bool {
         let free_pages = free_pages - ((1i64 << order) - 1);
         if free_pages <= (mark + self.lowmem_reserve[highest_zoneidx]) as i64 {
             return false;
@@ -153,14 +159,30 @@ pub fn calculate_min_free_kbytes(lowmem_kbytes: u64) -> u64 {
 /// `__setup_per_zone_wmarks()` (6.x) over every zone of every node. No highmem on 64-bit;
 /// ZONE_MOVABLE is treated as highmem is: left out of `lowmem_pages`, with a small fixed
 /// minimum, `clamp(managed/1024, SWAP_CLUSTER_MAX, 128)`.
-pub fn setup_per_zone_wmarks(zones: &mut [Zone], min_free_kbytes: u64, watermark_scale_factor: u64) {
+pub fn setup_per_zone_wmarks(
+    zones: &mut [Zone],
+    min_free_kbytes: u64,
+    watermark_scale_factor: u64,
+) {
     let pages_min = min_free_kbytes >> 2; // PAGE_SHIFT - 10
-    let lowmem_pages: u64 = zones.iter().filter(|z| z.zone_idx != ZONE_MOVABLE).map(|z| z.managed_pages).sum();
+    let lowmem_pages: u64 = zones
+        .iter()
+        .filter(|z| z.zone_idx != ZONE_MOVABLE)
+        .map(|z| z.managed_pages)
+        .sum();
     for z in zones.iter_mut() {
-        let tmp = if lowmem_pages == 0 { 0 } else { pages_min * z.managed_pages / lowmem_pages };
+        let tmp = if lowmem_pages == 0 {
+            0
+        } else {
+            pages_min * z.managed_pages / lowmem_pages
+        };
         let d = std::cmp::max(tmp >> 2, z.managed_pages * watermark_scale_factor / 10_000);
         z.watermark_boost = 0;
-        z.watermark[WMARK_MIN] = if z.zone_idx == ZONE_MOVABLE { (z.managed_pages / 1024).clamp(32, 128) } else { tmp };
+        z.watermark[WMARK_MIN] = if z.zone_idx == ZONE_MOVABLE {
+            (z.managed_pages / 1024).clamp(32, 128)
+        } else {
+            tmp
+        };
         let tmp = z.watermark[WMARK_MIN];
         z.watermark[WMARK_LOW] = tmp + d;
         z.watermark[WMARK_HIGH] = tmp + 2 * d;
@@ -170,14 +192,20 @@ pub fn setup_per_zone_wmarks(zones: &mut [Zone], min_free_kbytes: u64, watermark
 
 /// `setup_per_zone_lowmem_reserve()` for one node's zones (indexed by zone type; absent
 /// zones have 0 managed pages).
-pub fn setup_per_zone_lowmem_reserve(node_managed: &[u64; MAX_NR_ZONES]) -> [[u64; MAX_NR_ZONES]; MAX_NR_ZONES] {
+pub fn setup_per_zone_lowmem_reserve(
+    node_managed: &[u64; MAX_NR_ZONES],
+) -> [[u64; MAX_NR_ZONES]; MAX_NR_ZONES] {
     let mut reserve = [[0u64; MAX_NR_ZONES]; MAX_NR_ZONES];
     for i in 0..MAX_NR_ZONES - 1 {
         let ratio = LOWMEM_RESERVE_RATIO[i];
         let mut managed = 0;
         for j in i + 1..MAX_NR_ZONES {
             managed += node_managed[j];
-            reserve[i][j] = if ratio == 0 || node_managed[i] == 0 { 0 } else { managed / ratio };
+            reserve[i][j] = if ratio == 0 || node_managed[i] == 0 {
+                0
+            } else {
+                managed / ratio
+            };
         }
     }
     reserve
@@ -204,7 +232,14 @@ mod tests {
 
     #[test]
     fn min_free_kbytes_matches_the_documented_table() {
-        for (mb, kb) in [(16u64, 512u64), (64, 1024), (256, 2048), (1024, 4096), (4096, 8192), (16384, 16384)] {
+        for (mb, kb) in [
+            (16u64, 512u64),
+            (64, 1024),
+            (256, 2048),
+            (1024, 4096),
+            (4096, 8192),
+            (16384, 16384),
+        ] {
             assert_eq!(calculate_min_free_kbytes(mb * 1024), kb, "{mb} MB");
         }
         assert_eq!(calculate_min_free_kbytes(1 << 40), 262_144);

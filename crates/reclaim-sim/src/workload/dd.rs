@@ -59,7 +59,14 @@ pub struct DdTask {
 }
 
 impl DdTask {
-    pub fn new(mapping: u32, device: usize, direct: bool, block_kb: u64, read_ahead_kb: u64, ra_depth: u32) -> DdTask {
+    pub fn new(
+        mapping: u32,
+        device: usize,
+        direct: bool,
+        block_kb: u64,
+        read_ahead_kb: u64,
+        ra_depth: u32,
+    ) -> DdTask {
         let ra_pages = (read_ahead_kb / 4).min(block_kb / 4).max(1) as u32;
         DdTask {
             mapping,
@@ -89,18 +96,36 @@ impl DdTask {
         }
         if let Some(d) = self.reclaim.as_mut() {
             let (sys, done) = k.try_to_free_pages_step(d, id, node);
-            let Some(progress) = done else { return Next::Run { sys } };
+            let Some(progress) = done else {
+                return Next::Run { sys };
+            };
             self.reclaim = None;
             // After direct reclaim: one attempt at the min watermark, else retry the slow path.
             let at = k.now + sys;
             let before = self.filling.len();
-            let cost = k.get_pages_from_freelist(node, AllocWmark::Min, PAGECACHE_HIGHEST_ZONEIDX, node, &mut self.pcp, at, 1, &mut self.filling);
+            let cost = k.get_pages_from_freelist(
+                node,
+                AllocWmark::Min,
+                PAGECACHE_HIGHEST_ZONEIDX,
+                node,
+                &mut self.pcp,
+                at,
+                1,
+                &mut self.filling,
+            );
             if self.filling.len() > before {
                 self.no_progress_loops = 0;
                 let c = self.add_page(k, self.filling[before], node, at + cost);
-                return Next::Run { sys: sys + cost + c };
+                return Next::Run {
+                    sys: sys + cost + c,
+                };
             }
-            if !k.should_reclaim_retry(node, PAGECACHE_HIGHEST_ZONEIDX, progress > 0, &mut self.no_progress_loops) {
+            if !k.should_reclaim_retry(
+                node,
+                PAGECACHE_HIGHEST_ZONEIDX,
+                progress > 0,
+                &mut self.no_progress_loops,
+            ) {
                 self.alloc_failures += 1;
                 self.no_progress_loops = 0;
             }
@@ -130,18 +155,42 @@ impl DdTask {
 
     /// Allocate up to SWAP_CLUSTER_MAX pages of the window being built; submit it when full.
     fn fill_window(&mut self, k: &mut Kernel, id: u32, node: u32) -> Next {
-        let want = SWAP_CLUSTER_MAX.min((self.ra_pages as usize - self.filling.len()) as u64) as usize;
+        let want =
+            SWAP_CLUSTER_MAX.min((self.ra_pages as usize - self.filling.len()) as u64) as usize;
         let first = self.filling.len();
-        let mut sys = k.get_pages_from_freelist(node, AllocWmark::Low, PAGECACHE_HIGHEST_ZONEIDX, node, &mut self.pcp, k.now, want, &mut self.filling);
+        let mut sys = k.get_pages_from_freelist(
+            node,
+            AllocWmark::Low,
+            PAGECACHE_HIGHEST_ZONEIDX,
+            node,
+            &mut self.pcp,
+            k.now,
+            want,
+            &mut self.filling,
+        );
         if self.filling.len() - first < want {
             // The slow path: wake the kswapds, then try the min watermark for the rest.
             k.wake_all_kswapds(node, 0, PAGECACHE_HIGHEST_ZONEIDX);
             let rest = want - (self.filling.len() - first);
             let at = k.now + sys;
-            sys += k.get_pages_from_freelist(node, AllocWmark::Min, PAGECACHE_HIGHEST_ZONEIDX, node, &mut self.pcp, at, rest, &mut self.filling);
+            sys += k.get_pages_from_freelist(
+                node,
+                AllocWmark::Min,
+                PAGECACHE_HIGHEST_ZONEIDX,
+                node,
+                &mut self.pcp,
+                at,
+                rest,
+                &mut self.filling,
+            );
             if self.filling.len() - first < want {
                 self.direct_reclaims += 1;
-                self.reclaim = Some(Box::new(k.try_to_free_pages_begin(id, node, 0, PAGECACHE_HIGHEST_ZONEIDX)));
+                self.reclaim = Some(Box::new(k.try_to_free_pages_begin(
+                    id,
+                    node,
+                    0,
+                    PAGECACHE_HIGHEST_ZONEIDX,
+                )));
             }
         }
         let added = (self.filling.len() - first) as u64;
@@ -152,12 +201,16 @@ impl DdTask {
             lru_nodes |= 1 << (pnid % 64);
             self.insert_page(k, page, pnid);
         }
-        sys += k.nodes[node as usize].memory.scale(added * k.costs.page_cache_insert_ns);
+        sys += k.nodes[node as usize]
+            .memory
+            .scale(added * k.costs.page_cache_insert_ns);
         // lru_add_drain(): one lru_lock acquisition per node for the batch.
         for nid in 0..k.nodes.len() as u32 {
             if lru_nodes & (1 << (nid % 64)) != 0 {
                 let at = k.now + sys;
-                sys += k.lru_lock(nid, node, added * k.costs.lru_add_ns, at).total();
+                sys += k
+                    .lru_lock(nid, node, added * k.costs.lru_add_ns, at)
+                    .total();
             }
         }
         if self.filling.len() == self.ra_pages as usize {
@@ -193,16 +246,24 @@ impl DdTask {
         let bytes = self.filling.len() as u64 * 4096;
         let done_at = k.devices[self.device].submit_read(k.now + sys, bytes);
         k.count(crate::mm::vmstat::VmEvent::PgpginKb, bytes / 1024);
-        let next = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(self.ra_pages as usize));
+        let next = self
+            .spare
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(self.ra_pages as usize));
         let pages = std::mem::replace(&mut self.filling, next);
         self.in_flight.push_back(Window { pages, done_at });
     }
 
     /// Wait for the oldest window, then copy it to user space.
     fn copy_window(&mut self, k: &mut Kernel, node: u32) -> Next {
-        let Some(w) = self.in_flight.front() else { return Next::Run { sys: 0 } };
+        let Some(w) = self.in_flight.front() else {
+            return Next::Run { sys: 0 };
+        };
         if w.done_at > k.now {
-            return Next::Sleep { sys: 0, at: w.done_at };
+            return Next::Sleep {
+                sys: 0,
+                at: w.done_at,
+            };
         }
         let mut w = self.in_flight.pop_front().expect("window");
         for &p in &w.pages {
@@ -215,10 +276,15 @@ impl DdTask {
         let n = w.pages.len() as u64;
         // The window's DMA and the copy's read hit the pages' node, the copy's write ours.
         let now = k.now;
-        let page_node = w.pages.first().map_or(node, |&p| k.zones[k.page_zone(p)].nid);
+        let page_node = w
+            .pages
+            .first()
+            .map_or(node, |&p| k.zones[k.page_zone(p)].nid);
         k.nodes[page_node as usize].memory.add(now, 2 * n * 4096);
         k.nodes[node as usize].memory.add(now, n * 4096);
-        let mut sys = k.nodes[page_node as usize].memory.scale(n * k.costs.copy_to_user_ns);
+        let mut sys = k.nodes[page_node as usize]
+            .memory
+            .scale(n * k.costs.copy_to_user_ns);
         self.copied_in_block += n * 4096;
         while self.copied_in_block >= self.block_bytes {
             self.copied_in_block -= self.block_bytes;
