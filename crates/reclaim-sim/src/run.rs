@@ -227,7 +227,7 @@ pub fn simulate(
             }
         }
         steps += 1;
-        if check_invariants && steps % 4096 == 0 {
+        if check_invariants && steps.is_multiple_of(4096) {
             if let Err(e) = k.check_conservation(0) {
                 panic!("invariant broken at t={}: {e}", k.now);
             }
@@ -245,8 +245,7 @@ pub fn simulate(
                 k.queue.push(k.now + interval, EventKind::Sample);
                 k.queue.push(end_at, EventKind::End);
             }
-        } else if s.run.stop_at == StopAt::KswapdScan {
-            let b = base.as_ref().expect("window");
+        } else if let (StopAt::KswapdScan, Some(b)) = (s.run.stop_at, &base) {
             if k.events.get(VmEvent::PgscanKswapd) > b.vmstat.event(VmEvent::PgscanKswapd) {
                 break;
             }

@@ -431,10 +431,13 @@ impl Scenario {
             }
         }
         let r = &self.run;
-        if !(r.duration_s > 0.0) || !r.duration_s.is_finite() {
+        if r.duration_s.is_nan() || r.duration_s <= 0.0 || !r.duration_s.is_finite() {
             return err("run.duration_s", "expected a positive number of seconds");
         }
-        if !(r.sample_interval_s > 0.0) || !r.sample_interval_s.is_finite() {
+        if r.sample_interval_s.is_nan()
+            || r.sample_interval_s <= 0.0
+            || !r.sample_interval_s.is_finite()
+        {
             return err(
                 "run.sample_interval_s",
                 "expected a positive number of seconds",

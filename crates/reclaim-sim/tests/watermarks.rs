@@ -130,9 +130,9 @@ fn this_machines_zoneinfo_matches_the_formulas() {
         }
         let reserve = setup_per_zone_lowmem_reserve(&managed);
         for z in info.iter().filter(|z| z.node == node) {
-            for j in 0..MAX_NR_ZONES.min(z.protection.len()) {
+            for (j, (&ours, &theirs)) in reserve[z.zone_idx].iter().zip(&z.protection).enumerate() {
                 assert_eq!(
-                    reserve[z.zone_idx][j], z.protection[j],
+                    ours, theirs,
                     "node {node} zone {} protection[{j}]",
                     ZONE_NAMES[z.zone_idx]
                 );

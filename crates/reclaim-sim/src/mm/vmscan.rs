@@ -95,7 +95,7 @@ pub struct ShrinkLruvec {
 enum Balance {
     /// Looking at the priority loop's head.
     Top,
-    Shrinking(ShrinkLruvec),
+    Shrinking(Box<ShrinkLruvec>),
 }
 
 /// kswapd's `balance_pgdat()` in progress.
@@ -329,7 +329,7 @@ impl Kernel {
                 b.sc.nr_scanned = 0;
                 b.nr_reclaimed_at_pass = b.sc.nr_reclaimed;
                 let s = self.shrink_node_begin(nid, &mut b.sc);
-                b.state = Balance::Shrinking(s);
+                b.state = Balance::Shrinking(Box::new(s));
                 (self.costs.shrink_node_overhead_ns, false)
             }
             Balance::Shrinking(s) => {

@@ -171,11 +171,9 @@ pub fn setup_per_zone_wmarks(
         .map(|z| z.managed_pages)
         .sum();
     for z in zones.iter_mut() {
-        let tmp = if lowmem_pages == 0 {
-            0
-        } else {
-            pages_min * z.managed_pages / lowmem_pages
-        };
+        let tmp = (pages_min * z.managed_pages)
+            .checked_div(lowmem_pages)
+            .unwrap_or(0);
         let d = std::cmp::max(tmp >> 2, z.managed_pages * watermark_scale_factor / 10_000);
         z.watermark_boost = 0;
         z.watermark[WMARK_MIN] = if z.zone_idx == ZONE_MOVABLE {
