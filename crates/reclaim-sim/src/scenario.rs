@@ -302,11 +302,16 @@ impl Scenario {
             message: format!("not valid TOML: {}", e.message()),
         })?;
         for o in overrides {
+            let key = o.split('=').next().unwrap_or("").trim().to_string();
             apply_override(&mut table, o).map_err(|message| ScenarioError {
                 file: "--set".into(),
-                key: o.split('=').next().unwrap_or("").trim().to_string(),
+                key: key.clone(),
                 message,
             })?;
+            // A value set on the command line replaces that key's sweep.
+            if let Some(toml::Value::Table(sweep)) = table.get_mut("sweep") {
+                sweep.remove(&key);
+            }
         }
         Self::from_table(table, file)
     }
@@ -654,6 +659,16 @@ mod tests {
         let Workload::Dd(dd) = &pts[1].1.workload;
         assert_eq!(dd.tasks, 8);
         assert!(pts[1].1.sweep.is_empty());
+    }
+
+    #[test]
+    fn an_override_replaces_the_sweep_of_its_key() {
+        let text = format!("{MIN}[sweep]\n\"workload.tasks\" = [2, 8]\n");
+        let s = Scenario::parse(&text, "s.toml", &["workload.tasks=5".into()]).unwrap();
+        let pts = s.sweep_points("s.toml").unwrap();
+        assert_eq!(pts.len(), 1);
+        let Workload::Dd(dd) = &pts[0].1.workload;
+        assert_eq!(dd.tasks, 5);
     }
 
     #[test]
