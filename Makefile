@@ -22,7 +22,7 @@ $(DEPS_STAMP): requirements-dev.txt | $(PY)
 
 # The extension module reclaimlab._core, built in release mode (the simulator is the engine).
 $(EXT_STAMP): $(DEPS_STAMP) $(RUST_SRC) pyproject.toml
-	maturin develop --release --quiet --skip-install 2>/dev/null || maturin develop --release
+	maturin develop --release --quiet
 	touch $@
 
 develop: $(EXT_STAMP)
