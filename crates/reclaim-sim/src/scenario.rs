@@ -127,7 +127,7 @@ impl Default for Sysctl {
             dirty_ratio: 20,
             dirty_background_ratio: 10,
             page_cluster: 3,
-            read_ahead_kb: 256,
+            read_ahead_kb: 128,
         }
     }
 }
