@@ -16,22 +16,12 @@ def cli() -> None:
 
 
 def _register() -> None:
+    from reclaimlab.live.cli import live
     from reclaimlab.simulate.cli import bench, demo, reproduce, run
+    from reclaimlab.tracing.cli import trace
 
-    for command in (run, demo, bench, reproduce):
+    for command in (run, demo, reproduce, bench, live, trace):
         cli.add_command(command)
-    try:  # sub-command groups owned by other parts of the package
-        from reclaimlab.tracing.cli import trace
-
-        cli.add_command(trace)
-    except ImportError:
-        pass
-    try:
-        from reclaimlab.live.cli import live
-
-        cli.add_command(live)
-    except ImportError:
-        pass
 
 
 _register()

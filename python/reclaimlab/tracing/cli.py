@@ -1,5 +1,6 @@
-"""Placeholder `trace` group so `reclaimlab trace record` can be tried in this branch; the
-tracing engineer's module replaces this file on merge (and adds `record` to its group)."""
+"""`reclaimlab trace`: reclaim tracing. `record` captures the vmscan tracepoints around a
+command on the live kernel (python/reclaimlab/tracing/record.py); trace postprocessing
+(`trace report`) joins this group when the trace parser lands."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from reclaimlab.tracing.record import record
 
 @click.group()
 def trace() -> None:
-    "Reclaim tracing."
+    """Reclaim tracing: capture vmscan tracepoints on the live kernel."""
 
 
 trace.add_command(record)

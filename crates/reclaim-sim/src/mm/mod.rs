@@ -4,6 +4,7 @@
 pub mod lru;
 pub mod page;
 pub mod page_alloc;
+pub mod swap;
 pub mod vmscan;
 pub mod vmstat;
 pub mod zone;

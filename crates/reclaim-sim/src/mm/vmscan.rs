@@ -885,7 +885,7 @@ impl Kernel {
     }
 
     #[inline]
-    fn lru_del_locked(&mut self, nid: u32, p: u32, lru: usize, zone_idx: usize) {
+    pub(crate) fn lru_del_locked(&mut self, nid: u32, p: u32, lru: usize, zone_idx: usize) {
         self.pages.unlink(p);
         self.pages.clear(p, pg::LRU);
         self.nodes[nid as usize].lruvec.zone_size[zone_idx][lru] -= 1;

@@ -266,11 +266,13 @@ impl DdTask {
             };
         }
         let mut w = self.in_flight.pop_front().expect("window");
+        let mut activated = 0u64;
         for &p in &w.pages {
-            // Unlock (read done) and folio_mark_accessed(): the first touch sets PG_referenced.
-            let d = &mut k.pages.desc[p as usize];
-            if d.owner == self.mapping {
-                d.flags = (d.flags & !pg::LOCKED) | pg::UPTODATE | pg::REFERENCED;
+            // The read is done: unlock, then folio_mark_accessed() as the copy touches it.
+            if k.pages.desc[p as usize].owner == self.mapping {
+                k.pages.clear(p, pg::LOCKED);
+                k.pages.set(p, pg::UPTODATE);
+                activated += k.folio_mark_accessed(p) as u64;
             }
         }
         let n = w.pages.len() as u64;
@@ -285,6 +287,12 @@ impl DdTask {
         let mut sys = k.nodes[page_node as usize]
             .memory
             .scale(n * k.costs.copy_to_user_ns);
+        if activated > 0 {
+            let at = k.now + sys;
+            sys += k
+                .lru_lock(page_node, node, activated * k.costs.lru_add_ns, at)
+                .total();
+        }
         self.copied_in_block += n * 4096;
         while self.copied_in_block >= self.block_bytes {
             self.copied_in_block -= self.block_bytes;
