@@ -135,18 +135,8 @@ impl Kernel {
             }
             for (zone_idx, pages) in layout {
                 let zi = zones.len();
-                zones.push(Zone {
-                    zone_idx,
-                    nid,
-                    start_pfn: pfn,
-                    managed_pages: pages,
-                    watermark: [0; 4],
-                    watermark_boost: 0,
-                    lowmem_reserve: [0; MAX_NR_ZONES],
-                    nr_free_pages: 0,
-                    nr_free: [0; NR_PAGE_ORDERS],
-                    free_list_base: nr_lists_lru + (zi * NR_PAGE_ORDERS) as u32,
-                });
+                let free_list_base = nr_lists_lru + (zi * NR_PAGE_ORDERS) as u32;
+                zones.push(Zone::new(zone_idx, nid, pfn, pages, free_list_base));
                 zids.push(zi);
                 pfn += pages as u32;
             }

@@ -84,18 +84,7 @@ fn this_machines_zoneinfo_matches_the_formulas() {
     assert!(!info.is_empty(), "no zones parsed");
     let mut zones: Vec<Zone> = info
         .iter()
-        .map(|z| Zone {
-            zone_idx: z.zone_idx,
-            nid: z.node,
-            start_pfn: 0,
-            managed_pages: z.managed,
-            watermark: [0; 4],
-            watermark_boost: 0,
-            lowmem_reserve: [0; MAX_NR_ZONES],
-            nr_free_pages: 0,
-            nr_free: [0; NR_PAGE_ORDERS],
-            free_list_base: 0,
-        })
+        .map(|z| Zone::new(z.zone_idx, z.node, 0, z.managed, 0))
         .collect();
     setup_per_zone_wmarks(
         &mut zones,

@@ -46,6 +46,29 @@ pub struct Zone {
 }
 
 impl Zone {
+    /// An empty zone (no free pages yet, watermarks unset) of `managed_pages` pages from
+    /// `start_pfn`, whose free lists start at list id `free_list_base`.
+    pub fn new(
+        zone_idx: usize,
+        nid: u32,
+        start_pfn: u32,
+        managed_pages: u64,
+        free_list_base: u32,
+    ) -> Zone {
+        Zone {
+            zone_idx,
+            nid,
+            start_pfn,
+            managed_pages,
+            watermark: [0; 4],
+            watermark_boost: 0,
+            lowmem_reserve: [0; MAX_NR_ZONES],
+            nr_free_pages: 0,
+            nr_free: [0; NR_PAGE_ORDERS],
+            free_list_base,
+        }
+    }
+
     /// `wmark_pages(z, i)`: the watermark plus the boost (the boost applies to MIN too).
     #[inline]
     pub fn wmark_pages(&self, i: usize) -> u64 {
@@ -214,18 +237,7 @@ mod tests {
     use super::*;
 
     fn zone(pages: u64) -> Zone {
-        Zone {
-            zone_idx: ZONE_NORMAL,
-            nid: 0,
-            start_pfn: 0,
-            managed_pages: pages,
-            watermark: [0; 4],
-            watermark_boost: 0,
-            lowmem_reserve: [0; MAX_NR_ZONES],
-            nr_free_pages: 0,
-            nr_free: [0; NR_PAGE_ORDERS],
-            free_list_base: 0,
-        }
+        Zone::new(ZONE_NORMAL, 0, 0, pages, 0)
     }
 
     #[test]
