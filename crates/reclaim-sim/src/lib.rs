@@ -1,0 +1,1 @@
+//! Placeholder so the workspace builds on this branch; replaced on merge.
