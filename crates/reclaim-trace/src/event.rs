@@ -1,0 +1,712 @@
+//! Typed reclaim events, decoded from an event name and its TP_printk field text.
+//!
+//! The field layouts modelled are those of `include/trace/events/vmscan.h` in 6.10+
+//! (checked against the `format` files of a running 6.18 kernel) and the older 2.6.36 / 3.x
+//! / 5.x layouts listed in KERNEL-RECLAIM.md §8.2. Fields that only exist in one era are
+//! `Option`s (old-only) or default to 0 when absent (6.x-only counters), so one type covers
+//! every layout. The same types are what [`crate::writer::TraceWriter`] prints, always in
+//! the 6.x layout.
+
+use crate::fields::{as_str, parse_hex, parse_i32, parse_i64, parse_u64, Pairs};
+use serde::Serialize;
+
+/// `reclaim_flags` of lru_shrink_inactive / lru_shrink_active / write_folio
+/// (`show_reclaim_flags()` in vmscan.h: ANON=0x1, FILE=0x2, SYNC=0x4, ASYNC=0x8, MIXED=0x10).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ReclaimFlags(pub u32);
+
+impl ReclaimFlags {
+    pub const ANON: u32 = 0x1;
+    pub const FILE: u32 = 0x2;
+    pub const SYNC: u32 = 0x4;
+    pub const ASYNC: u32 = 0x8;
+    pub const MIXED: u32 = 0x10;
+    /// Print order of `__print_flags` in vmscan.h.
+    pub const NAMES: [(u32, &'static str); 5] = [
+        (Self::ANON, "RECLAIM_WB_ANON"),
+        (Self::FILE, "RECLAIM_WB_FILE"),
+        (Self::MIXED, "RECLAIM_WB_MIXED"),
+        (Self::SYNC, "RECLAIM_WB_SYNC"),
+        (Self::ASYNC, "RECLAIM_WB_ASYNC"),
+    ];
+
+    pub fn is_file(self) -> bool {
+        self.0 & Self::FILE != 0
+    }
+    pub fn is_sync(self) -> bool {
+        self.0 & Self::SYNC != 0
+    }
+
+    /// Parses `RECLAIM_WB_FILE|RECLAIM_WB_ASYNC`, `RECLAIM_WB_NONE`, or a hex value
+    /// (`__print_flags` prints leftover bits as `0x…`).
+    pub fn parse(v: &[u8]) -> Option<Self> {
+        if v == b"RECLAIM_WB_NONE" {
+            return Some(ReclaimFlags(0));
+        }
+        let mut bits = 0;
+        for name in v.split(|&c| c == b'|') {
+            bits |= match Self::NAMES.iter().find(|(_, n)| n.as_bytes() == name) {
+                Some((bit, _)) => *bit,
+                None => u32::try_from(parse_u64(name)?).ok()?,
+            };
+        }
+        Some(ReclaimFlags(bits))
+    }
+}
+
+/// `mm_vmscan_throttled` reason, a bit mask of `1 << VMSCAN_THROTTLE_*`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ThrottleReason(pub u32);
+
+impl ThrottleReason {
+    pub const WRITEBACK: u32 = 1 << 0;
+    pub const ISOLATED: u32 = 1 << 1;
+    pub const NOPROGRESS: u32 = 1 << 2;
+    pub const CONGESTED: u32 = 1 << 3;
+    pub const NAMES: [(u32, &'static str); 4] = [
+        (Self::WRITEBACK, "VMSCAN_THROTTLE_WRITEBACK"),
+        (Self::ISOLATED, "VMSCAN_THROTTLE_ISOLATED"),
+        (Self::NOPROGRESS, "VMSCAN_THROTTLE_NOPROGRESS"),
+        (Self::CONGESTED, "VMSCAN_THROTTLE_CONGESTED"),
+    ];
+
+    pub fn parse(v: &[u8]) -> Option<Self> {
+        if v == b"VMSCAN_THROTTLE_NONE" {
+            return Some(ThrottleReason(0));
+        }
+        let mut bits = 0;
+        for name in v.split(|&c| c == b'|') {
+            bits |= match Self::NAMES.iter().find(|(_, n)| n.as_bytes() == name) {
+                Some((bit, _)) => *bit,
+                None => u32::try_from(parse_u64(name)?).ok()?,
+            };
+        }
+        Some(ThrottleReason(bits))
+    }
+}
+
+/// LRU list (`__print_symbolic(lru, …)` of lru_isolate, 4.x+).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Lru {
+    InactiveAnon = 0,
+    ActiveAnon = 1,
+    InactiveFile = 2,
+    ActiveFile = 3,
+    Unevictable = 4,
+}
+
+impl Lru {
+    pub const ALL: [Lru; 5] = [
+        Lru::InactiveAnon,
+        Lru::ActiveAnon,
+        Lru::InactiveFile,
+        Lru::ActiveFile,
+        Lru::Unevictable,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Lru::InactiveAnon => "inactive_anon",
+            Lru::ActiveAnon => "active_anon",
+            Lru::InactiveFile => "inactive_file",
+            Lru::ActiveFile => "active_file",
+            Lru::Unevictable => "unevictable",
+        }
+    }
+    fn parse(v: &[u8]) -> Option<Lru> {
+        Lru::ALL.into_iter().find(|l| l.name().as_bytes() == v)
+    }
+    pub fn is_inactive(self) -> bool {
+        matches!(self, Lru::InactiveAnon | Lru::InactiveFile)
+    }
+    pub fn is_file(self) -> bool {
+        matches!(self, Lru::InactiveFile | Lru::ActiveFile)
+    }
+}
+
+/// `*_reclaim_begin` (direct, memcg, memcg softlimit): 6.x `order=%d gfp_flags=%s`;
+/// 2.6.36–3.x also `may_writepage=%d`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ReclaimBegin<'a> {
+    pub order: i32,
+    pub gfp_flags: &'a str,
+    pub may_writepage: Option<i32>,
+}
+
+/// `mm_vmscan_lru_isolate`. 6.x: `classzone order nr_requested nr_scanned nr_skipped
+/// nr_taken lru`; 5.x adds a leading `isolate_mode`; 3.x: `isolate_mode order nr_requested
+/// nr_scanned nr_taken file`; 2.6.36: `… nr_taken contig_taken contig_dirty contig_failed`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LruIsolate {
+    pub classzone: Option<i32>,
+    pub isolate_mode: Option<i32>,
+    pub order: i32,
+    pub nr_requested: u64,
+    pub nr_scanned: u64,
+    pub nr_skipped: u64,
+    pub nr_taken: u64,
+    pub lru: Option<Lru>,
+    /// 3.x `file=%d`.
+    pub file: Option<i32>,
+    /// 2.6.36 lumpy-reclaim counter.
+    pub contig_dirty: Option<u64>,
+}
+
+impl LruIsolate {
+    /// Does this isolation count as "pages scanned" in trace-vmscan-postprocess.pl?
+    /// New script: `lru` matches `inactive_`; old script: `isolate_mode != 2` (2 = active
+    /// only, i.e. rotation by shrink_active_list).
+    pub fn counts_as_scan(&self) -> bool {
+        match (self.lru, self.isolate_mode) {
+            (Some(lru), _) => lru.is_inactive(),
+            (None, Some(mode)) => mode != 2,
+            (None, None) => true,
+        }
+    }
+    /// File LRU? `None` when the layout does not say (2.6.36).
+    pub fn is_file(&self) -> Option<bool> {
+        match (self.lru, self.file) {
+            (Some(lru), _) => Some(lru.is_file()),
+            (None, Some(f)) => Some(f != 0),
+            _ => None,
+        }
+    }
+}
+
+/// `mm_vmscan_lru_shrink_inactive` (6.x layout; the 3.x layout `nid zid nr_scanned
+/// nr_reclaimed priority flags` leaves the 6.x-only counters at 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ShrinkInactive {
+    pub nid: i32,
+    pub zid: Option<i32>,
+    pub nr_scanned: u64,
+    pub nr_reclaimed: u64,
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
+    pub nr_congested: u64,
+    pub nr_immediate: u64,
+    pub nr_activate_anon: u64,
+    pub nr_activate_file: u64,
+    pub nr_ref_keep: u64,
+    pub nr_unmap_fail: u64,
+    pub priority: i32,
+    pub flags: ReclaimFlags,
+}
+
+/// `mm_vmscan_lru_shrink_active` (6.x layout; the 3.x `lru nr_scanned nr_rotated priority`
+/// maps nr_scanned to nr_taken and nr_rotated to nr_active).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ShrinkActive {
+    pub nid: i32,
+    pub nr_taken: u64,
+    pub nr_active: u64,
+    pub nr_deactivated: u64,
+    pub nr_referenced: u64,
+    pub priority: i32,
+    pub flags: ReclaimFlags,
+}
+
+/// `mm_vmscan_write_folio` (6.x, `pfn=0x%lx`) and `mm_vmscan_writepage` (≤5.x, `pfn=%lu`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct WriteFolio {
+    /// The `%p` value as printed (hashed pointer).
+    pub page: u64,
+    pub pfn: u64,
+    pub flags: ReclaimFlags,
+}
+
+/// `mm_vmscan_throttled` (5.16+): `nid usec_timeout usect_delayed reason`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Throttled {
+    pub nid: i32,
+    pub usec_timeout: i64,
+    pub usec_delayed: i64,
+    pub reason: ThrottleReason,
+}
+
+/// `writeback_congestion_wait` / `writeback_wait_iff_congested` (2.6.36–5.15):
+/// `usec_timeout=%u usec_delayed=%u`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CongestionWait {
+    pub usec_timeout: u64,
+    pub usec_delayed: u64,
+}
+
+/// `mm_shrink_slab_start`: `%pS %p: nid: %d objects to shrink %ld gfp_flags %s cache items
+/// %ld delta %lld total_scan %ld priority %d`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ShrinkSlabStart<'a> {
+    pub shrink: &'a str,
+    pub shr: u64,
+    pub nid: i32,
+    pub nr_objects_to_shrink: i64,
+    pub gfp_flags: &'a str,
+    pub cache_items: i64,
+    pub delta: i64,
+    pub total_scan: i64,
+    pub priority: i32,
+}
+
+/// `mm_shrink_slab_end`: `%pS %p: nid: %d unused scan count %ld new scan count %ld
+/// total_scan %ld last shrinker return val %d`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ShrinkSlabEnd<'a> {
+    pub shrink: &'a str,
+    pub shr: u64,
+    pub nid: i32,
+    pub unused_scan: i64,
+    pub new_scan: i64,
+    pub total_scan: i64,
+    pub retval: i32,
+}
+
+/// One decoded reclaim event. Borrowed from the line it was parsed from (no allocation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Event<'a> {
+    /// `mm_vmscan_kswapd_sleep: nid=%d`
+    KswapdSleep {
+        nid: i32,
+    },
+    /// `mm_vmscan_kswapd_wake: nid=%d [zid=%d] order=%d`
+    KswapdWake {
+        nid: i32,
+        zid: Option<i32>,
+        order: i32,
+    },
+    /// `mm_vmscan_wakeup_kswapd: nid=%d [zid=%d] order=%d [gfp_flags=%s]`
+    WakeupKswapd {
+        nid: i32,
+        zid: Option<i32>,
+        order: i32,
+        gfp_flags: Option<&'a str>,
+    },
+    DirectReclaimBegin(ReclaimBegin<'a>),
+    /// `mm_vmscan_direct_reclaim_end: nr_reclaimed=%lu`
+    DirectReclaimEnd {
+        nr_reclaimed: u64,
+    },
+    MemcgReclaimBegin(ReclaimBegin<'a>),
+    MemcgReclaimEnd {
+        nr_reclaimed: u64,
+    },
+    MemcgSoftlimitReclaimBegin(ReclaimBegin<'a>),
+    MemcgSoftlimitReclaimEnd {
+        nr_reclaimed: u64,
+    },
+    /// `mm_vmscan_node_reclaim_begin: nid=%d order=%d gfp_flags=%s`
+    NodeReclaimBegin {
+        nid: i32,
+        order: i32,
+        gfp_flags: &'a str,
+    },
+    NodeReclaimEnd {
+        nr_reclaimed: u64,
+    },
+    LruIsolate(LruIsolate),
+    LruShrinkInactive(ShrinkInactive),
+    LruShrinkActive(ShrinkActive),
+    /// `mm_vmscan_reclaim_pages` (MADV_PAGEOUT / DAMON): shrink_inactive fields without
+    /// priority and flags.
+    ReclaimPages(ShrinkInactive),
+    WriteFolio(WriteFolio),
+    /// The ≤5.x name of write_folio.
+    Writepage(WriteFolio),
+    Throttled(Throttled),
+    CongestionWait(CongestionWait),
+    WaitIffCongested(CongestionWait),
+    ShrinkSlabStart(ShrinkSlabStart<'a>),
+    ShrinkSlabEnd(ShrinkSlabEnd<'a>),
+    /// Any `mm_compaction_*` event: the name without the prefix and the raw field text.
+    Compaction {
+        kind: &'a str,
+        fields: &'a str,
+    },
+}
+
+/// Why a known event's fields could not be decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldError;
+
+/// Collects fields by key; `Field::get` fails on absence.
+#[derive(Clone, Copy, Default)]
+struct F<'a>(Option<&'a [u8]>);
+
+impl<'a> F<'a> {
+    fn u(self) -> Result<u64, FieldError> {
+        self.0.and_then(parse_u64).ok_or(FieldError)
+    }
+    fn u_or0(self) -> Result<u64, FieldError> {
+        match self.0 {
+            None => Ok(0),
+            Some(v) => parse_u64(v).ok_or(FieldError),
+        }
+    }
+    fn i(self) -> Result<i32, FieldError> {
+        self.0.and_then(parse_i32).ok_or(FieldError)
+    }
+    fn i_or0(self) -> Result<i32, FieldError> {
+        match self.0 {
+            None => Ok(0),
+            Some(v) => parse_i32(v).ok_or(FieldError),
+        }
+    }
+    fn i64(self) -> Result<i64, FieldError> {
+        self.0.and_then(parse_i64).ok_or(FieldError)
+    }
+    fn opt_i(self) -> Result<Option<i32>, FieldError> {
+        self.0.map(|v| parse_i32(v).ok_or(FieldError)).transpose()
+    }
+    fn opt_u(self) -> Result<Option<u64>, FieldError> {
+        self.0.map(|v| parse_u64(v).ok_or(FieldError)).transpose()
+    }
+    fn s(self) -> Result<&'a str, FieldError> {
+        self.0.and_then(as_str).ok_or(FieldError)
+    }
+    fn flags(self) -> Result<ReclaimFlags, FieldError> {
+        self.0.and_then(ReclaimFlags::parse).ok_or(FieldError)
+    }
+}
+
+/// Declares a fixed set of keys, scans the pairs once and fills them.
+macro_rules! scan {
+    ($text:expr, { $($key:literal => $var:ident),* $(,)? }) => {
+        $(let mut $var = F::default();)*
+        for (k, v) in Pairs::new($text) {
+            match k {
+                $($key => $var = F(Some(v)),)*
+                _ => {}
+            }
+        }
+    };
+}
+
+fn reclaim_begin(text: &[u8]) -> Result<ReclaimBegin<'_>, FieldError> {
+    scan!(text, { b"order" => order, b"gfp_flags" => gfp, b"may_writepage" => mw });
+    Ok(ReclaimBegin {
+        order: order.i()?,
+        gfp_flags: gfp.s()?,
+        may_writepage: mw.opt_i()?,
+    })
+}
+
+fn nr_reclaimed(text: &[u8]) -> Result<u64, FieldError> {
+    scan!(text, { b"nr_reclaimed" => n });
+    n.u()
+}
+
+fn shrink_inactive(text: &[u8], has_flags: bool) -> Result<ShrinkInactive, FieldError> {
+    scan!(text, {
+        b"nid" => nid, b"zid" => zid, b"nr_scanned" => scanned, b"nr_reclaimed" => reclaimed,
+        b"nr_dirty" => dirty, b"nr_writeback" => writeback, b"nr_congested" => congested,
+        b"nr_immediate" => immediate, b"nr_activate_anon" => act_anon,
+        b"nr_activate_file" => act_file, b"nr_ref_keep" => ref_keep,
+        b"nr_unmap_fail" => unmap_fail, b"priority" => priority, b"flags" => flags,
+    });
+    Ok(ShrinkInactive {
+        nid: nid.i()?,
+        zid: zid.opt_i()?,
+        nr_scanned: scanned.u()?,
+        nr_reclaimed: reclaimed.u()?,
+        nr_dirty: dirty.u_or0()?,
+        nr_writeback: writeback.u_or0()?,
+        nr_congested: congested.u_or0()?,
+        nr_immediate: immediate.u_or0()?,
+        nr_activate_anon: act_anon.u_or0()?,
+        nr_activate_file: act_file.u_or0()?,
+        nr_ref_keep: ref_keep.u_or0()?,
+        nr_unmap_fail: unmap_fail.u_or0()?,
+        priority: if has_flags {
+            priority.i()?
+        } else {
+            priority.i_or0()?
+        },
+        flags: if has_flags {
+            flags.flags()?
+        } else {
+            ReclaimFlags(0)
+        },
+    })
+}
+
+fn write_folio(text: &[u8]) -> Result<WriteFolio, FieldError> {
+    scan!(text, { b"page" => page, b"pfn" => pfn, b"flags" => flags });
+    let page = page.0.and_then(parse_hex).ok_or(FieldError)?;
+    Ok(WriteFolio {
+        page,
+        pfn: pfn.u()?,
+        flags: flags.flags()?,
+    })
+}
+
+fn congestion(text: &[u8]) -> Result<CongestionWait, FieldError> {
+    scan!(text, { b"usec_timeout" => timeout, b"usec_delayed" => delayed });
+    Ok(CongestionWait {
+        usec_timeout: timeout.u()?,
+        usec_delayed: delayed.u()?,
+    })
+}
+
+/// The words of a line, split on spaces.
+type Words<'a> = std::slice::Split<'a, u8, fn(&u8) -> bool>;
+
+/// Splits the `%pS %p:` prefix of the shrink_slab events and returns the words after it.
+fn slab_prefix(text: &[u8]) -> Result<(&str, u64, Words<'_>), FieldError> {
+    fn space(c: &u8) -> bool {
+        *c == b' '
+    }
+    let mut words = text.split(space as fn(&u8) -> bool);
+    let shrink = words.next().and_then(as_str).ok_or(FieldError)?;
+    let ptr = words.next().ok_or(FieldError)?;
+    let ptr = ptr.strip_suffix(b":").ok_or(FieldError)?;
+    let shr = parse_hex(ptr).ok_or(FieldError)?;
+    Ok((shrink, shr, words))
+}
+
+/// Reads the `words value` phrases of the shrink_slab events: every numeric word is the
+/// value of the words before it; `gfp_flags` takes the next word whatever it is.
+fn slab_phrases<'a>(words: impl Iterator<Item = &'a [u8]>, mut put: impl FnMut(&[u8], &'a [u8])) {
+    let mut key_start: Option<&'a [u8]> = None;
+    let mut key_last: &'a [u8] = b"";
+    let mut want_gfp = false;
+    for w in words.filter(|w| !w.is_empty()) {
+        if want_gfp {
+            put(b"gfp_flags", w);
+            want_gfp = false;
+            key_start = None;
+            continue;
+        }
+        if w == b"gfp_flags" {
+            want_gfp = true;
+            continue;
+        }
+        if parse_i64(w).is_some() {
+            // The key is the last word before the number ("count", "items", "val"…), plus
+            // the first when that disambiguates ("unused"/"new" scan count).
+            let first = key_start.unwrap_or(b"");
+            let key: &[u8] = match (first, key_last) {
+                (b"unused", _) => b"unused",
+                (b"new", _) => b"new",
+                (b"objects", _) => b"objects",
+                (b"last", _) => b"retval",
+                (_, last) => last,
+            };
+            put(key, w);
+            key_start = None;
+        } else {
+            if key_start.is_none() {
+                key_start = Some(w);
+            }
+            key_last = w;
+        }
+    }
+}
+
+fn slab_start(text: &[u8]) -> Result<ShrinkSlabStart<'_>, FieldError> {
+    let (shrink, shr, words) = slab_prefix(text)?;
+    let (mut nid, mut objs, mut gfp, mut items, mut delta, mut total, mut prio) =
+        (None, None, None, None, None, None, None);
+    slab_phrases(words, |k, v| match k {
+        b"nid:" => nid = Some(v),
+        b"objects" => objs = Some(v),
+        b"gfp_flags" => gfp = Some(v),
+        b"items" => items = Some(v),
+        b"delta" => delta = Some(v),
+        b"total_scan" => total = Some(v),
+        b"priority" => prio = Some(v),
+        _ => {}
+    });
+    Ok(ShrinkSlabStart {
+        shrink,
+        shr,
+        nid: F(nid).i()?,
+        nr_objects_to_shrink: F(objs).i64()?,
+        gfp_flags: F(gfp).s()?,
+        cache_items: F(items).i64()?,
+        delta: F(delta).i64()?,
+        total_scan: F(total).i64()?,
+        priority: F(prio).i()?,
+    })
+}
+
+fn slab_end(text: &[u8]) -> Result<ShrinkSlabEnd<'_>, FieldError> {
+    let (shrink, shr, words) = slab_prefix(text)?;
+    let (mut nid, mut unused, mut new, mut total, mut ret) = (None, None, None, None, None);
+    slab_phrases(words, |k, v| match k {
+        b"nid:" => nid = Some(v),
+        b"unused" => unused = Some(v),
+        b"new" => new = Some(v),
+        b"total_scan" => total = Some(v),
+        b"retval" => ret = Some(v),
+        _ => {}
+    });
+    Ok(ShrinkSlabEnd {
+        shrink,
+        shr,
+        nid: F(nid).i()?,
+        unused_scan: F(unused).i64()?,
+        new_scan: F(new).i64()?,
+        total_scan: F(total).i64()?,
+        retval: F(ret).i()?,
+    })
+}
+
+impl<'a> Event<'a> {
+    /// Decodes an event. `Ok(None)`: an event this crate does not model (counted as unknown
+    /// by callers). `Err`: a modelled event whose fields are missing or unparsable.
+    pub fn parse(name: &'a [u8], text: &'a [u8]) -> Result<Option<Event<'a>>, FieldError> {
+        let ev = match name {
+            b"mm_vmscan_lru_isolate" => {
+                scan!(text, {
+                    b"classzone" => classzone, b"isolate_mode" => mode, b"order" => order,
+                    b"nr_requested" => req, b"nr_scanned" => scanned, b"nr_skipped" => skipped,
+                    b"nr_taken" => taken, b"lru" => lru, b"file" => file,
+                    b"contig_dirty" => contig_dirty,
+                });
+                Event::LruIsolate(LruIsolate {
+                    classzone: classzone.opt_i()?,
+                    isolate_mode: mode.opt_i()?,
+                    order: order.i()?,
+                    nr_requested: req.u()?,
+                    nr_scanned: scanned.u()?,
+                    nr_skipped: skipped.u_or0()?,
+                    nr_taken: taken.u()?,
+                    lru: lru.0.map(|v| Lru::parse(v).ok_or(FieldError)).transpose()?,
+                    file: file.opt_i()?,
+                    contig_dirty: contig_dirty.opt_u()?,
+                })
+            }
+            b"mm_vmscan_lru_shrink_inactive" => {
+                Event::LruShrinkInactive(shrink_inactive(text, true)?)
+            }
+            b"mm_shrink_slab_start" => Event::ShrinkSlabStart(slab_start(text)?),
+            b"mm_shrink_slab_end" => Event::ShrinkSlabEnd(slab_end(text)?),
+            b"mm_vmscan_lru_shrink_active" => {
+                scan!(text, {
+                    b"nid" => nid, b"nr_taken" => taken, b"nr_scanned" => scanned,
+                    b"nr_active" => active, b"nr_rotated" => rotated,
+                    b"nr_deactivated" => deact, b"nr_referenced" => referenced,
+                    b"priority" => priority, b"flags" => flags,
+                });
+                let taken = if taken.0.is_some() { taken } else { scanned };
+                let active = if active.0.is_some() { active } else { rotated };
+                Event::LruShrinkActive(ShrinkActive {
+                    nid: nid.i_or0()?,
+                    nr_taken: taken.u()?,
+                    nr_active: active.u_or0()?,
+                    nr_deactivated: deact.u_or0()?,
+                    nr_referenced: referenced.u_or0()?,
+                    priority: priority.i()?,
+                    flags: if flags.0.is_some() {
+                        flags.flags()?
+                    } else {
+                        ReclaimFlags(0)
+                    },
+                })
+            }
+            b"mm_vmscan_kswapd_wake" => {
+                scan!(text, { b"nid" => nid, b"zid" => zid, b"order" => order });
+                Event::KswapdWake {
+                    nid: nid.i()?,
+                    zid: zid.opt_i()?,
+                    order: order.i()?,
+                }
+            }
+            b"mm_vmscan_kswapd_sleep" => {
+                scan!(text, { b"nid" => nid });
+                Event::KswapdSleep { nid: nid.i()? }
+            }
+            b"mm_vmscan_wakeup_kswapd" => {
+                scan!(text, { b"nid" => nid, b"zid" => zid, b"order" => order, b"gfp_flags" => gfp });
+                Event::WakeupKswapd {
+                    nid: nid.i()?,
+                    zid: zid.opt_i()?,
+                    order: order.i()?,
+                    gfp_flags: gfp.0.map(|v| as_str(v).ok_or(FieldError)).transpose()?,
+                }
+            }
+            b"mm_vmscan_direct_reclaim_begin" => Event::DirectReclaimBegin(reclaim_begin(text)?),
+            b"mm_vmscan_direct_reclaim_end" => Event::DirectReclaimEnd {
+                nr_reclaimed: nr_reclaimed(text)?,
+            },
+            b"mm_vmscan_memcg_reclaim_begin" => Event::MemcgReclaimBegin(reclaim_begin(text)?),
+            b"mm_vmscan_memcg_reclaim_end" => Event::MemcgReclaimEnd {
+                nr_reclaimed: nr_reclaimed(text)?,
+            },
+            b"mm_vmscan_memcg_softlimit_reclaim_begin" => {
+                Event::MemcgSoftlimitReclaimBegin(reclaim_begin(text)?)
+            }
+            b"mm_vmscan_memcg_softlimit_reclaim_end" => Event::MemcgSoftlimitReclaimEnd {
+                nr_reclaimed: nr_reclaimed(text)?,
+            },
+            b"mm_vmscan_node_reclaim_begin" => {
+                scan!(text, { b"nid" => nid, b"order" => order, b"gfp_flags" => gfp });
+                Event::NodeReclaimBegin {
+                    nid: nid.i()?,
+                    order: order.i()?,
+                    gfp_flags: gfp.s()?,
+                }
+            }
+            b"mm_vmscan_node_reclaim_end" => Event::NodeReclaimEnd {
+                nr_reclaimed: nr_reclaimed(text)?,
+            },
+            b"mm_vmscan_reclaim_pages" => Event::ReclaimPages(shrink_inactive(text, false)?),
+            b"mm_vmscan_write_folio" => Event::WriteFolio(write_folio(text)?),
+            b"mm_vmscan_writepage" => Event::Writepage(write_folio(text)?),
+            b"mm_vmscan_throttled" => {
+                scan!(text, {
+                    b"nid" => nid, b"usec_timeout" => timeout, b"usect_delayed" => delayed,
+                    b"usec_delayed" => delayed2, b"reason" => reason,
+                });
+                let delayed = if delayed.0.is_some() {
+                    delayed
+                } else {
+                    delayed2
+                };
+                Event::Throttled(Throttled {
+                    nid: nid.i()?,
+                    usec_timeout: timeout.i64()?,
+                    usec_delayed: delayed.i64()?,
+                    reason: reason.0.and_then(ThrottleReason::parse).ok_or(FieldError)?,
+                })
+            }
+            b"writeback_congestion_wait" => Event::CongestionWait(congestion(text)?),
+            b"writeback_wait_iff_congested" => Event::WaitIffCongested(congestion(text)?),
+            _ => match name.strip_prefix(b"mm_compaction_") {
+                Some(kind) => Event::Compaction {
+                    kind: as_str(kind).ok_or(FieldError)?,
+                    fields: as_str(text).ok_or(FieldError)?,
+                },
+                None => return Ok(None),
+            },
+        };
+        Ok(Some(ev))
+    }
+
+    /// The tracepoint name this event prints as.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::KswapdSleep { .. } => "mm_vmscan_kswapd_sleep",
+            Event::KswapdWake { .. } => "mm_vmscan_kswapd_wake",
+            Event::WakeupKswapd { .. } => "mm_vmscan_wakeup_kswapd",
+            Event::DirectReclaimBegin(_) => "mm_vmscan_direct_reclaim_begin",
+            Event::DirectReclaimEnd { .. } => "mm_vmscan_direct_reclaim_end",
+            Event::MemcgReclaimBegin(_) => "mm_vmscan_memcg_reclaim_begin",
+            Event::MemcgReclaimEnd { .. } => "mm_vmscan_memcg_reclaim_end",
+            Event::MemcgSoftlimitReclaimBegin(_) => "mm_vmscan_memcg_softlimit_reclaim_begin",
+            Event::MemcgSoftlimitReclaimEnd { .. } => "mm_vmscan_memcg_softlimit_reclaim_end",
+            Event::NodeReclaimBegin { .. } => "mm_vmscan_node_reclaim_begin",
+            Event::NodeReclaimEnd { .. } => "mm_vmscan_node_reclaim_end",
+            Event::LruIsolate(_) => "mm_vmscan_lru_isolate",
+            Event::LruShrinkInactive(_) => "mm_vmscan_lru_shrink_inactive",
+            Event::LruShrinkActive(_) => "mm_vmscan_lru_shrink_active",
+            Event::ReclaimPages(_) => "mm_vmscan_reclaim_pages",
+            Event::WriteFolio(_) => "mm_vmscan_write_folio",
+            Event::Writepage(_) => "mm_vmscan_writepage",
+            Event::Throttled(_) => "mm_vmscan_throttled",
+            Event::CongestionWait(_) => "writeback_congestion_wait",
+            Event::WaitIffCongested(_) => "writeback_wait_iff_congested",
+            Event::ShrinkSlabStart(_) => "mm_shrink_slab_start",
+            Event::ShrinkSlabEnd(_) => "mm_shrink_slab_end",
+            Event::Compaction { .. } => "mm_compaction_",
+        }
+    }
+}
