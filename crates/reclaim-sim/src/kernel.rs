@@ -8,7 +8,7 @@ use crate::hw::cpu::Cpus;
 use crate::hw::lock::{Acquired, LockCosts, SpinLock};
 use crate::hw::memory::MemoryBandwidth;
 use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
-use crate::mm::page::{pg, Pages};
+use crate::mm::page::Pages;
 use crate::mm::vmscan::KswapdTask;
 use crate::mm::vmstat::{VmEvent, VmEvents, VmstatSnapshot, NR_STAT_ITEMS};
 use crate::mm::zone::{
@@ -415,7 +415,6 @@ impl Kernel {
                 ));
             }
         }
-        let _ = pg::LRU;
         Ok(())
     }
 

@@ -495,9 +495,6 @@ impl Scenario {
             }
             points = next;
         }
-        if self.sweep.is_empty() {
-            return Ok(points);
-        }
         Ok(points)
     }
 }

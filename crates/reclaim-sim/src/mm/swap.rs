@@ -23,8 +23,8 @@ impl Kernel {
             return false;
         }
         let lru = self.pages.desc[p as usize].lru as usize;
-        let zone_idx = self.zones[self.page_zone(p)].zone_idx;
-        let nid = self.zones[self.page_zone(p)].nid;
+        let zone = &self.zones[self.page_zone(p)];
+        let (zone_idx, nid) = (zone.zone_idx, zone.nid);
         self.lru_del_locked(nid, p, lru, zone_idx);
         self.pages.set(p, pg::ACTIVE);
         self.pages.clear(p, pg::REFERENCED);

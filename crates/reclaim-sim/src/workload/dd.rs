@@ -103,22 +103,11 @@ impl DdTask {
             // After direct reclaim: one attempt at the min watermark, else retry the slow path.
             let at = k.now + sys;
             let before = self.filling.len();
-            let cost = k.get_pages_from_freelist(
-                node,
-                AllocWmark::Min,
-                PAGECACHE_HIGHEST_ZONEIDX,
-                node,
-                &mut self.pcp,
-                at,
-                1,
-                &mut self.filling,
-            );
+            let cost = self.alloc_pages(k, node, AllocWmark::Min, at, 1);
             if self.filling.len() > before {
                 self.no_progress_loops = 0;
-                let c = self.add_page(k, self.filling[before], node, at + cost);
-                return Next::Run {
-                    sys: sys + cost + c,
-                };
+                let c = self.add_to_page_cache(k, before, node, sys + cost);
+                return Next::Run { sys: c };
             }
             if !k.should_reclaim_retry(
                 node,
@@ -158,31 +147,13 @@ impl DdTask {
         let want =
             SWAP_CLUSTER_MAX.min((self.ra_pages as usize - self.filling.len()) as u64) as usize;
         let first = self.filling.len();
-        let mut sys = k.get_pages_from_freelist(
-            node,
-            AllocWmark::Low,
-            PAGECACHE_HIGHEST_ZONEIDX,
-            node,
-            &mut self.pcp,
-            k.now,
-            want,
-            &mut self.filling,
-        );
+        let mut sys = self.alloc_pages(k, node, AllocWmark::Low, k.now, want);
         if self.filling.len() - first < want {
             // The slow path: wake the kswapds, then try the min watermark for the rest.
             k.wake_all_kswapds(node, 0, PAGECACHE_HIGHEST_ZONEIDX);
             let rest = want - (self.filling.len() - first);
             let at = k.now + sys;
-            sys += k.get_pages_from_freelist(
-                node,
-                AllocWmark::Min,
-                PAGECACHE_HIGHEST_ZONEIDX,
-                node,
-                &mut self.pcp,
-                at,
-                rest,
-                &mut self.filling,
-            );
+            sys += self.alloc_pages(k, node, AllocWmark::Min, at, rest);
             if self.filling.len() - first < want {
                 self.direct_reclaims += 1;
                 self.reclaim = Some(Box::new(k.try_to_free_pages_begin(
@@ -193,6 +164,38 @@ impl DdTask {
                 )));
             }
         }
+        let sys = self.add_to_page_cache(k, first, node, sys);
+        Next::Run { sys }
+    }
+
+    /// `get_page_from_freelist()` for up to `want` page-cache pages onto `filling`, from the
+    /// task's own node; returns the CPU time spent.
+    fn alloc_pages(
+        &mut self,
+        k: &mut Kernel,
+        node: u32,
+        wmark: AllocWmark,
+        at: Ns,
+        want: usize,
+    ) -> Ns {
+        let hz = PAGECACHE_HIGHEST_ZONEIDX;
+        k.get_pages_from_freelist(
+            node,
+            wmark,
+            hz,
+            node,
+            &mut self.pcp,
+            at,
+            want,
+            &mut self.filling,
+        )
+    }
+
+    /// Add the pages `filling[first..]` to the page cache and the LRU (one lru_lock
+    /// acquisition per node for the batch, as `lru_add_drain` takes it), and submit the
+    /// window once it is full. `sys` is the CPU time used so far in this step; returns it
+    /// with this work added.
+    fn add_to_page_cache(&mut self, k: &mut Kernel, first: usize, node: u32, mut sys: Ns) -> Ns {
         let added = (self.filling.len() - first) as u64;
         let mut lru_nodes: u64 = 0; // bitmask of nodes whose lru_lock this batch needs
         for i in first..self.filling.len() {
@@ -204,7 +207,6 @@ impl DdTask {
         sys += k.nodes[node as usize]
             .memory
             .scale(added * k.costs.page_cache_insert_ns);
-        // lru_add_drain(): one lru_lock acquisition per node for the batch.
         for nid in 0..k.nodes.len() as u32 {
             if lru_nodes & (1 << (nid % 64)) != 0 {
                 let at = k.now + sys;
@@ -213,19 +215,6 @@ impl DdTask {
                     .total();
             }
         }
-        if self.filling.len() == self.ra_pages as usize {
-            self.submit_window(k, sys);
-        }
-        Next::Run { sys }
-    }
-
-    /// A page the slow path returned after direct reclaim: add it like any other.
-    fn add_page(&mut self, k: &mut Kernel, page: u32, node: u32, at: Ns) -> Ns {
-        // `page` is already the last entry of `filling`.
-        let pnid = k.zones[k.page_zone(page)].nid;
-        self.insert_page(k, page, pnid);
-        let mut sys = k.costs.page_cache_insert_ns;
-        sys += k.lru_lock(pnid, node, k.costs.lru_add_ns, at + sys).total();
         if self.filling.len() == self.ra_pages as usize {
             self.submit_window(k, sys);
         }
