@@ -181,7 +181,7 @@ impl KswapdTask {
             }
             KswapdState::Balancing => {
                 let mut b = self.balance.take().expect("balancing without state");
-                let (sys, done) = k.balance_pgdat_step(&mut b, id, cpu_node);
+                let (sys, done) = k.balance_pgdat_step(&mut b, cpu_node);
                 if !done {
                     self.balance = Some(b);
                     return Next::Run { sys };
@@ -304,7 +304,7 @@ impl Kernel {
 
     /// One step of `balance_pgdat()`: a batch of `shrink_node()`, or the loop's bookkeeping.
     /// Returns the CPU time used and whether balance_pgdat() returned.
-    fn balance_pgdat_step(&mut self, b: &mut BalancePgdat, tid: u32, cpu_node: u32) -> (Ns, bool) {
+    fn balance_pgdat_step(&mut self, b: &mut BalancePgdat, cpu_node: u32) -> (Ns, bool) {
         let nid = b.nid;
         match &mut b.state {
             Balance::Top => {
@@ -333,7 +333,7 @@ impl Kernel {
                 (self.costs.shrink_node_overhead_ns, false)
             }
             Balance::Shrinking(s) => {
-                let (sys, done) = self.shrink_lruvec_step(s, &mut b.sc, tid, cpu_node);
+                let (sys, done) = self.shrink_lruvec_step(s, &mut b.sc, cpu_node);
                 if !done {
                     return (sys, false);
                 }
@@ -391,7 +391,7 @@ impl Kernel {
         cpu_node: u32,
     ) -> (Ns, Option<u64>) {
         if let Some(s) = d.shrink.as_mut() {
-            let (sys, done) = self.shrink_lruvec_step(s, &mut d.sc, tid, cpu_node);
+            let (sys, done) = self.shrink_lruvec_step(s, &mut d.sc, cpu_node);
             if !done {
                 return (sys, None);
             }
@@ -516,12 +516,10 @@ impl Kernel {
         &mut self,
         s: &mut ShrinkLruvec,
         sc: &mut ScanControl,
-        tid: u32,
         cpu_node: u32,
     ) -> (Ns, bool) {
         if let Some(batch) = s.batch.take() {
-            let (sys, reclaimed) =
-                self.shrink_inactive_list_finish(s.nid, &batch, sc, tid, cpu_node);
+            let (sys, reclaimed) = self.shrink_inactive_list_finish(s.nid, &batch, sc, cpu_node);
             s.nr_reclaimed += reclaimed;
             sc.nr_reclaimed += reclaimed;
             return (sys, false);
@@ -698,7 +696,6 @@ impl Kernel {
         nid: u32,
         batch: &Isolated,
         sc: &ScanControl,
-        _tid: u32,
         cpu_node: u32,
     ) -> (Ns, u64) {
         let file = is_file_lru(batch.lru);
@@ -709,7 +706,7 @@ impl Kernel {
         let mut nr_activate = 0u64;
         let mut nr_ref_keep = 0u64;
         for &p in &batch.pages[..batch.n] {
-            match self.shrink_folio(p, sc) {
+            match self.shrink_folio(p) {
                 FolioFate::Free => {
                     freed[nr_freed] = p;
                     nr_freed += 1;
@@ -810,7 +807,7 @@ impl Kernel {
     /// `shrink_folio_list()` for one folio, and `folio_check_references()`. Clean unmapped
     /// page-cache folios only (dirty, mapped and anon folios arrive with the writeback and
     /// swap models).
-    fn shrink_folio(&mut self, p: u32, _sc: &ScanControl) -> FolioFate {
+    fn shrink_folio(&mut self, p: u32) -> FolioFate {
         let flags = self.pages.flags(p);
         if flags & pg::LOCKED != 0 {
             return FolioFate::Keep; // trylock failed: a read is in flight
