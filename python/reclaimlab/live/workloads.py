@@ -72,9 +72,13 @@ class Workload(ABC):
     def launch(self) -> None: ...
 
     def step(self, deadline: float | None) -> bool:
-        """Reap finished tasks, start follow-ups; True once the workload is complete."""
+        """Reap finished tasks, start follow-ups; True once the workload is complete (its
+        stop time is then the last task's end)."""
         self.reap()
-        return all(t.ended is not None for t in self.tasks)
+        done = all(t.ended is not None for t in self.tasks)
+        if done:
+            self.finish_time()
+        return done
 
     def stop(self) -> None:
         """End whatever still runs: SIGINT first (dd prints its totals, the probe flushes), then
@@ -253,12 +257,6 @@ class DdWrite(Workload):
                 argv.append(f"conv={self.params['conv']}")
             self.spawn(i, "dd", argv)
 
-    def step(self, deadline: float | None) -> bool:
-        done = super().step(deadline)
-        if done:
-            self.finish_time()
-        return done
-
     def metrics(self) -> dict[str, Any]:
         elapsed = [t.elapsed for t in self.tasks if t.ended is not None]
         mean = sum(elapsed) / len(elapsed) if elapsed else 0.0
@@ -287,12 +285,6 @@ class Usemem(Workload):
         for i in range(p["tasks"]):
             argv = [*HELPER, "usemem", "--size-mb", str(p["size_mb"]), "--repeats", str(p["repeats"]), "--runtime-s", str(p["runtime_s"])]
             self.spawn(i, "usemem", argv + (["--random"] if p["random"] else []))
-
-    def step(self, deadline: float | None) -> bool:
-        done = super().step(deadline)
-        if done:
-            self.finish_time()
-        return done
 
     def metrics(self) -> dict[str, Any]:
         results = []
@@ -324,12 +316,6 @@ class MappedFileStream(Workload):
             path = f"{d}/clog-{os.getpid()}-{i}"
             self.track_new_file(path)  # the helper unlinks it at once; this covers a kill before
             self.spawn(i, "mapped-file-stream", [*HELPER, "mapped-file-stream", "--path", path, "--size-mb", str(self.params["size_mb"])])
-
-    def step(self, deadline: float | None) -> bool:
-        done = super().step(deadline)
-        if done:
-            self.finish_time()
-        return done
 
     def metrics(self) -> dict[str, Any]:
         results = [json.loads(t.stdout.strip().splitlines()[-1]) for t in self.tasks if t.returncode == 0 and t.stdout.strip()]
