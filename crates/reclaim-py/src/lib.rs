@@ -6,10 +6,12 @@ use pyo3::prelude::*;
 
 mod live;
 mod sim;
+mod trace;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sim::register(m)?;
     live::register(m)?;
+    trace::register(m)?;
     Ok(())
 }

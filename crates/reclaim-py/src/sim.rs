@@ -74,6 +74,12 @@ fn run_scenario(
     }
     reclaim_sim::write_run_dir(&out, &out_dir, true)
         .map_err(|e| PyOSError::new_err(format!("{}: {e}", out_dir.display())))?;
+    if let Some(e) = &out.trace_error {
+        return Err(PyOSError::new_err(format!(
+            "{}: {e}",
+            out_dir.join("trace.txt").display()
+        )));
+    }
     Ok(out.result_json)
 }
 

@@ -24,6 +24,8 @@ pub struct RunOutput {
     pub tasks_json: String,
     pub result_json: String,
     pub result: RunResult,
+    /// The first error writing the trace, if any (the run itself is complete regardless).
+    pub trace_error: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -264,7 +266,12 @@ pub fn simulate(
         t.flush();
     }
     let base = base.unwrap_or_else(|| baseline(&k));
-    let out = finish(s, &k, &base, samples, start_met);
+    let mut out = finish(s, &k, &base, samples, start_met);
+    out.trace_error = k
+        .tracer
+        .as_ref()
+        .and_then(|t| t.error.as_ref())
+        .map(|e| format!("writing the trace: {e}"));
     (k, out)
 }
 
@@ -441,6 +448,7 @@ fn finish(
         tasks_json: serde_json::to_string_pretty(&tasks_file).unwrap_or_default() + "\n",
         result_json: serde_json::to_string_pretty(&result).unwrap_or_default() + "\n",
         result,
+        trace_error: None,
     }
 }
 

@@ -90,3 +90,41 @@ trace = true
     assert_eq!(stolen_d, m.pgsteal_direct);
     assert!(wakes >= 1);
 }
+
+/// The simulated trace through the same postprocessor as a real one: every line parses,
+/// and every trace total the report sets beside a vmstat counter equals that counter's
+/// delta over the window (pgscan/pgsteal by kswapd and direct, allocstall, pageoutrun).
+#[test]
+fn trace_report_agrees_with_the_run_vmstat() {
+    use reclaim_trace::analysis::{analyze, Options};
+    use reclaim_trace::report::{vmstat_agreement, VmstatDelta};
+    let text = r#"
+[machine]
+nodes = 2
+cpus_per_node = 8
+memory_mb_per_node = 256
+dma32_mb = 64
+devices = [{ count = 2, bandwidth_mb_s = 3360, latency_us = 430, max_request_kb = 512, jitter = 1.0 }]
+[workload]
+kind = "dd"
+tasks = 24
+[run]
+start_at = "kswapd_wake"
+duration_s = 0.5
+trace = true
+"#;
+    let s = Scenario::parse(text, "trace.toml", &[]).unwrap();
+    let buf = Shared::default();
+    let out = reclaim_sim::run(&s, Some(Box::new(buf.clone())), &mut |_| {});
+    let trace = buf.0.lock().unwrap().clone();
+    let a = analyze(&mut &trace[..], Options::default()).unwrap();
+    assert_eq!(a.parse.malformed, 0, "{:?}", a.parse.malformed_lines);
+    assert_eq!(a.parse.unknown_events, 0);
+    let v = VmstatDelta::from_texts(&out.vmstat_before, &out.vmstat_after);
+    let ag = vmstat_agreement(&a, &v);
+    assert_eq!(ag.len(), 6, "{ag:?}");
+    for g in &ag {
+        assert!(g.vmstat > 0, "the run must exercise {}: {ag:?}", g.counter);
+        assert_eq!(g.trace as i64, g.vmstat, "{} vs {}", g.what, g.counter);
+    }
+}

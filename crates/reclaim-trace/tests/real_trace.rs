@@ -52,3 +52,52 @@ fn real_trace_parses_and_agrees_with_vmstat() {
     assert_eq!(direct_scanned, delta("pgscan_direct"));
     assert_eq!(direct_reclaimed, delta("pgsteal_direct"));
 }
+
+/// The whole text report of the real trace, with its vmstat agreement section, as a
+/// snapshot: any change to parsing, attribution or layout shows up as a reviewed diff.
+#[test]
+fn real_trace_report_snapshot() {
+    use reclaim_trace::report::{render_text, Input, VmstatDelta};
+    let mut input = open_input(&format!("{DATA}.trace.zst")).unwrap();
+    let a = analyze(&mut input, Options::default()).unwrap();
+    let read = |s: &str| std::fs::read_to_string(format!("{DATA}.{s}")).unwrap();
+    let text = render_text(&[Input {
+        name: "vmscan-6.18".into(),
+        analysis: &a,
+        vmstat: Some(VmstatDelta::from_texts(
+            &read("vmstat.before"),
+            &read("vmstat.after"),
+        )),
+        user_sys_s: None,
+    }]);
+    insta::assert_snapshot!(text);
+}
+
+/// `--ignore-pid` (mmtests' mode): rows merged by name, totals unchanged.
+#[test]
+fn ignore_pid_merges_rows_without_changing_totals() {
+    use reclaim_trace::report::Summary;
+    let run = |ignore_pid| {
+        let mut input = open_input(&format!("{DATA}.trace.zst")).unwrap();
+        analyze(
+            &mut input,
+            Options {
+                ignore_pid,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    let (per_pid, by_name) = (run(false), run(true));
+    assert!(by_name.processes.len() < per_pid.processes.len());
+    let (a, b) = (Summary::of(&per_pid), Summary::of(&by_name));
+    assert_eq!(a.direct, b.direct);
+    assert_eq!(a.kswapd, b.kswapd);
+    assert_eq!(a.direct_reclaims, b.direct_reclaims);
+    assert_eq!(a.time_stalled_direct_s, b.time_stalled_direct_s);
+    let mut names: Vec<&str> = by_name.processes.iter().map(|p| p.name.as_str()).collect();
+    names.sort_unstable();
+    let n = names.len();
+    names.dedup();
+    assert_eq!(names.len(), n, "one row per name");
+}

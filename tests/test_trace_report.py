@@ -1,0 +1,97 @@
+"""`reclaimlab trace report`: real and simulated traces, run directories, stdin, damaged
+lines, JSON, and never overwriting a file unasked."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from reclaimlab.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL = ROOT / "tests" / "data" / "vmscan-6.18-memcg-hugetlb.trace.zst"
+
+
+def invoke(*args: str, input: bytes | None = None):
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+def agreement_rows(text: str) -> list[str]:
+    section = text.split("Trace totals against /proc/vmstat deltas", 1)[1]
+    return [line for line in section.splitlines() if line.startswith("  ")][:6]
+
+
+def test_real_trace_agrees_with_its_vmstat_files() -> None:
+    r = invoke("trace", "report", str(REAL))
+    assert r.exit_code == 0, r.output
+    assert "FTrace Reclaim Statistics: vmscan" in r.output
+    rows = agreement_rows(r.output)
+    assert len(rows) == 6
+    assert all(row.endswith("equal") for row in rows), rows
+    assert "pgscan_kswapd        717070" in r.output
+
+
+def test_simulated_run_directory_report_agrees_with_its_vmstat(tmp_path: Path, small_scenario: Path) -> None:
+    out = tmp_path / "run"
+    r = invoke("run", str(small_scenario), "-o", str(out), "--set", "run.trace=true", "--set", "run.duration_s=0.3", "--set", "workload.tasks=24")
+    assert r.exit_code == 0, r.output
+    r = invoke("trace", "report", str(out), "--json")
+    assert r.exit_code == 0, r.output
+    (col,) = json.loads(r.output)["inputs"]
+    assert col["analysis"]["parse"]["malformed"] == 0
+    ag = {a["counter"]: (a["trace"], a["vmstat"]) for a in col["vmstat_agreement"]}
+    assert ag["pgscan_kswapd"][1] > 0
+    assert all(t == v for t, v in ag.values()), ag
+    # The run directory's workload CPU time feeds "Percentage Time Spent Direct Reclaim".
+    text = invoke("trace", "report", str(out)).output
+    row = next(line for line in text.splitlines() if line.startswith("Percentage Time Spent Direct Reclaim"))
+    assert row.rstrip().endswith("%"), row
+
+
+def test_stdin_gzip_and_damaged_lines_are_counted_not_fatal() -> None:
+    text = (
+        "# tracer: nop\n"
+        "              dd-7       [000] .....   1.000000: mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_KERNEL\n"
+        "this line is damaged\n"
+        "              dd-7       [000] .....   1.000500: mm_vmscan_direct_reclaim_end: nr_reclaimed=32\n"
+        "              dd-7       [000] .....   1.000600: mm_vmscan_lru_isolate: classzone=2 order=0 nr_requested=32 nr_scanned=oops nr_taken=3 lru=inactive_file\n"
+    ).encode()
+    # The real command: the Rust reader streams file descriptor 0 itself.
+    exe = Path(sys.executable).parent / "reclaimlab"
+    r = subprocess.run([str(exe), "trace", "report", "-"], input=gzip.compress(text), capture_output=True, check=True)
+    out = r.stdout.decode()
+    assert "2 malformed" in out
+    assert "malformed lines skipped: 3, 5" in out
+    direct = next(line for line in out.splitlines() if line.startswith("Direct reclaims"))
+    assert direct.split()[-1] == "1"
+
+
+def test_two_inputs_are_two_columns(tmp_path: Path) -> None:
+    r = invoke("trace", "report", str(REAL), str(REAL), "--ignore-pid")
+    assert r.exit_code == 0, r.output
+    header = r.output.split("FTrace Reclaim Statistics: vmscan\n\n", 1)[1].splitlines()[0]
+    assert header.split() == ["vmscan-6.18-memcg-hugetlb#1", "vmscan-6.18-memcg-hugetlb#2"]
+    row = next(line for line in r.output.splitlines() if line.startswith("Kswapd pages scanned"))
+    assert row.split()[-2:] == ["717070", "717070"]
+
+
+def test_output_file_is_never_overwritten_unasked(tmp_path: Path) -> None:
+    out = tmp_path / "report.txt"
+    out.write_text("mine")
+    r = CliRunner().invoke(cli, ["trace", "report", str(REAL), "-o", str(out)])
+    assert r.exit_code != 0 and "--force" in r.output
+    assert out.read_text() == "mine"
+    assert invoke("trace", "report", str(REAL), "-o", str(out), "--force").exit_code == 0
+    assert "Kswapd pages scanned" in out.read_text()
+
+
+def test_clear_errors_for_missing_inputs(tmp_path: Path) -> None:
+    r = CliRunner().invoke(cli, ["trace", "report", str(tmp_path / "nope.txt")])
+    assert r.exit_code == 2 and "no such file" in r.output
+    r = CliRunner().invoke(cli, ["trace", "report", str(tmp_path)])
+    assert r.exit_code == 2 and "not a run directory" in r.output
