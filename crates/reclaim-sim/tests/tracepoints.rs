@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use reclaim_sim::Scenario;
+use reclaim_sim::{RunOutput, Scenario};
 
 #[derive(Clone, Default)]
 struct Shared(Arc<Mutex<Vec<u8>>>);
@@ -28,27 +28,36 @@ fn field(fields: &str, key: &str) -> u64 {
         .unwrap()
 }
 
-#[test]
-fn trace_totals_equal_the_vmstat_deltas() {
-    let text = r#"
+/// Runs a traced dd scenario on a 2-node machine; returns the trace text and the output.
+fn traced_dd(cpus_per_node: u32, memory_mb: u32, drives: u32, tasks: u32) -> (Vec<u8>, RunOutput) {
+    let text = format!(
+        r#"
 [machine]
 nodes = 2
-cpus_per_node = 52
-memory_mb_per_node = 512
+cpus_per_node = {cpus_per_node}
+memory_mb_per_node = {memory_mb}
 dma32_mb = 64
-devices = [{ count = 8, bandwidth_mb_s = 3360, latency_us = 430, max_request_kb = 512, jitter = 1.0 }]
+devices = [{{ count = {drives}, bandwidth_mb_s = 3360, latency_us = 430, max_request_kb = 512, jitter = 1.0 }}]
 [workload]
 kind = "dd"
-tasks = 60
+tasks = {tasks}
 [run]
 start_at = "kswapd_wake"
 duration_s = 0.5
 trace = true
-"#;
-    let s = Scenario::parse(text, "trace.toml", &[]).unwrap();
+"#
+    );
+    let s = Scenario::parse(&text, "trace.toml", &[]).unwrap();
     let buf = Shared::default();
     let out = reclaim_sim::run(&s, Some(Box::new(buf.clone())), &mut |_| {});
-    let trace = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    let trace = buf.0.lock().unwrap().clone();
+    (trace, out)
+}
+
+#[test]
+fn trace_totals_equal_the_vmstat_deltas() {
+    let (trace, out) = traced_dd(52, 512, 8, 60);
+    let trace = String::from_utf8(trace).unwrap();
     let m = &out.result.metrics;
     assert!(
         m.dr > 0 && m.pgscan_kswapd > 0,
@@ -98,25 +107,7 @@ trace = true
 fn trace_report_agrees_with_the_run_vmstat() {
     use reclaim_trace::analysis::{analyze, Options};
     use reclaim_trace::report::{vmstat_agreement, VmstatDelta};
-    let text = r#"
-[machine]
-nodes = 2
-cpus_per_node = 8
-memory_mb_per_node = 256
-dma32_mb = 64
-devices = [{ count = 2, bandwidth_mb_s = 3360, latency_us = 430, max_request_kb = 512, jitter = 1.0 }]
-[workload]
-kind = "dd"
-tasks = 24
-[run]
-start_at = "kswapd_wake"
-duration_s = 0.5
-trace = true
-"#;
-    let s = Scenario::parse(text, "trace.toml", &[]).unwrap();
-    let buf = Shared::default();
-    let out = reclaim_sim::run(&s, Some(Box::new(buf.clone())), &mut |_| {});
-    let trace = buf.0.lock().unwrap().clone();
+    let (trace, out) = traced_dd(8, 256, 2, 24);
     let a = analyze(&mut &trace[..], Options::default()).unwrap();
     assert_eq!(a.parse.malformed, 0, "{:?}", a.parse.malformed_lines);
     assert_eq!(a.parse.unknown_events, 0);
