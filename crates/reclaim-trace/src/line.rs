@@ -194,7 +194,21 @@ pub fn parse_line(line: &[u8]) -> Parsed<'_> {
     })
 }
 
+/// Is this one of the lines `trace-cmd report` prints before the events (`version = 6`,
+/// `cpus=4`, `CPU 2 is empty`, `CPU0 data recorded at offset=0x…`, `    4096 bytes in size`)?
+fn is_trace_cmd_preamble(body: &[u8]) -> bool {
+    body.starts_with(b"version = ")
+        || body.starts_with(b"cpus=")
+        || (body.starts_with(b"CPU")
+            && (body.ends_with(b" is empty")
+                || memchr::memmem::find(body, b" data recorded at ").is_some()))
+        || body.ends_with(b" bytes in size")
+}
+
 fn lost_or_malformed(body: &[u8]) -> Parsed<'_> {
+    if is_trace_cmd_preamble(body) {
+        return Parsed::Comment;
+    }
     // "CPU:0 [LOST 123 EVENTS]"
     if let Some(rest) = body.strip_prefix(b"CPU:") {
         if let Some(p) = memchr::memmem::find(rest, b"[LOST ") {
@@ -253,6 +267,15 @@ mod tests {
         assert_eq!(parse_line(b"# tracer: nop"), Parsed::Comment);
         assert_eq!(parse_line(b"   "), Parsed::Comment);
         assert_eq!(parse_line(b"CPU:1 [LOST 42 EVENTS]"), Parsed::Lost(42));
+        for preamble in [
+            &b"version = 6"[..],
+            b"cpus=2",
+            b"CPU 0 is empty",
+            b"CPU0 data recorded at offset=0x5a5000",
+            b"    4096 bytes in size",
+        ] {
+            assert_eq!(parse_line(preamble), Parsed::Comment);
+        }
         assert_eq!(parse_line(b"garbage"), Parsed::Malformed);
         assert_eq!(parse_line(b"dd-x [001] ..... 1.0: e: f"), Parsed::Malformed);
         assert_eq!(parse_line(b"dd-1 [001] .q... 1.0: e: f"), Parsed::Malformed);
