@@ -20,6 +20,7 @@ from reclaimlab.live.runner import LiveError, run
 from reclaimlab.live.scenario import load
 from reclaimlab.live.tracefs import tracefs_supported
 from reclaimlab.rundir import read_rundir
+from reclaimlab.tracing.report import render, resolve_input
 
 from .live_support import machine_left_as_found, machine_state, state_dir  # noqa: F401  (fixtures)
 
@@ -75,6 +76,12 @@ dir = "{tmp_path}/data"
     assert r.trace_path is not None
     trace = r.trace_path.read_text()
     assert "mm_vmscan_" in trace
+    # The live kernel's trace through the report: every line reads, and the cgroup's
+    # reclaim shows up as memcg reclaim (not in pgscan_kswapd/direct).
+    col = json.loads(render([resolve_input(str(points[0].rundir))], as_json=True))["inputs"][0]
+    assert col["analysis"]["parse"]["malformed"] == 0
+    assert col["summary"]["memcg_reclaims"] > 0
+    assert col["summary"]["memcg"]["scanned_file"] > 0
     assert len(r.vmstat_samples) >= 3 and r.cpu and r.iostat
     assert any(t["kind"] == "workload" for t in r.tasks["tasks"])
     assert any(t["kind"] == "kswapd" for t in r.tasks["tasks"])
