@@ -40,6 +40,7 @@ test-python: develop
 
 bench: develop
 	cargo bench -p reclaim-sim --bench sim
+	cargo bench -p reclaim-trace --bench parse
 	reclaimlab bench
 
 lint: develop

@@ -296,7 +296,8 @@ pub struct Analyzer {
     procs: Vec<Process>,
     tasks: PidMap<Task>,
     unknown: HashMap<Box<[u8]>, u64>,
-    known: HashMap<&'static str, u64>,
+    /// Decoded events by name: a short list searched by pointer (names are `'static`).
+    known: Vec<(&'static str, u64)>,
 }
 
 impl Analyzer {
@@ -310,7 +311,7 @@ impl Analyzer {
             procs: Vec::new(),
             tasks: PidMap::default(),
             unknown: HashMap::new(),
-            known: HashMap::new(),
+            known: Vec::new(),
         }
     }
 
@@ -357,7 +358,15 @@ impl Analyzer {
             p.first_ts_ns = Some(l.ts_ns);
         }
         p.last_ts_ns = Some(p.last_ts_ns.map_or(l.ts_ns, |t| t.max(l.ts_ns)));
-        *self.known.entry(ev.name()).or_default() += 1;
+        let name = ev.name();
+        match self
+            .known
+            .iter_mut()
+            .find(|(k, _)| std::ptr::eq(*k, name) || *k == name)
+        {
+            Some((_, n)) => *n += 1,
+            None => self.known.push((name, 1)),
+        }
         self.event(l.ts_ns, l.comm, l.pid, &ev);
     }
 

@@ -7,7 +7,7 @@
 //! every layout. The same types are what [`crate::writer::TraceWriter`] prints, always in
 //! the 6.x layout.
 
-use crate::fields::{as_str, parse_hex, parse_i32, parse_i64, parse_u64, Pairs};
+use crate::fields::{as_str, find_byte, parse_hex, parse_i32, parse_i64, parse_u64, Pairs};
 use serde::Serialize;
 
 /// `reclaim_flags` of lru_shrink_inactive / lru_shrink_active / write_folio
@@ -232,7 +232,8 @@ pub struct CongestionWait {
 }
 
 /// `mm_shrink_slab_start`: `%pS %p: nid: %d objects to shrink %ld gfp_flags %s cache items
-/// %ld delta %lld total_scan %ld priority %d`.
+/// %ld delta %lld total_scan %ld priority %d` (4.16+; 3.x–4.15 have no nid or priority,
+/// which read as 0, and print `pgs_scanned`/`lru_pgs`, which are ignored).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct ShrinkSlabStart<'a> {
     pub shrink: &'a str,
@@ -367,15 +368,24 @@ impl<'a> F<'a> {
 }
 
 /// Declares a fixed set of keys, scans the pairs once and fills them.
+///
+/// Keys are listed in the 6.x print order, so the key expected next is tried first: one
+/// comparison per field on a 6.x line; any other layout falls back to a search of the list.
 macro_rules! scan {
     ($text:expr, { $($key:literal => $var:ident),* $(,)? }) => {
-        $(let mut $var = F::default();)*
+        const KEYS: &[&[u8]] = &[$($key),*];
+        let mut vals = [$({ let _ = $key; F::default() }),*];
+        let mut next = 0;
         for (k, v) in Pairs::new($text) {
-            match k {
-                $($key => $var = F(Some(v)),)*
-                _ => {}
+            if KEYS.get(next) == Some(&k) {
+                vals[next] = F(Some(v));
+                next += 1;
+            } else if let Some(i) = KEYS.iter().position(|key| *key == k) {
+                vals[i] = F(Some(v));
+                next = i + 1;
             }
         }
+        let [$($var),*] = vals;
     };
 }
 
@@ -448,17 +458,105 @@ fn congestion(text: &[u8]) -> Result<CongestionWait, FieldError> {
 /// The words of a line, split on spaces.
 type Words<'a> = std::slice::Split<'a, u8, fn(&u8) -> bool>;
 
-/// Splits the `%pS %p:` prefix of the shrink_slab events and returns the words after it.
-fn slab_prefix(text: &[u8]) -> Result<(&str, u64, Words<'_>), FieldError> {
-    fn space(c: &u8) -> bool {
-        *c == b' '
+fn space(c: &u8) -> bool {
+    *c == b' '
+}
+
+/// Splits the `%pS %p: ` prefix of the shrink_slab events: the shrinker function, the
+/// shrinker pointer, and the text after them.
+fn slab_prefix(text: &[u8]) -> Result<(&str, u64, &[u8]), FieldError> {
+    let sp = find_byte(b' ', text).ok_or(FieldError)?;
+    let shrink = as_str(&text[..sp]).ok_or(FieldError)?;
+    let rest = &text[sp + 1..];
+    let colon = find_byte(b':', rest).ok_or(FieldError)?;
+    let shr = parse_hex(&rest[..colon]).ok_or(FieldError)?;
+    let rest = &rest[colon + 1..];
+    Ok((shrink, shr, rest.strip_prefix(b" ").unwrap_or(rest)))
+}
+
+/// Reads a fixed-layout text: literal phrases and the value words between them.
+struct Cursor<'a>(&'a [u8]);
+
+impl<'a> Cursor<'a> {
+    #[inline]
+    fn lit(&mut self, s: &[u8]) -> Option<()> {
+        self.0 = self.0.strip_prefix(s)?;
+        Some(())
     }
-    let mut words = text.split(space as fn(&u8) -> bool);
-    let shrink = words.next().and_then(as_str).ok_or(FieldError)?;
-    let ptr = words.next().ok_or(FieldError)?;
-    let ptr = ptr.strip_suffix(b":").ok_or(FieldError)?;
-    let shr = parse_hex(ptr).ok_or(FieldError)?;
-    Ok((shrink, shr, words))
+    #[inline]
+    fn word(&mut self) -> &'a [u8] {
+        let end = find_byte(b' ', self.0).unwrap_or(self.0.len());
+        let (w, rest) = self.0.split_at(end);
+        self.0 = rest;
+        w
+    }
+    #[inline]
+    fn i64(&mut self) -> Option<i64> {
+        parse_i64(self.word())
+    }
+    #[inline]
+    fn done(&self) -> bool {
+        self.0.iter().all(|&c| c == b' ' || c == b'\r')
+    }
+}
+
+/// The 4.16+ layout of mm_shrink_slab_start after the prefix, read positionally (most
+/// traces are mostly these events; [`slab_phrases`] reads the other layouts).
+fn slab_start_fast<'a>(shrink: &'a str, shr: u64, rest: &'a [u8]) -> Option<ShrinkSlabStart<'a>> {
+    let mut c = Cursor(rest);
+    c.lit(b"nid: ")?;
+    let nid = parse_i32(c.word())?;
+    c.lit(b" objects to shrink ")?;
+    let objs = c.i64()?;
+    c.lit(b" gfp_flags ")?;
+    let gfp = as_str(c.word())?;
+    c.lit(b" cache items ")?;
+    let items = c.i64()?;
+    c.lit(b" delta ")?;
+    let delta = c.i64()?;
+    c.lit(b" total_scan ")?;
+    let total = c.i64()?;
+    c.lit(b" priority ")?;
+    let priority = parse_i32(c.word())?;
+    c.done().then_some(ShrinkSlabStart {
+        shrink,
+        shr,
+        nid,
+        nr_objects_to_shrink: objs,
+        gfp_flags: gfp,
+        cache_items: items,
+        delta,
+        total_scan: total,
+        priority,
+    })
+}
+
+/// The 4.16+ layout of mm_shrink_slab_end after the prefix.
+fn slab_end_fast<'a>(shrink: &'a str, shr: u64, rest: &[u8]) -> Option<ShrinkSlabEnd<'a>> {
+    let mut c = Cursor(rest);
+    c.lit(b"nid: ")?;
+    let nid = parse_i32(c.word())?;
+    c.lit(b" unused scan count ")?;
+    let unused = c.i64()?;
+    c.lit(b" new scan count ")?;
+    let new = c.i64()?;
+    c.lit(b" total_scan ")?;
+    let total = c.i64()?;
+    c.lit(b" last shrinker return val ")?;
+    let retval = parse_i32(c.word())?;
+    c.done().then_some(ShrinkSlabEnd {
+        shrink,
+        shr,
+        nid,
+        unused_scan: unused,
+        new_scan: new,
+        total_scan: total,
+        retval,
+    })
+}
+
+fn words(rest: &[u8]) -> Words<'_> {
+    rest.split(space as fn(&u8) -> bool)
 }
 
 /// Reads the `words value` phrases of the shrink_slab events: every numeric word is the
@@ -501,7 +599,11 @@ fn slab_phrases<'a>(words: impl Iterator<Item = &'a [u8]>, mut put: impl FnMut(&
 }
 
 fn slab_start(text: &[u8]) -> Result<ShrinkSlabStart<'_>, FieldError> {
-    let (shrink, shr, words) = slab_prefix(text)?;
+    let (shrink, shr, rest) = slab_prefix(text)?;
+    if let Some(ev) = slab_start_fast(shrink, shr, rest) {
+        return Ok(ev);
+    }
+    let words = words(rest);
     let (mut nid, mut objs, mut gfp, mut items, mut delta, mut total, mut prio) =
         (None, None, None, None, None, None, None);
     slab_phrases(words, |k, v| match k {
@@ -517,18 +619,22 @@ fn slab_start(text: &[u8]) -> Result<ShrinkSlabStart<'_>, FieldError> {
     Ok(ShrinkSlabStart {
         shrink,
         shr,
-        nid: F(nid).i()?,
+        nid: F(nid).i_or0()?,
         nr_objects_to_shrink: F(objs).i64()?,
         gfp_flags: F(gfp).s()?,
         cache_items: F(items).i64()?,
         delta: F(delta).i64()?,
         total_scan: F(total).i64()?,
-        priority: F(prio).i()?,
+        priority: F(prio).i_or0()?,
     })
 }
 
 fn slab_end(text: &[u8]) -> Result<ShrinkSlabEnd<'_>, FieldError> {
-    let (shrink, shr, words) = slab_prefix(text)?;
+    let (shrink, shr, rest) = slab_prefix(text)?;
+    if let Some(ev) = slab_end_fast(shrink, shr, rest) {
+        return Ok(ev);
+    }
+    let words = words(rest);
     let (mut nid, mut unused, mut new, mut total, mut ret) = (None, None, None, None, None);
     slab_phrases(words, |k, v| match k {
         b"nid:" => nid = Some(v),
@@ -541,7 +647,7 @@ fn slab_end(text: &[u8]) -> Result<ShrinkSlabEnd<'_>, FieldError> {
     Ok(ShrinkSlabEnd {
         shrink,
         shr,
-        nid: F(nid).i()?,
+        nid: F(nid).i_or0()?,
         unused_scan: F(unused).i64()?,
         new_scan: F(new).i64()?,
         total_scan: F(total).i64()?,
@@ -708,5 +814,49 @@ impl<'a> Event<'a> {
             Event::ShrinkSlabEnd(_) => "mm_shrink_slab_end",
             Event::Compaction { .. } => "mm_compaction_",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 6.x lines take the positional path; 3.x lines (no nid, extra counters) fall back to
+    /// reading phrases, and both decode the same fields.
+    #[test]
+    fn shrink_slab_in_both_layouts() {
+        let six = b"super_cache_scan+0x0/0x1f0 000000009a1b2c3d: nid: 1 objects to shrink 12 gfp_flags GFP_KERNEL cache items 400 delta 7 total_scan 19 priority 11";
+        let three = b"super_cache_scan+0x0/0x1f0 ffff88003d7ec8a8: objects to shrink 12 gfp_flags GFP_KERNEL pgs_scanned 32 lru_pgs 1000 cache items 400 delta 7 total_scan 19";
+        let Some(Event::ShrinkSlabStart(a)) = Event::parse(b"mm_shrink_slab_start", six).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((a.nid, a.nr_objects_to_shrink, a.cache_items), (1, 12, 400));
+        assert_eq!((a.delta, a.total_scan, a.priority), (7, 19, 11));
+        assert_eq!(a.gfp_flags, "GFP_KERNEL");
+        assert_eq!(a.shr, 0x9a1b2c3d);
+        // 3.x–4.15 print no nid (node 0 then) and two counters 6.x dropped.
+        let Some(Event::ShrinkSlabStart(b)) = Event::parse(b"mm_shrink_slab_start", three).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((b.nid, b.nr_objects_to_shrink, b.cache_items), (0, 12, 400));
+        assert_eq!((b.delta, b.total_scan, b.priority), (7, 19, 0));
+        let end = b"super_cache_scan+0x0/0x1f0 000000009a1b2c3d: nid: 0 unused scan count 3 new scan count 4 total_scan 5 last shrinker return val 17";
+        let Some(Event::ShrinkSlabEnd(e)) = Event::parse(b"mm_shrink_slab_end", end).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (e.nid, e.unused_scan, e.new_scan, e.total_scan, e.retval),
+            (0, 3, 4, 5, 17)
+        );
+        // Phrases out of the 6.x order still decode through the fallback.
+        let shuffled = b"f+0x0/0x1 0000000000000001: nid: 2 new scan count 4 unused scan count 3 total_scan 5 last shrinker return val -1";
+        let Some(Event::ShrinkSlabEnd(e)) = Event::parse(b"mm_shrink_slab_end", shuffled).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((e.nid, e.unused_scan, e.new_scan, e.retval), (2, 3, 4, -1));
     }
 }

@@ -28,14 +28,32 @@ impl<'a> Iterator for Pairs<'a> {
             self.rest = s;
             return None;
         }
-        let end = memchr::memchr(b' ', s).unwrap_or(s.len());
+        let end = find_byte(b' ', s).unwrap_or(s.len());
         let token = &s[..end];
         self.rest = &s[end..];
-        Some(match memchr::memchr(b'=', token) {
+        Some(match find_byte(b'=', token) {
             Some(eq) => (&token[..eq], &token[eq + 1..]),
             None => (&[][..], token),
         })
     }
+}
+
+/// Position of byte `c`. Most tokens are a few bytes, where a plain loop beats memchr's
+/// SIMD set-up; a long one (gfp flag lists, shrinker names) goes to memchr after 16 bytes.
+#[inline]
+pub fn find_byte(c: u8, s: &[u8]) -> Option<usize> {
+    let head = s.len().min(16);
+    match s[..head].iter().position(|&b| b == c) {
+        Some(i) => Some(i),
+        None if s.len() > head => memchr::memchr(c, &s[head..]).map(|i| i + head),
+        None => None,
+    }
+}
+
+/// Position of the last byte `c` in a short slice.
+#[inline]
+pub fn rfind_byte(c: u8, s: &[u8]) -> Option<usize> {
+    s.iter().rposition(|&b| b == c)
 }
 
 /// Parses an unsigned decimal, or hexadecimal with a `0x` prefix (`pfn=0x%lx` in 6.x,

@@ -8,7 +8,7 @@
 //! `[cpu]` field rather than split on whitespace (trace-vmscan-postprocess.pl's regex
 //! `[a-zA-Z0-9-]*` misreads such names).
 
-use crate::fields::parse_u64;
+use crate::fields::{find_byte, parse_u64, rfind_byte};
 
 /// The fixed context of a trace line plus the undecoded event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,10 +60,19 @@ fn trim(mut s: &[u8]) -> &[u8] {
 
 /// Finds the ` [NNN]` CPU field: the first `[` followed by digits and `]` whose `]` is
 /// followed by a space. Returns (index of `[`, cpu, index after `]`).
+///
+/// The kernel pads task-pid to `%16s-%-7d `, so the field is at byte 25 unless the name or
+/// pid overflows its width (or a tgid column follows): that place is tried first.
 #[inline]
 fn find_cpu(line: &[u8]) -> Option<(usize, u32, usize)> {
+    if let Some(&[b'[', a, b, c, b']', b' ']) = line.get(25..31) {
+        if a.is_ascii_digit() && b.is_ascii_digit() && c.is_ascii_digit() {
+            let cpu = (a - b'0') as u32 * 100 + (b - b'0') as u32 * 10 + (c - b'0') as u32;
+            return Some((25, cpu, 30));
+        }
+    }
     let mut from = 0;
-    while let Some(off) = memchr::memchr(b'[', &line[from..]) {
+    while let Some(off) = find_byte(b'[', &line[from..]) {
         let open = from + off;
         let mut i = open + 1;
         let mut cpu: u32 = 0;
@@ -82,7 +91,7 @@ fn find_cpu(line: &[u8]) -> Option<(usize, u32, usize)> {
 /// Parses a timestamp `sec.frac` (or a bare counter) into nanoseconds.
 #[inline]
 fn parse_ts(t: &[u8]) -> Option<u64> {
-    let (sec, frac) = match memchr::memchr(b'.', t) {
+    let (sec, frac) = match find_byte(b'.', t) {
         Some(dot) => (&t[..dot], &t[dot + 1..]),
         None => (t, &b""[..]),
     };
@@ -111,7 +120,7 @@ pub fn parse_line(line: &[u8]) -> Parsed<'_> {
     let mut task = trim(&line[..open]);
     let mut tgid = None;
     if let [head @ .., b')'] = task {
-        if let Some(p) = memchr::memrchr(b'(', head) {
+        if let Some(p) = rfind_byte(b'(', head) {
             let inner = trim(&head[p + 1..]);
             tgid = match inner {
                 [b'-', ..] => None, // "(-------)": tgid unknown
@@ -123,7 +132,7 @@ pub fn parse_line(line: &[u8]) -> Parsed<'_> {
             task = trim(&head[..p]);
         }
     }
-    let Some(dash) = memchr::memrchr(b'-', task) else {
+    let Some(dash) = rfind_byte(b'-', task) else {
         return Parsed::Malformed;
     };
     let Some(pid) = parse_u64(&task[dash + 1..]).and_then(|v| u32::try_from(v).ok()) else {
@@ -136,7 +145,7 @@ pub fn parse_line(line: &[u8]) -> Parsed<'_> {
     while let [b' ', r @ ..] = rest {
         rest = r;
     }
-    let tok_end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+    let tok_end = find_byte(b' ', rest).unwrap_or(rest.len());
     let mut tok = &rest[..tok_end];
     let mut irq_flags: &[u8] = b"";
     if tok.last() != Some(&b':') {
@@ -148,7 +157,7 @@ pub fn parse_line(line: &[u8]) -> Parsed<'_> {
         while let [b' ', r @ ..] = rest {
             rest = r;
         }
-        let end = memchr::memchr(b' ', rest).unwrap_or(rest.len());
+        let end = find_byte(b' ', rest).unwrap_or(rest.len());
         tok = &rest[..end];
         if tok.last() != Some(&b':') {
             return Parsed::Malformed;
@@ -164,7 +173,7 @@ pub fn parse_line(line: &[u8]) -> Parsed<'_> {
         rest = r;
     }
     // event: fields
-    let Some(colon) = memchr::memchr(b':', rest) else {
+    let Some(colon) = find_byte(b':', rest) else {
         return Parsed::Malformed;
     };
     let event = &rest[..colon];
