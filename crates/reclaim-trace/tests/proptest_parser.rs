@@ -1,0 +1,230 @@
+//! Property tests of the parser and analysis: no input makes them panic; every line is
+//! counted exactly once (comment, event, unknown event or malformed); events printed by the
+//! writer parse back to themselves under any task name, pid, CPU, timestamp and context
+//! layout; and the analysis totals equal the sums of what was generated.
+
+use proptest::prelude::*;
+use reclaim_trace::analysis::{analyze, Analysis, Options};
+use reclaim_trace::event::{Event, Lru, LruIsolate, ReclaimBegin, ReclaimFlags, ShrinkInactive};
+use reclaim_trace::line::{parse_line, Parsed};
+use reclaim_trace::report::{render_json, render_text, Input, Summary};
+use reclaim_trace::writer::{Context, TraceWriter};
+
+fn run(text: &[u8]) -> Analysis {
+    analyze(&mut &text[..], Options::default()).expect("in-memory read")
+}
+
+/// Every line lands in exactly one bucket (no `[LOST` lines are generated here).
+fn accounted(a: &Analysis) -> bool {
+    let p = &a.parse;
+    p.lines == p.comment_lines + p.events + p.unknown_events + p.malformed
+}
+
+fn comm() -> impl Strategy<Value = String> {
+    // Real names: letters, digits, '-', '/', ':', '.', spaces inside ("Web Content").
+    "[a-zA-Z0-9_][a-zA-Z0-9_ /:.-]{0,14}[a-zA-Z0-9_]".prop_map(|s| s)
+}
+
+fn isolate() -> impl Strategy<Value = LruIsolate> {
+    (0..4i32, 0..10i32, 0..64u64, 0..4096u64, 0..64u64, 0..4usize).prop_map(
+        |(cz, order, req, scanned, taken, lru)| LruIsolate {
+            classzone: Some(cz),
+            isolate_mode: None,
+            order,
+            nr_requested: req,
+            nr_scanned: scanned,
+            nr_skipped: 0,
+            nr_taken: taken,
+            lru: Some(Lru::ALL[lru]),
+            file: None,
+            contig_dirty: None,
+        },
+    )
+}
+
+fn shrink_inactive() -> impl Strategy<Value = ShrinkInactive> {
+    (0..2i32, 0..4096u64, 0..4096u64, 0..13i32, any::<bool>()).prop_map(
+        |(nid, scanned, reclaimed, priority, file)| ShrinkInactive {
+            nid,
+            zid: None,
+            nr_scanned: scanned,
+            nr_reclaimed: reclaimed,
+            nr_dirty: 0,
+            nr_writeback: 0,
+            nr_congested: 0,
+            nr_immediate: 0,
+            nr_activate_anon: 0,
+            nr_activate_file: 0,
+            nr_ref_keep: 0,
+            nr_unmap_fail: 0,
+            priority,
+            flags: ReclaimFlags(
+                if file { ReclaimFlags::FILE } else { ReclaimFlags::ANON } | ReclaimFlags::ASYNC,
+            ),
+        },
+    )
+}
+
+/// One generated step of a direct reclaim: isolations then shrinks, inside begin/end.
+#[derive(Clone, Debug)]
+struct Reclaim {
+    pid: u32,
+    kswapd: bool,
+    isolations: Vec<LruIsolate>,
+    shrinks: Vec<ShrinkInactive>,
+}
+
+fn reclaim() -> impl Strategy<Value = Reclaim> {
+    (
+        1..50u32,
+        any::<bool>(),
+        prop::collection::vec(isolate(), 0..4),
+        prop::collection::vec(shrink_inactive(), 0..4),
+    )
+        .prop_map(|(pid, kswapd, isolations, shrinks)| Reclaim {
+            pid,
+            kswapd,
+            isolations,
+            shrinks,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes_never_panic_and_every_line_is_counted(
+        lines in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..200), 0..40)
+    ) {
+        let mut text = Vec::new();
+        for l in &lines {
+            let _ = parse_line(l);
+            text.extend(l.iter().copied().filter(|&c| c != b'\n'));
+            text.push(b'\n');
+        }
+        let a = run(&text);
+        if !text.windows(6).any(|w| w == b"[LOST ") {
+            prop_assert!(accounted(&a), "{:?}", a.parse);
+        }
+        // The report of anything that parsed renders without panicking.
+        let cols = [Input { name: "x".into(), analysis: &a, vmstat: None, user_sys_s: None }];
+        let _ = render_text(&cols);
+        let _ = render_json(&cols);
+    }
+
+    #[test]
+    fn arbitrary_field_text_never_panics(name in 0usize..26, fields in prop::collection::vec(any::<u8>(), 0..300)) {
+        const NAMES: [&[u8]; 26] = [
+            b"mm_vmscan_kswapd_sleep", b"mm_vmscan_kswapd_wake", b"mm_vmscan_wakeup_kswapd",
+            b"mm_vmscan_direct_reclaim_begin", b"mm_vmscan_direct_reclaim_end",
+            b"mm_vmscan_memcg_reclaim_begin", b"mm_vmscan_memcg_reclaim_end",
+            b"mm_vmscan_memcg_softlimit_reclaim_begin", b"mm_vmscan_memcg_softlimit_reclaim_end",
+            b"mm_vmscan_node_reclaim_begin", b"mm_vmscan_node_reclaim_end",
+            b"mm_vmscan_lru_isolate", b"mm_vmscan_lru_shrink_inactive",
+            b"mm_vmscan_lru_shrink_active", b"mm_vmscan_reclaim_pages", b"mm_vmscan_write_folio",
+            b"mm_vmscan_writepage", b"mm_vmscan_throttled", b"writeback_congestion_wait",
+            b"writeback_wait_iff_congested", b"mm_shrink_slab_start", b"mm_shrink_slab_end",
+            b"mm_compaction_begin", b"mm_compaction_end", b"mm_compaction_", b"unknown_event",
+        ];
+        let _ = Event::parse(NAMES[name], &fields);
+    }
+
+    #[test]
+    fn corrupted_valid_lines_are_parsed_or_counted(
+        r in reclaim(), pos in any::<prop::sample::Index>(), byte in any::<u8>()
+    ) {
+        let mut w = TraceWriter::new(Vec::new());
+        let ctx = Context { comm: "dd", pid: r.pid, cpu: 3, ts_ns: 1_000_000_000 };
+        for iso in &r.isolations {
+            w.write(ctx, &Event::LruIsolate(*iso));
+        }
+        let mut text = w.into_inner();
+        if !text.is_empty() {
+            let i = pos.index(text.len());
+            text[i] = byte;
+        }
+        let a = run(&text);
+        prop_assert!(text.windows(6).any(|w| w == b"[LOST ") || accounted(&a));
+    }
+
+    #[test]
+    fn written_lines_parse_back_in_every_context_layout(
+        name in comm(), pid in 0..4_194_304u32, cpu in 0..512u32, secs in 0..100_000u64,
+        usecs in 0..1_000_000u64, iso in isolate(), layout in 0..4usize
+    ) {
+        let ts_ns = secs * 1_000_000_000 + usecs * 1_000;
+        let ev = Event::LruIsolate(iso);
+        let mut w = TraceWriter::new(Vec::new());
+        w.write(Context { comm: &name, pid, cpu, ts_ns }, &ev);
+        let line = String::from_utf8(w.into_inner()).unwrap();
+        let line = line.trim_end_matches('\n');
+        // The writer prints the 6.x layout; rewrite its context into the other layouts the
+        // parser reads: 4-character irq flags (≤5.10), no irq-info column, a tgid column.
+        let (ctx, rest) = line.split_once("] ..... ").unwrap();
+        let line = match layout {
+            0 => line.to_string(),
+            1 => format!("{ctx}] d.h1 {rest}"),
+            2 => format!("{ctx}] {rest}"),
+            _ => {
+                let (task, cpu_field) = ctx.rsplit_once(" [").unwrap();
+                format!("{task} (  {pid}) [{cpu_field}] ..... {rest}")
+            }
+        };
+        let Parsed::Event(l) = parse_line(line.as_bytes()) else {
+            return Err(TestCaseError::fail(format!("unparsed: {line}")));
+        };
+        prop_assert_eq!(l.comm, name.as_bytes());
+        prop_assert_eq!((l.pid, l.cpu, l.ts_ns), (pid, cpu, ts_ns));
+        prop_assert_eq!(Event::parse(l.event, l.fields), Ok(Some(ev)));
+    }
+
+    #[test]
+    fn totals_equal_what_was_generated(reclaims in prop::collection::vec(reclaim(), 0..30)) {
+        let mut w = TraceWriter::new(Vec::new());
+        let (mut direct_scanned, mut direct_reclaimed, mut direct_n) = (0, 0, 0);
+        let (mut kswapd_scanned, mut kswapd_reclaimed) = (0, 0);
+        let mut ts = 1_000_000_000u64;
+        for r in &reclaims {
+            let (comm, pid) = if r.kswapd { ("kswapd0", 1) } else { ("dd worker", 100 + r.pid) };
+            let mut put = |ev: Event<'_>| {
+                ts += 1_000;
+                w.write(Context { comm, pid, cpu: 0, ts_ns: ts }, &ev);
+            };
+            if !r.kswapd {
+                put(Event::DirectReclaimBegin(ReclaimBegin {
+                    order: 0, gfp_flags: "GFP_HIGHUSER_MOVABLE", may_writepage: None,
+                }));
+                direct_n += 1;
+            }
+            for iso in &r.isolations {
+                put(Event::LruIsolate(*iso));
+            }
+            for s in &r.shrinks {
+                put(Event::LruShrinkInactive(*s));
+            }
+            if !r.kswapd {
+                put(Event::DirectReclaimEnd { nr_reclaimed: 0 });
+            }
+            let scanned: u64 = r.isolations.iter().filter(|i| i.counts_as_scan()).map(|i| i.nr_scanned).sum();
+            let reclaimed: u64 = r.shrinks.iter().map(|s| s.nr_reclaimed).sum();
+            if r.kswapd {
+                kswapd_scanned += scanned;
+                kswapd_reclaimed += reclaimed;
+            } else {
+                direct_scanned += scanned;
+                direct_reclaimed += reclaimed;
+            }
+        }
+        let a = run(&w.into_inner());
+        prop_assert_eq!(a.parse.malformed, 0);
+        prop_assert!(accounted(&a));
+        let s = Summary::of(&a);
+        prop_assert_eq!(s.direct_reclaims, direct_n);
+        prop_assert_eq!((s.direct.scanned(), s.direct.reclaimed()), (direct_scanned, direct_reclaimed));
+        prop_assert_eq!((s.kswapd.scanned(), s.kswapd.reclaimed()), (kswapd_scanned, kswapd_reclaimed));
+        // Each begin met its end: one stall per direct reclaim, none left open.
+        let stalls: usize = a.processes.iter().map(|p| p.direct_stalls.len()).sum();
+        prop_assert_eq!(stalls as u64, direct_n);
+        prop_assert_eq!(a.direct_unfinished + a.direct_unpaired_ends, 0);
+    }
+}
