@@ -8,7 +8,7 @@ DEPS_STAMP := $(VENV)/.deps-stamp
 EXT_STAMP := $(VENV)/.ext-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml
 
-.PHONY: all develop demo test test-rust test-python bench lint clean
+.PHONY: all develop demo test test-rust test-python bench lint fuzz clean
 
 all: develop
 
@@ -46,6 +46,12 @@ bench: develop
 lint: develop
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo fmt --all -- --check
+
+# Fuzz the trace parser (not part of `make test`): needs the nightly toolchain and
+# cargo-fuzz (`cargo install cargo-fuzz`). FUZZ_SECONDS bounds the run.
+FUZZ_SECONDS ?= 300
+fuzz:
+	cd fuzz && cargo +nightly fuzz run parse -- -max_total_time=$(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(VENV) target
