@@ -90,8 +90,22 @@ def test_output_file_is_never_overwritten_unasked(tmp_path: Path) -> None:
     assert "Kswapd pages scanned" in out.read_text()
 
 
+def test_a_sweep_directory_is_one_column_per_point(tmp_path: Path, small_scenario: Path) -> None:
+    sweep = tmp_path / "sweep"
+    for n in (8, 16):
+        point = sweep / f"workload.tasks={n}"
+        r = invoke("run", str(small_scenario), "-o", str(point), "-j", "1", "--set", "run.trace=true",
+                   "--set", "run.duration_s=0.2", "--set", f"workload.tasks={n}")  # fmt: skip
+        assert r.exit_code == 0, r.output
+    r = invoke("trace", "report", str(sweep), "--json")
+    assert r.exit_code == 0, r.output
+    cols = json.loads(r.output)["inputs"]
+    assert [c["name"] for c in cols] == ["workload.tasks=16", "workload.tasks=8"]
+    assert all(c["summary"]["kswapd"]["scanned_file"] > 0 for c in cols)
+
+
 def test_clear_errors_for_missing_inputs(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["trace", "report", str(tmp_path / "nope.txt")])
     assert r.exit_code == 2 and "no such file" in r.output
     r = CliRunner().invoke(cli, ["trace", "report", str(tmp_path)])
-    assert r.exit_code == 2 and "not a run directory" in r.output
+    assert r.exit_code == 2 and "no traced run directory" in r.output

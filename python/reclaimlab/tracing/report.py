@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 from reclaimlab import _core
-from reclaimlab.rundir import is_rundir, read_rundir
+from reclaimlab.rundir import find_rundirs, is_rundir, read_rundir
 
 
 @dataclass
@@ -34,6 +34,17 @@ class TraceInput:
 
 
 _TRACE_SUFFIX = re.compile(r"\.trace(\.txt)?(\.zst|\.gz)?$|\.txt(\.zst|\.gz)?$")
+
+
+def resolve_inputs(arg: str) -> list[TraceInput]:
+    """A path argument as report inputs: a sweep directory gives one per traced point."""
+    path = Path(arg)
+    if arg != "-" and path.is_dir() and not is_rundir(path):
+        points = [p for p in find_rundirs(path) if read_rundir(p).trace_path is not None]
+        if not points:
+            raise click.UsageError(f"{path} holds no traced run directory (simulated runs: --set run.trace=true)")
+        return [resolve_input(str(p)) for p in points]
+    return [resolve_input(arg)]
 
 
 def resolve_input(arg: str) -> TraceInput:
@@ -83,7 +94,8 @@ def report(paths: tuple[str, ...], ignore_pid: bool, as_json: bool, output: Path
     """Reclaim statistics of vmscan traces, one column per PATH.
 
     PATH is a trace file (plain, .gz or .zst: /sys/kernel/tracing/trace output, trace_pipe
-    captures, `trace-cmd report` text), `-` for stdin, or a run directory holding trace.txt.
+    captures, `trace-cmd report` text), `-` for stdin, a run directory holding trace.txt,
+    or a sweep directory (one column per traced point).
     Prints "FTrace Reclaim Statistics: vmscan" with trace-vmscan-postprocess.pl's Summary
     rows and mmtests' derived rows, the congestion or throttling waits, per-process
     direct-reclaim and kswapd tables, and the direct-reclaim stall latencies by order.
@@ -93,7 +105,7 @@ def report(paths: tuple[str, ...], ignore_pid: bool, as_json: bool, output: Path
         raise click.UsageError("stdin ('-') can be given once")
     if output is not None and output.exists() and not force:
         raise click.UsageError(f"{output} exists; pass --force to overwrite it")
-    text = render([resolve_input(p) for p in paths], ignore_pid=ignore_pid, as_json=as_json)
+    text = render([i for p in paths for i in resolve_inputs(p)], ignore_pid=ignore_pid, as_json=as_json)
     if output is None:
         sys.stdout.write(text)
     else:
