@@ -403,7 +403,116 @@ fn nr_reclaimed(text: &[u8]) -> Result<u64, FieldError> {
     n.u()
 }
 
+/// The 6.x layout of lru_shrink_inactive, read positionally.
+fn shrink_inactive_fast(text: &[u8]) -> Option<ShrinkInactive> {
+    let mut c = Cursor(text);
+    c.lit(b"nid=")?;
+    let nid = c.dec_i32()?;
+    c.lit(b" nr_scanned=")?;
+    let nr_scanned = c.dec()?;
+    c.lit(b" nr_reclaimed=")?;
+    let nr_reclaimed = c.dec()?;
+    c.lit(b" nr_dirty=")?;
+    let nr_dirty = c.dec()?;
+    c.lit(b" nr_writeback=")?;
+    let nr_writeback = c.dec()?;
+    c.lit(b" nr_congested=")?;
+    let nr_congested = c.dec()?;
+    c.lit(b" nr_immediate=")?;
+    let nr_immediate = c.dec()?;
+    c.lit(b" nr_activate_anon=")?;
+    let nr_activate_anon = c.dec()?;
+    c.lit(b" nr_activate_file=")?;
+    let nr_activate_file = c.dec()?;
+    c.lit(b" nr_ref_keep=")?;
+    let nr_ref_keep = c.dec()?;
+    c.lit(b" nr_unmap_fail=")?;
+    let nr_unmap_fail = c.dec()?;
+    c.lit(b" priority=")?;
+    let priority = c.dec_i32()?;
+    c.lit(b" flags=")?;
+    let flags = ReclaimFlags::parse(c.word())?;
+    c.done().then_some(ShrinkInactive {
+        nid,
+        zid: None,
+        nr_scanned,
+        nr_reclaimed,
+        nr_dirty,
+        nr_writeback,
+        nr_congested,
+        nr_immediate,
+        nr_activate_anon,
+        nr_activate_file,
+        nr_ref_keep,
+        nr_unmap_fail,
+        priority,
+        flags,
+    })
+}
+
+/// The 6.x layout of lru_isolate, read positionally.
+fn lru_isolate_fast(text: &[u8]) -> Option<LruIsolate> {
+    let mut c = Cursor(text);
+    c.lit(b"classzone=")?;
+    let classzone = c.dec_i32()?;
+    c.lit(b" order=")?;
+    let order = c.dec_i32()?;
+    c.lit(b" nr_requested=")?;
+    let nr_requested = c.dec()?;
+    c.lit(b" nr_scanned=")?;
+    let nr_scanned = c.dec()?;
+    c.lit(b" nr_skipped=")?;
+    let nr_skipped = c.dec()?;
+    c.lit(b" nr_taken=")?;
+    let nr_taken = c.dec()?;
+    c.lit(b" lru=")?;
+    let lru = Lru::parse(c.word())?;
+    c.done().then_some(LruIsolate {
+        classzone: Some(classzone),
+        isolate_mode: None,
+        order,
+        nr_requested,
+        nr_scanned,
+        nr_skipped,
+        nr_taken,
+        lru: Some(lru),
+        file: None,
+        contig_dirty: None,
+    })
+}
+
+/// lru_isolate in any layout (5.x adds isolate_mode, 3.x prints file, 2.6.36 the contig_*
+/// counters).
+fn lru_isolate(text: &[u8]) -> Result<LruIsolate, FieldError> {
+    if let Some(i) = lru_isolate_fast(text) {
+        return Ok(i);
+    }
+    scan!(text, {
+        b"classzone" => classzone, b"isolate_mode" => mode, b"order" => order,
+        b"nr_requested" => req, b"nr_scanned" => scanned, b"nr_skipped" => skipped,
+        b"nr_taken" => taken, b"lru" => lru, b"file" => file,
+        b"contig_dirty" => contig_dirty,
+    });
+    Ok(LruIsolate {
+        classzone: classzone.opt_i()?,
+        isolate_mode: mode.opt_i()?,
+        order: order.i()?,
+        nr_requested: req.u()?,
+        nr_scanned: scanned.u()?,
+        nr_skipped: skipped.u_or0()?,
+        nr_taken: taken.u()?,
+        lru: lru.0.map(|v| Lru::parse(v).ok_or(FieldError)).transpose()?,
+        file: file.opt_i()?,
+        contig_dirty: contig_dirty.opt_u()?,
+    })
+}
+
 fn shrink_inactive(text: &[u8], has_flags: bool) -> Result<ShrinkInactive, FieldError> {
+    if has_flags {
+        if let Some(s) = shrink_inactive_fast(text) {
+            return Ok(s);
+        }
+    }
     scan!(text, {
         b"nid" => nid, b"zid" => zid, b"nr_scanned" => scanned, b"nr_reclaimed" => reclaimed,
         b"nr_dirty" => dirty, b"nr_writeback" => writeback, b"nr_congested" => congested,
@@ -490,9 +599,38 @@ impl<'a> Cursor<'a> {
         self.0 = rest;
         w
     }
+    /// Plain decimal digits ending at a space or the end, in one pass. Anything else (hex,
+    /// a sign, a trailing comma) fails, and the caller falls back to the general reader.
     #[inline]
-    fn i64(&mut self) -> Option<i64> {
-        parse_i64(self.word())
+    fn dec(&mut self) -> Option<u64> {
+        let mut n: u64 = 0;
+        let mut i = 0;
+        while let Some(&c) = self.0.get(i) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            n = n.checked_mul(10)?.checked_add(d as u64)?;
+            i += 1;
+        }
+        if i == 0 || !matches!(self.0.get(i), None | Some(b' ')) {
+            return None;
+        }
+        self.0 = &self.0[i..];
+        Some(n)
+    }
+    #[inline]
+    fn dec_i64(&mut self) -> Option<i64> {
+        let neg = self.0.first() == Some(&b'-');
+        if neg {
+            self.0 = &self.0[1..];
+        }
+        let v = i64::try_from(self.dec()?).ok()?;
+        Some(if neg { -v } else { v })
+    }
+    #[inline]
+    fn dec_i32(&mut self) -> Option<i32> {
+        i32::try_from(self.dec_i64()?).ok()
     }
     #[inline]
     fn done(&self) -> bool {
@@ -505,19 +643,19 @@ impl<'a> Cursor<'a> {
 fn slab_start_fast<'a>(shrink: &'a str, shr: u64, rest: &'a [u8]) -> Option<ShrinkSlabStart<'a>> {
     let mut c = Cursor(rest);
     c.lit(b"nid: ")?;
-    let nid = parse_i32(c.word())?;
+    let nid = c.dec_i32()?;
     c.lit(b" objects to shrink ")?;
-    let objs = c.i64()?;
+    let objs = c.dec_i64()?;
     c.lit(b" gfp_flags ")?;
     let gfp = as_str(c.word())?;
     c.lit(b" cache items ")?;
-    let items = c.i64()?;
+    let items = c.dec_i64()?;
     c.lit(b" delta ")?;
-    let delta = c.i64()?;
+    let delta = c.dec_i64()?;
     c.lit(b" total_scan ")?;
-    let total = c.i64()?;
+    let total = c.dec_i64()?;
     c.lit(b" priority ")?;
-    let priority = parse_i32(c.word())?;
+    let priority = c.dec_i32()?;
     c.done().then_some(ShrinkSlabStart {
         shrink,
         shr,
@@ -535,15 +673,15 @@ fn slab_start_fast<'a>(shrink: &'a str, shr: u64, rest: &'a [u8]) -> Option<Shri
 fn slab_end_fast<'a>(shrink: &'a str, shr: u64, rest: &[u8]) -> Option<ShrinkSlabEnd<'a>> {
     let mut c = Cursor(rest);
     c.lit(b"nid: ")?;
-    let nid = parse_i32(c.word())?;
+    let nid = c.dec_i32()?;
     c.lit(b" unused scan count ")?;
-    let unused = c.i64()?;
+    let unused = c.dec_i64()?;
     c.lit(b" new scan count ")?;
-    let new = c.i64()?;
+    let new = c.dec_i64()?;
     c.lit(b" total_scan ")?;
-    let total = c.i64()?;
+    let total = c.dec_i64()?;
     c.lit(b" last shrinker return val ")?;
-    let retval = parse_i32(c.word())?;
+    let retval = c.dec_i32()?;
     c.done().then_some(ShrinkSlabEnd {
         shrink,
         shr,
@@ -660,26 +798,7 @@ impl<'a> Event<'a> {
     /// by callers). `Err`: a modelled event whose fields are missing or unparsable.
     pub fn parse(name: &'a [u8], text: &'a [u8]) -> Result<Option<Event<'a>>, FieldError> {
         let ev = match name {
-            b"mm_vmscan_lru_isolate" => {
-                scan!(text, {
-                    b"classzone" => classzone, b"isolate_mode" => mode, b"order" => order,
-                    b"nr_requested" => req, b"nr_scanned" => scanned, b"nr_skipped" => skipped,
-                    b"nr_taken" => taken, b"lru" => lru, b"file" => file,
-                    b"contig_dirty" => contig_dirty,
-                });
-                Event::LruIsolate(LruIsolate {
-                    classzone: classzone.opt_i()?,
-                    isolate_mode: mode.opt_i()?,
-                    order: order.i()?,
-                    nr_requested: req.u()?,
-                    nr_scanned: scanned.u()?,
-                    nr_skipped: skipped.u_or0()?,
-                    nr_taken: taken.u()?,
-                    lru: lru.0.map(|v| Lru::parse(v).ok_or(FieldError)).transpose()?,
-                    file: file.opt_i()?,
-                    contig_dirty: contig_dirty.opt_u()?,
-                })
-            }
+            b"mm_vmscan_lru_isolate" => Event::LruIsolate(lru_isolate(text)?),
             b"mm_vmscan_lru_shrink_inactive" => {
                 Event::LruShrinkInactive(shrink_inactive(text, true)?)
             }

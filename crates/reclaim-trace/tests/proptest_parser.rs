@@ -59,7 +59,11 @@ fn shrink_inactive() -> impl Strategy<Value = ShrinkInactive> {
             nr_unmap_fail: 0,
             priority,
             flags: ReclaimFlags(
-                if file { ReclaimFlags::FILE } else { ReclaimFlags::ANON } | ReclaimFlags::ASYNC,
+                if file {
+                    ReclaimFlags::FILE
+                } else {
+                    ReclaimFlags::ANON
+                } | ReclaimFlags::ASYNC,
             ),
         },
     )
@@ -176,6 +180,19 @@ proptest! {
         prop_assert_eq!(l.comm, name.as_bytes());
         prop_assert_eq!((l.pid, l.cpu, l.ts_ns), (pid, cpu, ts_ns));
         prop_assert_eq!(Event::parse(l.event, l.fields), Ok(Some(ev)));
+    }
+
+    /// The positional 6.x readers and the key-scanning reader for other layouts agree: the
+    /// same fields in reverse order (which only the general reader accepts) decode equally.
+    #[test]
+    fn fast_and_general_field_readers_agree(iso in isolate(), si in shrink_inactive()) {
+        for ev in [Event::LruIsolate(iso), Event::LruShrinkInactive(si)] {
+            let text = ev.to_string();
+            let reversed: Vec<&str> = text.split(' ').rev().collect();
+            let reversed = reversed.join(" ");
+            prop_assert_eq!(Event::parse(ev.name().as_bytes(), text.as_bytes()), Ok(Some(ev)));
+            prop_assert_eq!(Event::parse(ev.name().as_bytes(), reversed.as_bytes()), Ok(Some(ev)));
+        }
     }
 
     #[test]
