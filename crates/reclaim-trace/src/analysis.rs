@@ -294,7 +294,11 @@ pub struct Analyzer {
     opts: Options,
     a: Analysis,
     procs: Vec<Process>,
-    tasks: PidMap<Task>,
+    /// Live state per pid: `task_of` maps a pid to its slot in `tasks`; `last` caches the
+    /// previous line's (pid, slot), since events come in runs from one task.
+    tasks: Vec<Task>,
+    task_of: PidMap<u32>,
+    last: Option<(u32, u32)>,
     unknown: HashMap<Box<[u8]>, u64>,
     /// Decoded events by name: a short list searched by pointer (names are `'static`).
     known: Vec<(&'static str, u64)>,
@@ -309,7 +313,9 @@ impl Analyzer {
             },
             opts,
             procs: Vec::new(),
-            tasks: PidMap::default(),
+            tasks: Vec::new(),
+            task_of: PidMap::default(),
+            last: None,
             unknown: HashMap::new(),
             known: Vec::new(),
         }
@@ -370,8 +376,9 @@ impl Analyzer {
         self.event(l.ts_ns, l.comm, l.pid, &ev);
     }
 
-    /// Finds or creates the task of `pid` (rebinding it when the name changed: pid reuse).
-    fn task(&mut self, comm: &[u8], pid: u32) -> &mut Task {
+    /// Finds or creates the task of `pid` (rebinding it when the name changed: pid reuse);
+    /// returns its slot in `tasks`.
+    fn task(&mut self, comm: &[u8], pid: u32) -> usize {
         let unresolved = comm == b"<...>" || comm.is_empty();
         let new_proc = |procs: &mut Vec<Process>| {
             procs.push(Process {
@@ -382,31 +389,42 @@ impl Analyzer {
             });
             procs.len() - 1
         };
-        let procs = &mut self.procs;
-        let t = self.tasks.entry(pid).or_insert_with(|| Task {
-            proc_idx: new_proc(procs),
-            ..Default::default()
-        });
-        let cur = &mut procs[t.proc_idx];
+        let slot = match self.last {
+            Some((p, slot)) if p == pid => slot as usize,
+            _ => {
+                let tasks = &mut self.tasks;
+                let procs = &mut self.procs;
+                let slot = *self.task_of.entry(pid).or_insert_with(|| {
+                    tasks.push(Task {
+                        proc_idx: new_proc(procs),
+                        ..Default::default()
+                    });
+                    (tasks.len() - 1) as u32
+                });
+                self.last = Some((pid, slot));
+                slot as usize
+            }
+        };
+        let t = &mut self.tasks[slot];
+        let cur = &mut self.procs[t.proc_idx];
         if !unresolved && cur.name.as_bytes() != comm {
             if cur.name == "<...>" {
                 cur.name = String::from_utf8_lossy(comm).into_owned();
                 cur.is_kswapd = comm.starts_with(b"kswapd");
             } else {
                 *t = Task {
-                    proc_idx: new_proc(procs),
+                    proc_idx: new_proc(&mut self.procs),
                     ..Default::default()
                 };
             }
         }
-        t
+        slot
     }
 
     fn event(&mut self, ts: u64, comm: &[u8], pid: u32, ev: &Event<'_>) {
-        let t = self.task(comm, pid);
-        let idx = t.proc_idx;
-        let mut t = std::mem::take(t);
-        let p = &mut self.procs[idx];
+        let slot = self.task(comm, pid);
+        let t = &mut self.tasks[slot];
+        let p = &mut self.procs[t.proc_idx];
         let ctx = if t.direct_begin.is_some() || t.node_begin {
             Context::Direct
         } else if t.memcg_begin.is_some() {
@@ -598,9 +616,6 @@ impl Analyzer {
             }
             s.period_last = ts;
         }
-        if let Some(slot) = self.tasks.get_mut(&pid) {
-            *slot = t;
-        }
     }
 
     /// Reads a whole input (any [`std::io::Read`], already decompressed).
@@ -618,7 +633,7 @@ impl Analyzer {
 
     /// Closes open intervals and aggregates.
     pub fn finish(mut self) -> Analysis {
-        for t in self.tasks.values() {
+        for t in &self.tasks {
             let p = &mut self.procs[t.proc_idx];
             let s = &t.kswapd;
             if s.awake_since.is_some() {

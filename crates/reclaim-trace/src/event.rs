@@ -40,8 +40,16 @@ impl ReclaimFlags {
     /// Parses `RECLAIM_WB_FILE|RECLAIM_WB_ASYNC`, `RECLAIM_WB_NONE`, or a hex value
     /// (`__print_flags` prints leftover bits as `0x…`).
     pub fn parse(v: &[u8]) -> Option<Self> {
-        if v == b"RECLAIM_WB_NONE" {
-            return Some(ReclaimFlags(0));
+        // The two values page-cache and anon reclaim print on every shrink event.
+        match v {
+            b"RECLAIM_WB_FILE|RECLAIM_WB_ASYNC" => {
+                return Some(ReclaimFlags(Self::FILE | Self::ASYNC))
+            }
+            b"RECLAIM_WB_ANON|RECLAIM_WB_ASYNC" => {
+                return Some(ReclaimFlags(Self::ANON | Self::ASYNC))
+            }
+            b"RECLAIM_WB_NONE" => return Some(ReclaimFlags(0)),
+            _ => {}
         }
         let mut bits = 0;
         for name in v.split(|&c| c == b'|') {

@@ -47,8 +47,27 @@ fn is_flag_char(c: u8) -> bool {
         | b'Z' | b'z' | b'H' | b'h' | b's' | b'L' | b'l')
 }
 
+/// Characters of an event name: ASCII letters, digits and `_`.
+const NAME_CHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'_';
+        c += 1;
+    }
+    t
+};
+
 #[inline]
 fn trim(mut s: &[u8]) -> &[u8] {
+    // The task field is right-aligned in 16 columns: skip its padding 8 spaces at a time.
+    while let [a, b, c, d, e, f, g, h, rest @ ..] = s {
+        if u64::from_ne_bytes([*a, *b, *c, *d, *e, *f, *g, *h]) != u64::from_ne_bytes([b' '; 8]) {
+            break;
+        }
+        s = rest;
+    }
     while let [b' ' | b'\t', rest @ ..] = s {
         s = rest;
     }
@@ -108,16 +127,19 @@ fn parse_ts(t: &[u8]) -> Option<u64> {
 
 /// Parses one line (without its `\n`). Never panics.
 pub fn parse_line(line: &[u8]) -> Parsed<'_> {
-    let body = trim(line);
-    match body.first() {
-        None | Some(b'#') => return Parsed::Comment,
-        _ => {}
-    }
     let Some((open, cpu, after)) = find_cpu(line) else {
-        return lost_or_malformed(body);
+        let body = trim(line);
+        return match body.first() {
+            None | Some(b'#') => Parsed::Comment,
+            _ => lost_or_malformed(body),
+        };
     };
-    // task-pid and optional (tgid)
+    // task-pid and optional (tgid). The task's first character is the line's first
+    // non-blank one: a `#` there makes the line a comment.
     let mut task = trim(&line[..open]);
+    if task.first() == Some(&b'#') {
+        return Parsed::Comment;
+    }
     let mut tgid = None;
     if let [head @ .., b')'] = task {
         if let Some(p) = rfind_byte(b'(', head) {
@@ -172,18 +194,14 @@ pub fn parse_line(line: &[u8]) -> Parsed<'_> {
     while let [b' ', r @ ..] = rest {
         rest = r;
     }
-    // event: fields
-    let Some(colon) = find_byte(b':', rest) else {
+    // event: fields. One pass finds the ':' and checks the name's characters.
+    let Some(colon) = rest.iter().position(|&c| !NAME_CHAR[c as usize]) else {
         return Parsed::Malformed;
     };
-    let event = &rest[..colon];
-    if event.is_empty()
-        || !event
-            .iter()
-            .all(|c| c.is_ascii_alphanumeric() || *c == b'_')
-    {
+    if colon == 0 || rest[colon] != b':' {
         return Parsed::Malformed;
     }
+    let event = &rest[..colon];
     let mut fields = &rest[colon + 1..];
     if let [b' ', r @ ..] = fields {
         fields = r;
