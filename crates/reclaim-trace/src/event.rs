@@ -585,6 +585,13 @@ fn slab_prefix(text: &[u8]) -> Result<(&str, u64, &[u8]), FieldError> {
     let sp = find_byte(b' ', text).ok_or(FieldError)?;
     let shrink = as_str(&text[..sp]).ok_or(FieldError)?;
     let rest = &text[sp + 1..];
+    // `%p` prints a hashed pointer as 16 hex digits on 64-bit kernels.
+    if let Some(b':') = rest.get(16) {
+        if let Some(shr) = parse_hex(&rest[..16]) {
+            let rest = &rest[17..];
+            return Ok((shrink, shr, rest.strip_prefix(b" ").unwrap_or(rest)));
+        }
+    }
     let colon = find_byte(b':', rest).ok_or(FieldError)?;
     let shr = parse_hex(&rest[..colon]).ok_or(FieldError)?;
     let rest = &rest[colon + 1..];
@@ -595,12 +602,12 @@ fn slab_prefix(text: &[u8]) -> Result<(&str, u64, &[u8]), FieldError> {
 struct Cursor<'a>(&'a [u8]);
 
 impl<'a> Cursor<'a> {
-    #[inline]
+    #[inline(always)]
     fn lit(&mut self, s: &[u8]) -> Option<()> {
         self.0 = self.0.strip_prefix(s)?;
         Some(())
     }
-    #[inline]
+    #[inline(always)]
     fn word(&mut self) -> &'a [u8] {
         let end = find_byte(b' ', self.0).unwrap_or(self.0.len());
         let (w, rest) = self.0.split_at(end);
@@ -609,7 +616,7 @@ impl<'a> Cursor<'a> {
     }
     /// Plain decimal digits ending at a space or the end, in one pass. Anything else (hex,
     /// a sign, a trailing comma) fails, and the caller falls back to the general reader.
-    #[inline]
+    #[inline(always)]
     fn dec(&mut self) -> Option<u64> {
         let mut n: u64 = 0;
         let mut i = 0;
@@ -627,7 +634,15 @@ impl<'a> Cursor<'a> {
         self.0 = &self.0[i..];
         Some(n)
     }
-    #[inline]
+    /// A word that is usually long (a gfp flag list): straight to memchr.
+    #[inline(always)]
+    fn long_word(&mut self) -> &'a [u8] {
+        let end = memchr::memchr(b' ', self.0).unwrap_or(self.0.len());
+        let (w, rest) = self.0.split_at(end);
+        self.0 = rest;
+        w
+    }
+    #[inline(always)]
     fn dec_i64(&mut self) -> Option<i64> {
         let neg = self.0.first() == Some(&b'-');
         if neg {
@@ -636,11 +651,11 @@ impl<'a> Cursor<'a> {
         let v = i64::try_from(self.dec()?).ok()?;
         Some(if neg { -v } else { v })
     }
-    #[inline]
+    #[inline(always)]
     fn dec_i32(&mut self) -> Option<i32> {
         i32::try_from(self.dec_i64()?).ok()
     }
-    #[inline]
+    #[inline(always)]
     fn done(&self) -> bool {
         self.0.iter().all(|&c| c == b' ' || c == b'\r')
     }
@@ -655,7 +670,7 @@ fn slab_start_fast<'a>(shrink: &'a str, shr: u64, rest: &'a [u8]) -> Option<Shri
     c.lit(b" objects to shrink ")?;
     let objs = c.dec_i64()?;
     c.lit(b" gfp_flags ")?;
-    let gfp = as_str(c.word())?;
+    let gfp = as_str(c.long_word())?;
     c.lit(b" cache items ")?;
     let items = c.dec_i64()?;
     c.lit(b" delta ")?;
@@ -805,6 +820,14 @@ impl<'a> Event<'a> {
     /// Decodes an event. `Ok(None)`: an event this crate does not model (counted as unknown
     /// by callers). `Err`: a modelled event whose fields are missing or unparsable.
     pub fn parse(name: &'a [u8], text: &'a [u8]) -> Result<Option<Event<'a>>, FieldError> {
+        // The shrinker events are most of a trace that has them: test for them first, each
+        // a comparison of known length.
+        if name.len() == 20 && name == b"mm_shrink_slab_start" {
+            return Ok(Some(Event::ShrinkSlabStart(slab_start(text)?)));
+        }
+        if name.len() == 18 && name == b"mm_shrink_slab_end" {
+            return Ok(Some(Event::ShrinkSlabEnd(slab_end(text)?)));
+        }
         let ev = match name {
             b"mm_vmscan_lru_isolate" => Event::LruIsolate(lru_isolate(text)?),
             b"mm_vmscan_lru_shrink_inactive" => {

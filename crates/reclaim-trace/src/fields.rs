@@ -140,6 +140,12 @@ pub fn parse_i32(v: &[u8]) -> Option<i32> {
 /// The value as UTF-8 text (flag names, gfp strings); `None` if not UTF-8.
 #[inline]
 pub fn as_str(v: &[u8]) -> Option<&str> {
+    // Trace text is ASCII: check that word by word, and only run the full UTF-8
+    // validation on what is not.
+    if v.is_ascii() {
+        // SAFETY: every ASCII byte sequence is valid UTF-8.
+        return Some(unsafe { std::str::from_utf8_unchecked(v) });
+    }
     std::str::from_utf8(v).ok()
 }
 

@@ -125,6 +125,95 @@ fn parse_ts(t: &[u8]) -> Option<u64> {
     sec.checked_mul(1_000_000_000)?.checked_add(ns)
 }
 
+/// Reads `%5lu.%06lu: ` in one pass (seconds, a dot, 1–9 fraction digits, a colon, a
+/// space or the end); returns the nanoseconds and what follows. `None` sends the caller to
+/// the general token reader.
+#[inline]
+fn timestamp_fast(rest: &[u8]) -> Option<(u64, &[u8])> {
+    let mut i = 0;
+    let mut sec: u64 = 0;
+    while let Some(&c) = rest.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        sec = sec.checked_mul(10)?.checked_add(d as u64)?;
+        i += 1;
+    }
+    if i == 0 || i > 20 || rest.get(i) != Some(&b'.') {
+        return None;
+    }
+    i += 1;
+    let start = i;
+    let mut ns: u64 = 0;
+    while let Some(&c) = rest.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        ns = ns * 10 + d as u64;
+        i += 1;
+        if i - start > 9 {
+            return None;
+        }
+    }
+    let digits = i - start;
+    if rest.get(i) != Some(&b':') || !matches!(rest.get(i + 1), None | Some(b' ')) {
+        return None;
+    }
+    ns *= 10u64.pow((9 - digits) as u32);
+    Some((
+        sec.checked_mul(1_000_000_000)?.checked_add(ns)?,
+        &rest[i + 1..],
+    ))
+}
+
+/// The irq-info field (4 or 5 characters, or none) and the timestamp, token by token;
+/// returns (flags, ns, the text after the timestamp's colon).
+fn context_general(mut rest: &[u8]) -> Option<(&[u8], u64, &[u8])> {
+    let tok_end = find_byte(b' ', rest).unwrap_or(rest.len());
+    let mut tok = &rest[..tok_end];
+    let mut irq_flags: &[u8] = b"";
+    if tok.last() != Some(&b':') {
+        if !(tok.len() == 4 || tok.len() == 5) || !tok.iter().all(|&c| is_flag_char(c)) {
+            return None;
+        }
+        irq_flags = tok;
+        rest = &rest[tok_end..];
+        while let [b' ', r @ ..] = rest {
+            rest = r;
+        }
+        let end = find_byte(b' ', rest).unwrap_or(rest.len());
+        tok = &rest[..end];
+        if tok.last() != Some(&b':') {
+            return None;
+        }
+        rest = &rest[end..];
+    } else {
+        rest = &rest[tok_end..];
+    }
+    let ts_ns = parse_ts(&tok[..tok.len() - 1])?;
+    Some((irq_flags, ts_ns, rest))
+}
+
+/// The 6.x layout: five irq-info characters and a space, or no irq-info column, then a
+/// decimal timestamp.
+#[inline]
+fn context_fast(rest: &[u8]) -> Option<(&[u8], u64, &[u8])> {
+    if let [a, b, c, d, e, b' ', r @ ..] = rest {
+        if [a, b, c, d, e].iter().all(|&&x| is_flag_char(x)) {
+            let mut r = r;
+            while let [b' ', t @ ..] = r {
+                r = t;
+            }
+            let (ts, after) = timestamp_fast(r)?;
+            return Some((&rest[..5], ts, after));
+        }
+    }
+    let (ts, after) = timestamp_fast(rest)?;
+    Some((b"", ts, after))
+}
+
 /// Parses one line (without its `\n`). Never panics.
 pub fn parse_line(line: &[u8]) -> Parsed<'_> {
     let Some((open, cpu, after)) = find_cpu(line) else {
@@ -167,29 +256,12 @@ pub fn parse_line(line: &[u8]) -> Parsed<'_> {
     while let [b' ', r @ ..] = rest {
         rest = r;
     }
-    let tok_end = find_byte(b' ', rest).unwrap_or(rest.len());
-    let mut tok = &rest[..tok_end];
-    let mut irq_flags: &[u8] = b"";
-    if tok.last() != Some(&b':') {
-        if !(tok.len() == 4 || tok.len() == 5) || !tok.iter().all(|&c| is_flag_char(c)) {
-            return Parsed::Malformed;
-        }
-        irq_flags = tok;
-        rest = &rest[tok_end..];
-        while let [b' ', r @ ..] = rest {
-            rest = r;
-        }
-        let end = find_byte(b' ', rest).unwrap_or(rest.len());
-        tok = &rest[..end];
-        if tok.last() != Some(&b':') {
-            return Parsed::Malformed;
-        }
-        rest = &rest[end..];
-    } else {
-        rest = &rest[tok_end..];
-    }
-    let Some(ts_ns) = parse_ts(&tok[..tok.len() - 1]) else {
-        return Parsed::Malformed;
+    let (irq_flags, ts_ns, mut rest) = match context_fast(rest) {
+        Some(x) => x,
+        None => match context_general(rest) {
+            Some(x) => x,
+            None => return Parsed::Malformed,
+        },
     };
     while let [b' ', r @ ..] = rest {
         rest = r;
