@@ -714,6 +714,20 @@ fn row_name(p: &Process, by_name: bool) -> String {
     }
 }
 
+/// One row of the per-process tables: the name left-aligned in `w` columns, then seven
+/// right-aligned cells, then the per-order tokens.
+fn table_row<S: AsRef<str>>(out: &mut String, w: usize, cells: [S; 8], tail: &str) {
+    const WIDTHS: [usize; 7] = [8, 9, 10, 10, 8, 8, 9];
+    let _ = write!(out, "{:<w$}", cells[0].as_ref());
+    for (c, width) in cells[1..].iter().zip(WIDTHS) {
+        let _ = write!(out, " {:>width$}", c.as_ref());
+    }
+    if !tail.trim().is_empty() {
+        let _ = write!(out, "   {}", tail.trim_end());
+    }
+    out.push('\n');
+}
+
 /// The script's direct-reclaimer and kswapd tables, one value under each header.
 fn process_tables(out: &mut String, i: &Input<'_>, titled: bool) {
     let a = i.analysis;
@@ -745,66 +759,89 @@ fn process_tables(out: &mut String, i: &Input<'_>, titled: bool) {
     if titled {
         let _ = writeln!(out, "\n== {} ==", i.name);
     }
-    let _ = writeln!(
+    out.push('\n');
+    table_row(
         out,
-        "\n{:<w$} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8} {:>9}",
-        "Process", "Direct", "Wokeup", "Pages", "Pages", "Pages", "Pages", "Time"
+        w,
+        [
+            "Process", "Direct", "Wokeup", "Pages", "Pages", "Pages", "Pages", "Time",
+        ],
+        "",
     );
-    let _ = writeln!(
+    table_row(
         out,
-        "{:<w$} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8} {:>9}",
-        "details", "Rclms", "Kswapd", "Scanned", "Rclmed", "Sync-IO", "ASync-IO", "Stalled"
+        w,
+        [
+            "details", "Rclms", "Kswapd", "Scanned", "Rclmed", "Sync-IO", "ASync-IO", "Stalled",
+        ],
+        "",
     );
     for (p, name) in direct.iter().zip(&names) {
-        let _ = writeln!(
-            out,
-            "{:<w$} {:>8} {:>8} {:>10} {:>10} {:>8} {:>8} {:>9.3}   {} {}",
-            name,
-            p.direct_reclaims,
-            p.wakeup_kswapd,
-            p.direct.scanned(),
-            p.direct.reclaimed(),
-            p.direct.sync_io(),
-            p.direct.async_io(),
-            p.direct_stall_ns() as f64 / 1e9,
+        let cells = [
+            name.clone(),
+            p.direct_reclaims.to_string(),
+            p.wakeup_kswapd.to_string(),
+            p.direct.scanned().to_string(),
+            p.direct.reclaimed().to_string(),
+            p.direct.sync_io().to_string(),
+            p.direct.async_io().to_string(),
+            format!("{:.3}", p.direct_stall_ns() as f64 / 1e9),
+        ];
+        let tail = format!(
+            "{} {}",
             orders(&p.direct_by_order, "direct"),
-            orders(&p.wakeup_by_order, "wakeup"),
+            orders(&p.wakeup_by_order, "wakeup")
         );
+        table_row(out, w, cells, &tail);
     }
     if direct.is_empty() {
         let _ = writeln!(out, "(no direct reclaim)");
     }
-    let _ = writeln!(
+    out.push('\n');
+    table_row(
         out,
-        "\n{:<w$} {:>8} {:>9} {:>10} {:>10} {:>8} {:>8} {:>9}",
-        "Kswapd", "Kswapd", "Order", "Pages", "Pages", "Pages", "Pages", "Time"
+        w,
+        [
+            "Kswapd", "Kswapd", "Order", "Pages", "Pages", "Pages", "Pages", "Time",
+        ],
+        "",
     );
-    let _ = writeln!(
+    table_row(
         out,
-        "{:<w$} {:>8} {:>9} {:>10} {:>10} {:>8} {:>8} {:>9}",
-        "Instance", "Wakeups", "Re-wakeup", "Scanned", "Rclmed", "Sync-IO", "ASync-IO", "Awake"
+        w,
+        [
+            "Instance",
+            "Wakeups",
+            "Re-wakeup",
+            "Scanned",
+            "Rclmed",
+            "Sync-IO",
+            "ASync-IO",
+            "Awake",
+        ],
+        "",
     );
     for (p, name) in kswapd.iter().zip(&names[direct.len()..]) {
-        let est = p.awake_estimated_ns > 0;
-        let awake = format!(
-            "{}{:.3}",
-            if est { "~" } else { "" },
-            (p.awake_ns + p.awake_estimated_ns) as f64 / 1e9
-        );
-        let _ = writeln!(
-            out,
-            "{:<w$} {:>8} {:>9} {:>10} {:>10} {:>8} {:>8} {:>9}   {} {}",
-            name,
-            p.kswapd_wakeups,
-            p.kswapd_rewakeups,
-            p.kswapd.scanned(),
-            p.kswapd.reclaimed(),
-            p.kswapd.sync_io(),
-            p.kswapd.async_io(),
-            awake,
+        let mark = if p.awake_estimated_ns > 0 { "~" } else { "" };
+        let cells = [
+            name.clone(),
+            p.kswapd_wakeups.to_string(),
+            p.kswapd_rewakeups.to_string(),
+            p.kswapd.scanned().to_string(),
+            p.kswapd.reclaimed().to_string(),
+            p.kswapd.sync_io().to_string(),
+            p.kswapd.async_io().to_string(),
+            format!(
+                "{mark}{:.3}",
+                (p.awake_ns + p.awake_estimated_ns) as f64 / 1e9
+            ),
+        ];
+        let tail = format!(
+            "{} {}",
             orders(&p.wake_by_order, "wake"),
-            orders(&p.rewake_by_order, "rewake"),
+            orders(&p.rewake_by_order, "rewake")
         );
+        table_row(out, w, cells, &tail);
     }
     if kswapd.is_empty() {
         let _ = writeln!(out, "(no kswapd activity)");
