@@ -28,6 +28,8 @@ fn reclaim_flags(file: bool) -> ReclaimFlags {
     ReclaimFlags(kind | ReclaimFlags::ASYNC)
 }
 
+/// Every `trace_*` function returns before building its event when tracing is off: they sit
+/// on reclaim's per-batch path.
 impl Kernel {
     /// Writes one trace line for the current task.
     fn trace(&mut self, ev: Event<'_>) {
@@ -45,10 +47,16 @@ impl Kernel {
     }
 
     pub fn trace_kswapd_sleep(&mut self, _tid: u32, nid: u32) {
+        if self.tracer.is_none() {
+            return;
+        }
         self.trace(Event::KswapdSleep { nid: nid as i32 });
     }
 
     pub fn trace_kswapd_wake(&mut self, nid: u32, _zid: usize, order: u32) {
+        if self.tracer.is_none() {
+            return;
+        }
         self.trace(Event::KswapdWake {
             nid: nid as i32,
             zid: None,
@@ -57,6 +65,9 @@ impl Kernel {
     }
 
     pub fn trace_wakeup_kswapd(&mut self, nid: u32, _zid: usize, order: u32) {
+        if self.tracer.is_none() {
+            return;
+        }
         self.trace(Event::WakeupKswapd {
             nid: nid as i32,
             zid: None,
@@ -66,6 +77,9 @@ impl Kernel {
     }
 
     pub fn trace_direct_reclaim_begin(&mut self, _tid: u32, order: u32) {
+        if self.tracer.is_none() {
+            return;
+        }
         self.trace(Event::DirectReclaimBegin(ReclaimBegin {
             order: order as i32,
             gfp_flags: GFP_PAGECACHE,
@@ -74,6 +88,9 @@ impl Kernel {
     }
 
     pub fn trace_direct_reclaim_end(&mut self, _tid: u32, nr_reclaimed: u64) {
+        if self.tracer.is_none() {
+            return;
+        }
         self.trace(Event::DirectReclaimEnd { nr_reclaimed });
     }
 
@@ -86,6 +103,9 @@ impl Kernel {
         nr_taken: u64,
         lru: usize,
     ) {
+        if self.tracer.is_none() {
+            return;
+        }
         self.trace(Event::LruIsolate(LruIsolate {
             classzone: Some(classzone as i32),
             isolate_mode: None,
@@ -111,6 +131,9 @@ impl Kernel {
         priority: i32,
         file: bool,
     ) {
+        if self.tracer.is_none() {
+            return;
+        }
         let (nr_activate_anon, nr_activate_file) = if file {
             (0, nr_activate)
         } else {
@@ -145,6 +168,9 @@ impl Kernel {
         priority: i32,
         file: bool,
     ) {
+        if self.tracer.is_none() {
+            return;
+        }
         self.trace(Event::LruShrinkActive(ShrinkActive {
             nid: nid as i32,
             nr_taken,
