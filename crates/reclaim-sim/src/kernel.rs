@@ -309,19 +309,20 @@ impl Kernel {
         }
     }
 
-    /// Take `lock` of node/zone from a CPU on `cpu_node` for `hold` ns at the current time.
+    /// Take `lock` of node/zone from a CPU on `cpu_node` for `hold` ns at `at` (the current
+    /// time, or later within the current step).
     #[inline]
     pub fn lru_lock(&mut self, nid: u32, cpu_node: u32, hold: Ns, at: Ns) -> Acquired {
         let c = self.lock_costs;
         self.nodes[nid as usize]
             .lru_lock
-            .acquire(at, cpu_node, hold, &c)
+            .acquire(self.now, at, cpu_node, hold, &c)
     }
 
     #[inline]
     pub fn zone_lock(&mut self, zi: usize, cpu_node: u32, hold: Ns, at: Ns) -> Acquired {
         let c = self.lock_costs;
-        self.zone_lock[zi].acquire(at, cpu_node, hold, &c)
+        self.zone_lock[zi].acquire(self.now, at, cpu_node, hold, &c)
     }
 
     /// Bytes of per-page simulator state: the page descriptors (with list heads) and the

@@ -7,6 +7,12 @@
 //! spinners and the next holders keep pulling the protected data's cache lines (list heads,
 //! per-node counters) away, so a lock's capacity falls as its queue grows — the collapse
 //! that makes many parallel direct reclaimers expensive (seed 000).
+//!
+//! A task's step books its later lock acquisitions ahead of simulated time (a reclaim batch
+//! takes lru_lock to isolate, works, then takes it again to put back). The lock therefore
+//! keeps its booked holds as a calendar: a request is granted the first free gap at or
+//! after its own time, so a hold booked for later never delays a request that comes earlier
+//! and fits before it. Requests arriving at the same time are still served in order.
 
 use std::collections::VecDeque;
 
@@ -20,14 +26,18 @@ pub struct LockCosts {
     pub remote_factor: f64,
 }
 
+/// One booked hold: the lock is someone's over `[start, end)`.
+#[derive(Clone, Copy, Debug)]
+struct Hold {
+    start: Ns,
+    end: Ns,
+    node: u32,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct SpinLock {
-    /// When the current holder (and everyone queued) will have released the lock.
-    free_at: Ns,
-    /// Node of the CPU that held the lock last.
-    last_node: u32,
-    /// Release times of the acquisitions granted and not yet released (the queue).
-    queue: VecDeque<Ns>,
+    /// Booked holds that may still matter, in time order and not overlapping.
+    holds: VecDeque<Hold>,
     /// Node whose memory the lock and its data live on.
     pub home_node: u32,
     pub acquisitions: u64,
@@ -55,42 +65,80 @@ impl SpinLock {
     pub fn new(home_node: u32) -> SpinLock {
         SpinLock {
             home_node,
-            last_node: home_node,
             ..Default::default()
         }
     }
 
-    /// CPUs holding or queued for the lock at `now`.
-    pub fn queued_at(&mut self, now: Ns) -> usize {
-        while self.queue.front().is_some_and(|&r| r <= now) {
-            self.queue.pop_front();
+    /// Forget holds released by `floor`, the simulated time no later request can precede.
+    fn release_until(&mut self, floor: Ns) {
+        while let Some(h) = self.holds.front() {
+            if h.end > floor {
+                break;
+            }
+            self.holds.pop_front();
         }
-        self.queue.len()
     }
 
     /// Take the lock at `now` from a CPU on `cpu_node`, hold it for `hold_local` (the cost on
-    /// a local, uncontended lock) and release it.
-    pub fn acquire(&mut self, now: Ns, cpu_node: u32, hold_local: Ns, c: &LockCosts) -> Acquired {
+    /// a local, uncontended lock) and release it. `floor` is the current simulated time
+    /// (`now` may be later, for a hold booked ahead within one step); requests never come
+    /// earlier than `floor`, so holds released by then are forgotten.
+    pub fn acquire(
+        &mut self,
+        floor: Ns,
+        now: Ns,
+        cpu_node: u32,
+        hold_local: Ns,
+        c: &LockCosts,
+    ) -> Acquired {
+        debug_assert!(
+            now >= floor,
+            "lock request at {now} before the floor {floor}"
+        );
+        self.release_until(floor);
         let remote = cpu_node != self.home_node;
-        let mut hold = if remote {
+        let base = if remote {
             (hold_local as f64 * c.remote_factor) as Ns
         } else {
             hold_local
         };
-        let wait = self.free_at.saturating_sub(now);
+        // Walk the calendar for the first gap that fits: uncontended if one opens at `now`,
+        // otherwise behind the holds that cover `now` and any that follow back to back.
+        let mut start = now;
+        let mut hold = base;
+        let mut ahead: Ns = 0;
+        let mut at = self.holds.len();
+        for (i, h) in self.holds.iter().enumerate() {
+            if h.end <= start {
+                continue;
+            }
+            if h.start >= start + hold {
+                at = i;
+                break;
+            }
+            // Overlaps: wait for it, and pay the handoff from its holder.
+            start = h.end;
+            ahead += 1;
+            let handoff = c.handoff + c.per_waiter * ahead;
+            hold = base
+                + if cpu_node != h.node {
+                    (handoff as f64 * c.remote_factor) as Ns
+                } else {
+                    handoff
+                };
+        }
+        let wait = start - now;
         if wait > 0 {
             self.contended += 1;
-            let queued = self.queued_at(now) as Ns;
-            let handoff = c.handoff + c.per_waiter * queued;
-            hold += if cpu_node != self.last_node {
-                (handoff as f64 * c.remote_factor) as Ns
-            } else {
-                handoff
-            };
         }
-        self.free_at = now + wait + hold;
-        self.queue.push_back(self.free_at);
-        self.last_node = cpu_node;
+        self.holds.insert(
+            at,
+            Hold {
+                start,
+                end: start + hold,
+                node: cpu_node,
+            },
+        );
         self.acquisitions += 1;
         self.wait_ns += wait;
         self.hold_ns += hold;
@@ -111,16 +159,19 @@ mod tests {
     #[test]
     fn uncontended_lock_costs_only_its_hold() {
         let mut l = SpinLock::new(0);
-        assert_eq!(l.acquire(0, 0, 100, &C), Acquired { wait: 0, hold: 100 });
-        assert_eq!(l.acquire(1000, 0, 100, &C), Acquired { wait: 0, hold: 100 });
+        assert_eq!(l.acquire(0, 0, 0, 100, &C), Acquired { wait: 0, hold: 100 });
+        assert_eq!(
+            l.acquire(0, 1000, 0, 100, &C),
+            Acquired { wait: 0, hold: 100 }
+        );
         assert_eq!(l.contended, 0);
     }
 
     #[test]
     fn waiters_queue_in_order_and_pay_handoffs() {
         let mut l = SpinLock::new(0);
-        l.acquire(0, 0, 100, &C);
-        let b = l.acquire(10, 0, 100, &C);
+        l.acquire(0, 0, 0, 100, &C);
+        let b = l.acquire(0, 10, 0, 100, &C);
         assert_eq!(
             b,
             Acquired {
@@ -129,7 +180,7 @@ mod tests {
             }
         );
         // A remote CPU: hold doubled, and the handoff crosses nodes.
-        let c = l.acquire(20, 1, 100, &C);
+        let c = l.acquire(0, 20, 1, 100, &C);
         assert_eq!(c.wait, 600 - 20);
         assert_eq!(c.hold, 200 + 800);
         assert_eq!(l.contended, 2);
@@ -143,12 +194,41 @@ mod tests {
             remote_factor: 1.0,
         };
         let mut l = SpinLock::new(0);
-        l.acquire(0, 0, 1000, &c);
-        let second = l.acquire(1, 0, 1000, &c); // one ahead of it
-        let third = l.acquire(2, 0, 1000, &c); // two ahead of it
+        l.acquire(0, 0, 0, 1000, &c);
+        let second = l.acquire(0, 1, 0, 1000, &c); // one ahead of it
+        let third = l.acquire(0, 2, 0, 1000, &c); // two ahead of it
         assert_eq!(second.hold, 1000 + 100 + 50);
         assert_eq!(third.hold, 1000 + 100 + 100);
-        assert_eq!(l.queued_at(2), 3);
-        assert_eq!(l.queued_at(100_000), 0);
+    }
+
+    #[test]
+    fn a_hold_booked_ahead_does_not_delay_an_earlier_request() {
+        let mut l = SpinLock::new(0);
+        // A step books the lock for [5000, 5100).
+        assert_eq!(l.acquire(0, 5000, 0, 100, &C).wait, 0);
+        // An earlier request that fits before it is not delayed.
+        assert_eq!(l.acquire(0, 0, 0, 100, &C), Acquired { wait: 0, hold: 100 });
+        // One that would overlap it waits for it and pays the handoff.
+        let late = l.acquire(0, 4950, 0, 100, &C);
+        assert_eq!(
+            late,
+            Acquired {
+                wait: 150,
+                hold: 500
+            }
+        );
+        // A request that fits in no gap goes after the last hold.
+        let after = l.acquire(4900, 4990, 0, 100, &C);
+        assert_eq!(after.wait, 5600 - 4990);
+        assert_eq!(l.contended, 2);
+    }
+
+    #[test]
+    fn released_holds_are_forgotten() {
+        let mut l = SpinLock::new(0);
+        l.acquire(0, 0, 1, 100, &C); // a remote CPU holds [0, 200)
+        l.acquire(0, 100, 0, 100, &C); // waits, local, handoff from node 1
+        assert_eq!(l.acquire(10_000, 10_000, 0, 100, &C).wait, 0);
+        assert!(l.holds.len() == 1, "released holds are dropped");
     }
 }

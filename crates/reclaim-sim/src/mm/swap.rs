@@ -1,8 +1,13 @@
 //! mm/swap.c (6.x): the LRU-side helpers page users call. Batching (the per-CPU folio
 //! batches that `lru_add_drain` empties) shows only in the cost model: callers charge one
-//! lru_lock acquisition per batch.
+//! lru_lock acquisition per batch of [`LRU_ADD_BATCH`] folios.
 
 use crate::kernel::Kernel;
+
+/// Folios per per-CPU LRU-add batch: a batch is moved to the LRU under one lru_lock
+/// acquisition when it fills (`PAGEVEC_SIZE`, 15 in the seed's 4.16 kernel; the 6.x
+/// `folio_batch` keeps the size).
+pub const LRU_ADD_BATCH: u64 = 15;
 use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_ANON};
 use crate::mm::page::pg;
 use crate::mm::vmstat::VmEvent;

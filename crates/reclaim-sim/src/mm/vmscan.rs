@@ -729,7 +729,11 @@ impl Kernel {
             }
         }
         let c = &self.costs;
-        let mut sys = batch.n as u64 * c.shrink_folio_ns;
+        // Memory-bound: struct page, mapping and xarray cache misses, slower as the node's
+        // memory load grows (hw/memory.rs), as the copy to user space is.
+        let mut sys = self.nodes[nid as usize]
+            .memory
+            .scale(batch.n as u64 * c.shrink_folio_ns);
         // Free the reclaimed folios zone by zone under zone->lock (free_unref_folios).
         let buddy_ns = c.buddy_ns;
         let mut i = 0;

@@ -21,6 +21,7 @@ use crate::engine::Ns;
 use crate::kernel::{Kernel, Next};
 use crate::mm::page::pg;
 use crate::mm::page_alloc::{AllocWmark, PcpCredit};
+use crate::mm::swap::LRU_ADD_BATCH;
 use crate::mm::vmscan::{DirectReclaim, SWAP_CLUSTER_MAX};
 use crate::mm::zone::ZONE_MOVABLE;
 
@@ -192,7 +193,7 @@ impl DdTask {
     }
 
     /// Add the pages `filling[first..]` to the page cache and the LRU (one lru_lock
-    /// acquisition per node for the batch, as `lru_add_drain` takes it), and submit the
+    /// acquisition per `LRU_ADD_BATCH` folios, as the per-CPU batch drains), and submit the
     /// window once it is full. `sys` is the CPU time used so far in this step; returns it
     /// with this work added.
     fn add_to_page_cache(&mut self, k: &mut Kernel, first: usize, node: u32, mut sys: Ns) -> Ns {
@@ -207,12 +208,18 @@ impl DdTask {
         sys += k.nodes[node as usize]
             .memory
             .scale(added * k.costs.page_cache_insert_ns);
+        // One lru_lock acquisition per full per-CPU batch (and one for the remainder), on
+        // each node the pages came from.
         for nid in 0..k.nodes.len() as u32 {
-            if lru_nodes & (1 << (nid % 64)) != 0 {
+            if lru_nodes & (1 << (nid % 64)) == 0 {
+                continue;
+            }
+            let mut left = added;
+            while left > 0 {
+                let n = left.min(LRU_ADD_BATCH);
+                left -= n;
                 let at = k.now + sys;
-                sys += k
-                    .lru_lock(nid, node, added * k.costs.lru_add_ns, at)
-                    .total();
+                sys += k.lru_lock(nid, node, n * k.costs.lru_add_ns, at).total();
             }
         }
         if self.filling.len() == self.ra_pages as usize {
