@@ -7,6 +7,28 @@
 //! the TP_printk text. Comm may contain spaces and dashes, so the line is anchored on the
 //! `[cpu]` field rather than split on whitespace (trace-vmscan-postprocess.pl's regex
 //! `[a-zA-Z0-9-]*` misreads such names).
+//!
+//! A task name is whatever `prctl(PR_SET_NAME)` was given, up to 15 bytes (TASK_COMM_LEN
+//! − 1): it can hold `#`, ` [0] `, `-12` or a whole fake context such as `-1 [0] 1.0: e:`.
+//! Two rules follow:
+//!
+//! - **The CPU field** is the `[digits] ` from which the whole line parses: task-pid and
+//!   optional `(tgid)` before it; irq-info, `secs.frac:` and `event:` after it. The kernel's
+//!   place is tried first: the name right-aligned in 16 columns, so the `-` at byte 16, then
+//!   the pid, its padding and the tgid column. Otherwise (padding stripped, other tools'
+//!   layouts, damaged lines) candidates are tried from the right end of the line, because
+//!   what follows the real field is the event's text, and the events read here print no
+//!   `[digits] `; names do appear in other events' text (sched_switch's `prev_comm=`), but
+//!   15 bytes cannot hold a fake context naming a vmscan event, so such a line is at worst
+//!   read as another unknown event.
+//! - **Comments.** The kernel prints its header lines (`# tracer: nop`, `#  TASK-PID  CPU# …`,
+//!   `##### CPU 2 buffer started ####`) from the first column, and an event line's task field
+//!   is `%16s` of at most 15 bytes, so it starts with a blank. A line is therefore a comment
+//!   only if it does not parse as an event AND its first byte is `#`: the event test comes
+//!   first because a line whose padding was stripped, or one the writer printed with a
+//!   16-byte name, starts with the name (`#worker-12 [002] …`); and a `#` behind blanks that
+//!   does not parse is a damaged event line of a task named `#…`, counted as malformed
+//!   rather than hidden.
 
 use crate::fields::{find_byte, parse_u64, rfind_byte};
 
@@ -77,34 +99,85 @@ fn trim(mut s: &[u8]) -> &[u8] {
     s
 }
 
-/// Finds the ` [NNN]` CPU field: the first `[` followed by digits and `]` whose `]` is
-/// followed by a space. Returns (index of `[`, cpu, index after `]`).
-///
-/// The kernel pads task-pid to `%16s-%-7d `, so the field is at byte 25 unless the name or
-/// pid overflows its width (or a tgid column follows): that place is tried first.
+/// Reads a `[NNN]` CPU field at `open`: up to 6 digits, `]`, a space. Returns (cpu,
+/// index after `]`).
 #[inline]
-fn find_cpu(line: &[u8]) -> Option<(usize, u32, usize)> {
-    if let Some(&[b'[', a, b, c, b']', b' ']) = line.get(25..31) {
-        if a.is_ascii_digit() && b.is_ascii_digit() && c.is_ascii_digit() {
-            let cpu = (a - b'0') as u32 * 100 + (b - b'0') as u32 * 10 + (c - b'0') as u32;
-            return Some((25, cpu, 30));
-        }
+fn cpu_field(line: &[u8], open: usize) -> Option<(u32, usize)> {
+    let mut i = open + 1;
+    let mut cpu: u32 = 0;
+    while i < line.len() && line[i].is_ascii_digit() && i - open <= 6 {
+        cpu = cpu * 10 + (line[i] - b'0') as u32;
+        i += 1;
     }
-    let mut from = 0;
-    while let Some(off) = find_byte(b'[', &line[from..]) {
-        let open = from + off;
-        let mut i = open + 1;
-        let mut cpu: u32 = 0;
-        while i < line.len() && line[i].is_ascii_digit() && i - open <= 6 {
-            cpu = cpu * 10 + (line[i] - b'0') as u32;
-            i += 1;
+    (i > open + 1 && line.get(i) == Some(&b']') && line.get(i + 1) == Some(&b' '))
+        .then_some((cpu, i + 1))
+}
+
+/// The kernel's layout: `%16s-%-7d `, an optional `(%7d) ` or `(-------) ` tgid column, then
+/// `[%03d] ` (`%-5d` and `(%5d) ` before 5.10, and `%-5d` in `trace-cmd report`). A name of
+/// at most 16 bytes fills bytes 0..16, so the `-` is at byte 16 and the name cannot reach the
+/// CPU field. Returns the task, the cpu and the index after `]`; `None` sends the line to
+/// [`event_by_scan`].
+#[inline]
+fn kernel_place(line: &[u8]) -> Option<(Task<'_>, u32, usize)> {
+    if line.get(16) != Some(&b'-') {
+        return None;
+    }
+    // One pass over the pid's digits and then its padding (`parse_u64` would be a second).
+    let mut i = 17;
+    let mut pid: u32 = 0;
+    while let Some(&c @ b'0'..=b'9') = line.get(i) {
+        pid = pid.checked_mul(10)?.checked_add((c - b'0') as u32)?;
+        i += 1;
+    }
+    if i == 17 || line.get(i) != Some(&b' ') {
+        return None;
+    }
+    i = skip_spaces(line, i);
+    let mut tgid = None;
+    if line.get(i) == Some(&b'(') {
+        let close = i + 1 + find_byte(b')', &line[i + 1..])?;
+        tgid = tgid_column(&line[i + 1..close])?;
+        if line.get(close + 1) != Some(&b' ') {
+            return None;
         }
-        if i > open + 1 && i + 1 < line.len() && line[i] == b']' && line[i + 1] == b' ' {
-            return Some((open, cpu, i + 1));
+        i = skip_spaces(line, close + 1);
+    }
+    let (cpu, after) = cpu_field(line, i)?;
+    let comm = trim(&line[..16]);
+    Some((Task { comm, pid, tgid }, cpu, after))
+}
+
+#[inline]
+fn skip_spaces(line: &[u8], mut i: usize) -> usize {
+    while line.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    i
+}
+
+/// Tries every `[` from the right end of the line, the event text's side (see the module
+/// comment), and returns the line read from the first that is a CPU field it parses from.
+/// Out of line: only stripped padding, other layouts and damaged lines come here.
+#[inline(never)]
+fn event_by_scan(line: &[u8]) -> Option<Line<'_>> {
+    let mut end = line.len();
+    while let Some(open) = memchr::memrchr(b'[', &line[..end]) {
+        if let Some(l) = event_at(line, open) {
+            return Some(l);
         }
-        from = open + 1;
+        end = open;
     }
     None
+}
+
+/// The line read with its CPU field at `open`: what follows the field first (it rejects a
+/// wrong candidate in a few bytes), then task-pid and the optional tgid before it.
+fn event_at(line: &[u8], open: usize) -> Option<Line<'_>> {
+    let (cpu, after) = cpu_field(line, open)?;
+    let tail = after_cpu(line, after)?;
+    let task = task_pid(&line[..open])?;
+    Some(tail.line(task, cpu))
 }
 
 /// Parses a timestamp `sec.frac` (or a bare counter) into nanoseconds.
@@ -216,62 +289,70 @@ fn context_fast(rest: &[u8]) -> Option<(&[u8], u64, &[u8])> {
 
 /// Parses one line (without its `\n`). Never panics.
 pub fn parse_line(line: &[u8]) -> Parsed<'_> {
-    let Some((open, cpu, after)) = find_cpu(line) else {
-        let body = trim(line);
-        return match body.first() {
-            None | Some(b'#') => Parsed::Comment,
-            _ => lost_or_malformed(body),
-        };
-    };
-    // task-pid and optional (tgid). The task's first character is the line's first
-    // non-blank one: a `#` there makes the line a comment.
-    let mut task = trim(&line[..open]);
-    if task.first() == Some(&b'#') {
-        return Parsed::Comment;
-    }
-    let mut tgid = None;
-    if let [head @ .., b')'] = task {
-        if let Some(p) = rfind_byte(b'(', head) {
-            let inner = trim(&head[p + 1..]);
-            tgid = match inner {
-                [b'-', ..] => None, // "(-------)": tgid unknown
-                _ => match parse_u64(inner).and_then(|v| u32::try_from(v).ok()) {
-                    Some(v) => Some(v),
-                    None => return Parsed::Malformed,
-                },
-            };
-            task = trim(&head[..p]);
+    if let Some((task, cpu, after)) = kernel_place(line) {
+        if let Some(tail) = after_cpu(line, after) {
+            return Parsed::Event(tail.line(task, cpu));
         }
     }
-    let Some(dash) = rfind_byte(b'-', task) else {
-        return Parsed::Malformed;
-    };
-    let Some(pid) = parse_u64(&task[dash + 1..]).and_then(|v| u32::try_from(v).ok()) else {
-        return Parsed::Malformed;
-    };
-    let comm = trim(&task[..dash]);
+    if let Some(l) = event_by_scan(line) {
+        return Parsed::Event(l);
+    }
+    // Not an event: a header only with `#` in the first column (see the module comment).
+    if line.first() == Some(&b'#') {
+        return Parsed::Comment;
+    }
+    match trim(line) {
+        [] => Parsed::Comment,
+        body => lost_or_malformed(body),
+    }
+}
 
-    // [irq-flags] timestamp:
+/// What precedes the CPU field: `comm-pid` and the optional tgid column.
+struct Task<'a> {
+    comm: &'a [u8],
+    pid: u32,
+    tgid: Option<u32>,
+}
+
+/// What follows the CPU field: irq-info, timestamp, event name and the event's text.
+struct Tail<'a> {
+    irq_flags: &'a [u8],
+    ts_ns: u64,
+    event: &'a [u8],
+    fields: &'a [u8],
+}
+
+impl<'a> Tail<'a> {
+    #[inline]
+    fn line(self, task: Task<'a>, cpu: u32) -> Line<'a> {
+        Line {
+            comm: task.comm,
+            pid: task.pid,
+            tgid: task.tgid,
+            cpu,
+            irq_flags: self.irq_flags,
+            ts_ns: self.ts_ns,
+            event: self.event,
+            fields: self.fields,
+        }
+    }
+}
+
+/// Reads the line after a CPU field ending at `after`: `[irq-flags] timestamp: event: `.
+#[inline]
+fn after_cpu(line: &[u8], after: usize) -> Option<Tail<'_>> {
     let mut rest = &line[after..];
     while let [b' ', r @ ..] = rest {
         rest = r;
     }
-    let (irq_flags, ts_ns, mut rest) = match context_fast(rest) {
-        Some(x) => x,
-        None => match context_general(rest) {
-            Some(x) => x,
-            None => return Parsed::Malformed,
-        },
-    };
+    let (irq_flags, ts_ns, mut rest) = context_fast(rest).or_else(|| context_general(rest))?;
     while let [b' ', r @ ..] = rest {
         rest = r;
     }
     // event: fields. One pass finds the ':' and checks the name's characters.
-    let Some(colon) = rest.iter().position(|&c| !NAME_CHAR[c as usize]) else {
-        return Parsed::Malformed;
-    };
+    let colon = rest.iter().position(|&c| !NAME_CHAR[c as usize])?;
     if colon == 0 || rest[colon] != b':' {
-        return Parsed::Malformed;
+        return None;
     }
     let event = &rest[..colon];
     let mut fields = &rest[colon + 1..];
@@ -281,16 +362,39 @@ pub fn parse_line(line: &[u8]) -> Parsed<'_> {
     if let [r @ .., b'\r'] = fields {
         fields = r;
     }
-    Parsed::Event(Line {
-        comm,
-        pid,
-        tgid,
-        cpu,
+    Some(Tail {
         irq_flags,
         ts_ns,
         event,
         fields,
     })
+}
+
+/// `comm-pid` and an optional `(tgid)` or `(-------)` column, however padded. The pid is
+/// after the last `-`, so dashes in the name are kept.
+#[inline]
+fn task_pid(task: &[u8]) -> Option<Task<'_>> {
+    let mut task = trim(task);
+    let mut tgid = None;
+    if let [head @ .., b')'] = task {
+        if let Some(p) = rfind_byte(b'(', head) {
+            tgid = tgid_column(&head[p + 1..])?;
+            task = trim(&head[..p]);
+        }
+    }
+    let dash = rfind_byte(b'-', task)?;
+    let pid = parse_u64(&task[dash + 1..]).and_then(|v| u32::try_from(v).ok())?;
+    let comm = trim(&task[..dash]);
+    Some(Task { comm, pid, tgid })
+}
+
+/// The inside of the tgid column: `Some(None)` for `-------` (tgid unknown).
+#[inline]
+fn tgid_column(inner: &[u8]) -> Option<Option<u32>> {
+    match trim(inner) {
+        [b'-', ..] => Some(None),
+        digits => Some(Some(parse_u64(digits).and_then(|v| u32::try_from(v).ok())?)),
+    }
 }
 
 /// Is this one of the lines `trace-cmd report` prints before the events (`version = 6`,
@@ -383,5 +487,84 @@ mod tests {
             Parsed::Malformed
         );
         assert_eq!(parse_line(b"dd-1 [001] ..... 1.0: e"), Parsed::Malformed);
+    }
+
+    /// The kernel prints header lines from the first column and event lines behind the
+    /// task field's padding; a task named `#worker` is an event, wherever its line starts.
+    #[test]
+    fn names_starting_with_hash_are_events() {
+        let l = ev(b"         #worker-12      [002] ..... 7.000001: mm_vmscan_kswapd_sleep: nid=0");
+        assert_eq!((l.comm, l.pid, l.cpu), (&b"#worker"[..], 12, 2));
+        // Padding stripped, or a 16-byte name: the name starts the line.
+        let l = ev(b"#worker-12 [002] ..... 7.000001: mm_vmscan_kswapd_sleep: nid=0");
+        assert_eq!((l.comm, l.pid, l.cpu), (&b"#worker"[..], 12, 2));
+        let l = ev(b"# tracer: nop-1  [000] d.h1 3.5: mm_vmscan_kswapd_wake: nid=0 order=0");
+        assert_eq!(
+            (l.comm, l.pid, l.event),
+            (&b"# tracer: nop"[..], 1, &b"mm_vmscan_kswapd_wake"[..])
+        );
+        for header in [
+            &b"# tracer: nop"[..],
+            b"#",
+            b"# entries-in-buffer/entries-written: 103/103   #P:4",
+            b"#                                _-----=> irqs-off/BH-disabled",
+            b"#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION",
+            b"#              | |         |   |||||     |         |",
+            b"##### CPU 2 buffer started ####",
+        ] {
+            assert_eq!(
+                parse_line(header),
+                Parsed::Comment,
+                "{}",
+                String::from_utf8_lossy(header)
+            );
+        }
+        // Behind blanks a `#` begins a task name: a line that then fails to parse is a
+        // damaged event, not a comment.
+        assert_eq!(
+            parse_line(b"         #worker-12      [002] ..... 7.0x: e: f"),
+            Parsed::Malformed
+        );
+        assert_eq!(parse_line(b"   # tracer: nop"), Parsed::Malformed);
+    }
+
+    #[test]
+    fn brackets_in_names_are_not_the_cpu_field() {
+        let l = ev(b"kworker/u8:0 [0] x-55  [001] ....  1.0: mm_vmscan_kswapd_sleep: nid=0");
+        assert_eq!(l.comm, b"kworker/u8:0 [0] x");
+        assert_eq!((l.pid, l.cpu, l.ts_ns), (55, 1, 1_000_000_000));
+        assert_eq!(
+            (l.irq_flags, l.event),
+            (&b"...."[..], &b"mm_vmscan_kswapd_sleep"[..])
+        );
+        let l = ev(b" w [3] -2-77      (     70) [004] ..... 2.5: mm_vmscan_kswapd_sleep: nid=1");
+        assert_eq!(
+            (l.comm, l.pid, l.tgid, l.cpu),
+            (&b"w [3] -2"[..], 77, Some(70), 4)
+        );
+        // A name holding a whole context of its own (15 bytes hold one), at the kernel's
+        // place and with the padding stripped (found from the right).
+        for line in [
+            &b"  -1 [0] 1.0: e:-4242    [017] ..... 9.000002: mm_vmscan_kswapd_sleep: nid=0"[..],
+            b"-1 [0] 1.0: e:-4242 [017] ..... 9.000002: mm_vmscan_kswapd_sleep: nid=0",
+        ] {
+            let l = ev(line);
+            assert_eq!(l.comm, b"-1 [0] 1.0: e:");
+            assert_eq!((l.pid, l.cpu, l.ts_ns), (4242, 17, 9_000_002_000));
+            assert_eq!(
+                (l.event, l.fields),
+                (&b"mm_vmscan_kswapd_sleep"[..], &b"nid=0"[..])
+            );
+        }
+        // A `[n] ` at the kernel's place (a name longer than 16 bytes) is taken only if the
+        // line parses from it.
+        let l = ev(b"               a-1 [0] zz-12 [003] ..... 1.0: e: f");
+        assert_eq!((l.comm, l.pid, l.cpu), (&b"a-1 [0] zz"[..], 12, 3));
+        // A `[n] ` in the event's text comes first from the right, and is passed over.
+        let l = ev(b"dd-1 [001] ..... 1.0: e: [123] x");
+        assert_eq!(
+            (l.pid, l.cpu, l.event, l.fields),
+            (1, 1, &b"e"[..], &b"[123] x"[..])
+        );
     }
 }

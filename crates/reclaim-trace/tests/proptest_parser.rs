@@ -1,7 +1,8 @@
 //! Property tests of the parser and analysis: no input makes them panic; every line is
 //! counted exactly once (comment, event, unknown event or malformed); events printed by the
 //! writer parse back to themselves under any task name, pid, CPU, timestamp and context
-//! layout; and the analysis totals equal the sums of what was generated.
+//! layout, names that look like the context's own fields included; a `#` line is a comment
+//! only from the first column; and the analysis totals equal the sums of what was generated.
 
 use proptest::prelude::*;
 use reclaim_trace::analysis::{analyze, Analysis, Options};
@@ -23,6 +24,74 @@ fn accounted(a: &Analysis) -> bool {
 fn comm() -> impl Strategy<Value = String> {
     // Real names: letters, digits, '-', '/', ':', '.', spaces inside ("Web Content").
     "[a-zA-Z0-9_][a-zA-Z0-9_ /:.-]{0,14}[a-zA-Z0-9_]".prop_map(|s| s)
+}
+
+/// Names as `prctl(PR_SET_NAME)` allows them, up to the writer's 16 columns (the kernel's
+/// limit is 15 bytes): pieces that look like the context's own fields (`[3]`, `-42`, `(7)`,
+/// `1.5:`, `name:`), `#`, `:` and blanks, up to a whole fake context (`-1 [0] 1.0: e:`).
+fn awkward_comm() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        "[a-zA-Z0-9_/.<>]{1,4}",
+        Just(" ".to_string()),
+        Just("#".to_string()),
+        Just(":".to_string()),
+        (0..1000u32).prop_map(|n| format!("[{n}]")),
+        (0..100_000u32).prop_map(|n| format!("-{n}")),
+        (0..100_000u32).prop_map(|n| format!("({n})")),
+        (0..100u32, 0..1_000_000u32).prop_map(|(s, us)| format!("{s}.{us:06}:")),
+        "[a-z_]{1,3}:",
+        (0..100u32, 0..10u32).prop_map(|(pid, cpu)| format!("-{pid} [{cpu}] 1.0: e:")),
+    ];
+    prop::collection::vec(piece, 1..8).prop_map(|pieces| {
+        let mut name = pieces.concat();
+        name.truncate(16);
+        name
+    })
+}
+
+/// Events with and without flags text, of the kinds the simulator writes.
+fn event() -> impl Strategy<Value = Event<'static>> {
+    prop_oneof![
+        isolate().prop_map(Event::LruIsolate),
+        shrink_inactive().prop_map(Event::LruShrinkInactive),
+        (0..2i32, 0..10i32).prop_map(|(nid, order)| Event::KswapdWake {
+            nid,
+            zid: None,
+            order
+        }),
+        (0..10i32).prop_map(|order| Event::DirectReclaimBegin(ReclaimBegin {
+            order,
+            gfp_flags: "GFP_HIGHUSER_MOVABLE|__GFP_COMP",
+            may_writepage: None,
+        })),
+        (0..1000u64).prop_map(|nr_reclaimed| Event::DirectReclaimEnd { nr_reclaimed }),
+    ]
+}
+
+/// Rewrites a line the writer printed (6.x context) into another layout the parser reads:
+/// `flags` 0 keeps the 6.x irq-info `.....`, 1 puts the 4-character field of ≤5.10, 2 drops
+/// the column; `tgid` adds a record-tgid column (`(%7d) `, or `(-------) ` when unknown);
+/// `strip` removes the task field's padding, so a name may start the line.
+fn relayout(
+    line: &str,
+    (name, pid, cpu): (&str, u32, u32),
+    flags: usize,
+    tgid: Option<Option<u32>>,
+    strip: bool,
+) -> String {
+    let task = format!("{name:>16}-{pid:<7} ");
+    let rest = line
+        .strip_prefix(task.as_str())
+        .and_then(|r| r.strip_prefix(format!("[{cpu:03}] ..... ").as_str()))
+        .expect("the writer's 6.x layout");
+    let task = if strip { task.trim_start() } else { &task };
+    let tgid = match tgid {
+        None => String::new(),
+        Some(Some(t)) => format!("({t:7}) "),
+        Some(None) => "(-------) ".to_string(),
+    };
+    let flags = ["..... ", "d.h1 ", ""][flags];
+    format!("{task}{tgid}[{cpu:03}] {flags}{rest}")
 }
 
 fn isolate() -> impl Strategy<Value = LruIsolate> {
@@ -180,6 +249,50 @@ proptest! {
         prop_assert_eq!(l.comm, name.as_bytes());
         prop_assert_eq!((l.pid, l.cpu, l.ts_ns), (pid, cpu, ts_ns));
         prop_assert_eq!(Event::parse(l.event, l.fields), Ok(Some(ev)));
+    }
+
+    /// Whatever the name holds (`#` first, `[n]`, `-digits`, `:`, a fake context), the
+    /// CPU field found is the real one: pid, tgid, CPU, timestamp, irq-info, event name and
+    /// fields come back, in every context layout.
+    #[test]
+    fn names_like_context_fields_keep_the_context(
+        name in awkward_comm(),
+        pid in prop_oneof![0..4_194_304u32, any::<u32>()],
+        cpu in 0..4096u32,
+        secs in 0..1_000_000u64,
+        usecs in 0..1_000_000u64,
+        ev in event(),
+        flags in 0..3usize,
+        tgid in prop::option::of(prop::option::of(any::<u32>())),
+        strip in any::<bool>(),
+    ) {
+        let ts_ns = secs * 1_000_000_000 + usecs * 1_000;
+        let mut w = TraceWriter::new(Vec::new());
+        w.write(Context { comm: &name, pid, cpu, ts_ns }, &ev);
+        let written = String::from_utf8(w.into_inner()).unwrap();
+        let line = relayout(written.trim_end_matches('\n'), (&name, pid, cpu), flags, tgid, strip);
+        let Parsed::Event(l) = parse_line(line.as_bytes()) else {
+            return Err(TestCaseError::fail(format!("unparsed: {line:?}")));
+        };
+        prop_assert_eq!(l.comm, name.trim_matches(' ').as_bytes(), "{:?}", line);
+        prop_assert_eq!((l.pid, l.tgid, l.cpu, l.ts_ns), (pid, tgid.flatten(), cpu, ts_ns), "{:?}", line);
+        prop_assert_eq!(l.irq_flags, ["....." , "d.h1", ""][flags].as_bytes());
+        let name_written = ev.full_name();
+        prop_assert_eq!(l.event, name_written.as_bytes());
+        prop_assert_eq!(Event::parse(l.event, l.fields), Ok(Some(ev)));
+    }
+
+    /// ftrace's header lines start with `#` in the first column and hold no CPU field: any
+    /// such line is a comment. Behind a blank, the `#` begins a task name, and the line
+    /// (with no CPU field, so no event) is not hidden as a comment.
+    #[test]
+    fn hash_lines_are_comments_only_from_the_first_column(text in r"[^\n\[]{0,80}") {
+        let header = format!("#{text}");
+        prop_assert_eq!(parse_line(header.as_bytes()), Parsed::Comment);
+        let indented = format!(" #{text}");
+        // (trace-cmd's `… bytes in size` preamble line is a comment wherever it starts.)
+        prop_assume!(!indented.trim_end().ends_with(" bytes in size"));
+        prop_assert_eq!(parse_line(indented.as_bytes()), Parsed::Malformed);
     }
 
     /// The positional 6.x readers and the key-scanning reader for other layouts agree: the
