@@ -3,14 +3,14 @@
 //! lru_lock acquisition per batch of [`LRU_ADD_BATCH`] folios.
 
 use crate::kernel::Kernel;
+use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_ANON};
+use crate::mm::page::pg;
+use crate::mm::vmstat::VmEvent;
 
 /// Folios per per-CPU LRU-add batch: a batch is moved to the LRU under one lru_lock
 /// acquisition when it fills (`PAGEVEC_SIZE`, 15 in the seed's 4.16 kernel; the 6.x
 /// `folio_batch` keeps the size).
 pub const LRU_ADD_BATCH: u64 = 15;
-use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_ANON};
-use crate::mm::page::pg;
-use crate::mm::vmstat::VmEvent;
 
 impl Kernel {
     /// `folio_mark_accessed()`: the two-step activation inactive,unreferenced →
