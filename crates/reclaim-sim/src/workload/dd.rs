@@ -21,7 +21,7 @@ use crate::engine::Ns;
 use crate::kernel::{Kernel, Next};
 use crate::mm::page::pg;
 use crate::mm::page_alloc::{AllocWmark, PcpCredit};
-use crate::mm::swap::LRU_ADD_BATCH;
+use crate::mm::swap::LruAddBatch;
 use crate::mm::vmscan::{DirectReclaim, SWAP_CLUSTER_MAX};
 use crate::mm::zone::ZONE_MOVABLE;
 
@@ -45,6 +45,8 @@ pub struct DdTask {
     filling: Vec<u32>,
     spare: Vec<Vec<u32>>,
     pcp: PcpCredit,
+    /// This task's CPU's LRU-add batch.
+    lru_add: LruAddBatch,
     /// Pages copied in the current read() call.
     copied_in_block: u64,
     /// For O_DIRECT: when the outstanding request completes.
@@ -80,6 +82,7 @@ impl DdTask {
             filling: Vec::with_capacity(ra_pages as usize),
             spare: Vec::new(),
             pcp: PcpCredit::default(),
+            lru_add: LruAddBatch::default(),
             copied_in_block: 0,
             dio_done_at: None,
             reclaim: None,
@@ -192,35 +195,20 @@ impl DdTask {
         )
     }
 
-    /// Add the pages `filling[first..]` to the page cache and the LRU (one lru_lock
-    /// acquisition per `LRU_ADD_BATCH` folios, as the per-CPU batch drains), and submit the
-    /// window once it is full. `sys` is the CPU time used so far in this step; returns it
-    /// with this work added.
+    /// Add the pages `filling[first..]` to the page cache and, through the CPU's LRU-add
+    /// batch, to the LRU; submit the window once it is full. `sys` is the CPU time used so
+    /// far in this step; returns it with this work added.
     fn add_to_page_cache(&mut self, k: &mut Kernel, first: usize, node: u32, mut sys: Ns) -> Ns {
         let added = (self.filling.len() - first) as u64;
-        let mut lru_nodes: u64 = 0; // bitmask of nodes whose lru_lock this batch needs
-        for i in first..self.filling.len() {
-            let page = self.filling[i];
-            let pnid = k.zones[k.page_zone(page)].nid;
-            lru_nodes |= 1 << (pnid % 64);
-            self.insert_page(k, page, pnid);
-        }
         sys += k.nodes[node as usize]
             .memory
             .scale(added * k.costs.page_cache_insert_ns);
-        // One lru_lock acquisition per full per-CPU batch (and one for the remainder), on
-        // each node the pages came from.
-        for nid in 0..k.nodes.len() as u32 {
-            if lru_nodes & (1 << (nid % 64)) == 0 {
-                continue;
-            }
-            let mut left = added;
-            while left > 0 {
-                let n = left.min(LRU_ADD_BATCH);
-                left -= n;
-                let at = k.now + sys;
-                sys += k.lru_lock(nid, node, n * k.costs.lru_add_ns, at).total();
-            }
+        for i in first..self.filling.len() {
+            let page = self.filling[i];
+            let pnid = k.zones[k.page_zone(page)].nid;
+            self.insert_page(k, page, pnid);
+            let at = k.now + sys;
+            sys += self.lru_add.add(k, pnid, node, at);
         }
         if self.filling.len() == self.ra_pages as usize {
             self.submit_window(k, sys);
