@@ -40,6 +40,9 @@ pub struct PgData {
     /// MAX_NR_ZONES is the "no request" sentinel.
     pub kswapd_highest_zoneidx: usize,
     pub kswapd_failures: u32,
+    /// Direct reclaimers throttled on `pfmemalloc_wait` by `throttle_direct_reclaim`, in the
+    /// order they went to sleep; kswapd's `wake_up_all` empties it.
+    pub pfmemalloc_wait: Vec<u32>,
     /// NR_ISOLATED_ANON, NR_ISOLATED_FILE.
     pub nr_isolated: [u64; 2],
     /// NR_FILE_PAGES.
@@ -153,6 +156,7 @@ impl Kernel {
                 kswapd_order: 0,
                 kswapd_highest_zoneidx: MAX_NR_ZONES,
                 kswapd_failures: 0,
+                pfmemalloc_wait: vec![],
                 nr_isolated: [0; 2],
                 nr_file_pages: 0,
             });

@@ -127,11 +127,7 @@ impl Kernel {
             if z.zone_idx > highest_zoneidx {
                 return false;
             }
-            let lruvec = &self.nodes[z.nid as usize].lruvec;
-            // zone_reclaimable_pages(): file LRU pages of this zone (no swap).
-            let reclaimable = lruvec.zone_size[z.zone_idx][crate::mm::lru::LRU_INACTIVE_FILE]
-                + lruvec.zone_size[z.zone_idx][crate::mm::lru::LRU_ACTIVE_FILE];
-            let available = (reclaimable + z.nr_free_pages) as i64;
+            let available = (self.zone_reclaimable_pages(zi) + z.nr_free_pages) as i64;
             z.watermark_ok(0, z.wmark_pages(WMARK_MIN), highest_zoneidx, available)
         })
     }

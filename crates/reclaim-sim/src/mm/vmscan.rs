@@ -13,7 +13,7 @@ use crate::kernel::{Kernel, Next, MAX_RECLAIM_RETRIES};
 use crate::mm::lru::*;
 use crate::mm::page::{pg, NO_OWNER};
 use crate::mm::vmstat::VmEvent;
-use crate::mm::zone::{MAX_NR_ZONES, WMARK_HIGH};
+use crate::mm::zone::{MAX_NR_ZONES, WMARK_HIGH, WMARK_MIN, ZONE_NORMAL};
 
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 pub const DEF_PRIORITY: i32 = 12;
@@ -230,6 +230,16 @@ pub struct DirectReclaim {
     nodes: Vec<u32>,
     node_pos: usize,
     shrink: Option<ShrinkLruvec>,
+    /// `throttle_direct_reclaim()` put the task to sleep on this node's `pfmemalloc_wait`;
+    /// do_try_to_free_pages() starts once `allow_direct_reclaim()` holds on a wake-up.
+    throttled: Option<u32>,
+}
+
+impl DirectReclaim {
+    /// Asleep in `throttle_direct_reclaim()`: the task is off its CPU until kswapd wakes it.
+    pub fn is_throttled(&self) -> bool {
+        self.throttled.is_some()
+    }
 }
 
 impl Kernel {
@@ -249,10 +259,113 @@ impl Kernel {
         !any_managed
     }
 
-    /// `prepare_kswapd_sleep()`: hopeless or balanced nodes let kswapd sleep.
-    pub fn prepare_kswapd_sleep(&self, nid: u32, order: u32, highest_zoneidx: usize) -> bool {
+    /// `prepare_kswapd_sleep()`: first wake every task throttled on pfmemalloc_wait (a kswapd
+    /// about to sleep must leave none behind; a premature wake-up makes them wake kswapd and
+    /// sleep again), then let kswapd sleep if the node is hopeless or balanced.
+    pub fn prepare_kswapd_sleep(&mut self, nid: u32, order: u32, highest_zoneidx: usize) -> bool {
+        if !self.nodes[nid as usize].pfmemalloc_wait.is_empty() {
+            self.wake_up_pfmemalloc_wait(nid);
+        }
         self.nodes[nid as usize].kswapd_failures >= MAX_RECLAIM_RETRIES
             || self.pgdat_balanced(nid, order, highest_zoneidx)
+    }
+
+    /// `zone_reclaimable_pages()`: the zone's file LRU pages (anon pages need swap, which is
+    /// not modelled).
+    pub fn zone_reclaimable_pages(&self, zi: usize) -> u64 {
+        let z = &self.zones[zi];
+        let lruvec = &self.nodes[z.nid as usize].lruvec;
+        lruvec.zone_size[z.zone_idx][LRU_INACTIVE_FILE]
+            + lruvec.zone_size[z.zone_idx][LRU_ACTIVE_FILE]
+    }
+
+    /// `allow_direct_reclaim()`: may direct reclaim proceed on node `nid`, or should it wait
+    /// for kswapd? It may while the free pages of the node's zones up to ZONE_NORMAL that have
+    /// reclaimable pages exceed half their summed min watermarks (the pfmemalloc reserve), when
+    /// there is no such reserve, or when the node is hopeless. Otherwise a sleeping kswapd is
+    /// woken, its zone request capped at ZONE_NORMAL: kswapd must be awake while tasks are
+    /// throttled.
+    pub fn allow_direct_reclaim(&mut self, nid: u32) -> bool {
+        let pgdat = &self.nodes[nid as usize];
+        if pgdat.kswapd_failures >= MAX_RECLAIM_RETRIES {
+            return true;
+        }
+        let mut pfmemalloc_reserve = 0;
+        let mut free_pages = 0;
+        for &zi in &pgdat.zones {
+            let z = &self.zones[zi];
+            if z.zone_idx > ZONE_NORMAL || z.managed_pages == 0 {
+                continue;
+            }
+            if self.zone_reclaimable_pages(zi) == 0 {
+                continue;
+            }
+            pfmemalloc_reserve += z.wmark_pages(WMARK_MIN);
+            free_pages += z.nr_free_pages;
+        }
+        if pfmemalloc_reserve == 0 {
+            return true;
+        }
+        let wmark_ok = free_pages > pfmemalloc_reserve / 2;
+        if !wmark_ok && !pgdat.kswapd_wait.is_empty() {
+            let pgdat = &mut self.nodes[nid as usize];
+            if pgdat.kswapd_highest_zoneidx > ZONE_NORMAL {
+                pgdat.kswapd_highest_zoneidx = ZONE_NORMAL;
+            }
+            // wake_up_interruptible(&pgdat->kswapd_wait): no wakeup_kswapd tracepoint.
+            self.wake_up_kswapd_wait(nid);
+        }
+        wmark_ok
+    }
+
+    /// `throttle_direct_reclaim()` at the top of try_to_free_pages(): if the node of the first
+    /// zonelist zone ≤ ZONE_NORMAL does not allow direct reclaim, count PGSCAN_DIRECT_THROTTLE
+    /// and put task `tid` on that node's pfmemalloc_wait; returns the node it waits on.
+    ///
+    /// The caller is a page-cache allocation (`__GFP_FS`), so the wait is
+    /// `wait_event_killable()` without a timeout; the `!__GFP_FS` wait of at most HZ, the
+    /// kthread exemption and fatal signals do not arise here. wait_event tests the condition
+    /// once more before sleeping; at the same instant it would give the same answer, so that
+    /// test is folded into this one.
+    fn throttle_direct_reclaim(
+        &mut self,
+        tid: u32,
+        nid: u32,
+        highest_zoneidx: usize,
+    ) -> Option<u32> {
+        let first = self.zonelists[nid as usize].iter().find(|&&zi| {
+            let idx = self.zones[zi].zone_idx;
+            idx <= highest_zoneidx && idx <= ZONE_NORMAL
+        });
+        let pgdat = self.zones[*first?].nid;
+        if self.allow_direct_reclaim(pgdat) {
+            return None;
+        }
+        self.count(VmEvent::PgscanDirectThrottle, 1);
+        self.nodes[pgdat as usize].pfmemalloc_wait.push(tid);
+        Some(pgdat)
+    }
+
+    /// `wake_up_all(&pgdat->pfmemalloc_wait)`: every throttled task runs again now and
+    /// re-tests `allow_direct_reclaim()` (wait_event semantics).
+    fn wake_up_pfmemalloc_wait(&mut self, nid: u32) {
+        let waiters = std::mem::take(&mut self.nodes[nid as usize].pfmemalloc_wait);
+        let now = self.now;
+        for &t in &waiters {
+            self.wake_task(t, now);
+        }
+    }
+
+    /// Wake every kswapd thread on the node's kswapd_wait (taking them off it).
+    fn wake_up_kswapd_wait(&mut self, nid: u32) {
+        let waiters = std::mem::take(&mut self.nodes[nid as usize].kswapd_wait);
+        let now = self.now;
+        for &t in &waiters {
+            if let crate::kernel::TaskKind::Kswapd(k) = &mut self.tasks[t as usize].kind {
+                k.woken = true;
+            }
+            self.wake_task(t, now);
+        }
     }
 
     /// `wakeup_kswapd()` for a zone of node `nid`: merge the request, then wake every thread
@@ -274,14 +387,7 @@ impl Kernel {
             return;
         }
         self.trace_wakeup_kswapd(nid, highest_zoneidx, order);
-        let waiters = std::mem::take(&mut self.nodes[nid as usize].kswapd_wait);
-        let now = self.now;
-        for &t in &waiters {
-            if let crate::kernel::TaskKind::Kswapd(k) = &mut self.tasks[t as usize].kind {
-                k.woken = true;
-            }
-            self.wake_task(t, now);
-        }
+        self.wake_up_kswapd_wait(nid);
     }
 
     /// `balance_pgdat()` setup.
@@ -346,6 +452,12 @@ impl Kernel {
                 if b.sc.order > 0 && delta >= 2u64 << b.sc.order {
                     b.sc.order = 0;
                 }
+                // Tasks throttled on pfmemalloc_wait go on as soon as the reserve is met.
+                if !self.nodes[nid as usize].pfmemalloc_wait.is_empty()
+                    && self.allow_direct_reclaim(nid)
+                {
+                    self.wake_up_pfmemalloc_wait(nid);
+                }
                 let raise_priority = b.sc.nr_scanned < b.sc.nr_to_reclaim;
                 if raise_priority || delta == 0 {
                     b.sc.priority -= 1;
@@ -355,7 +467,9 @@ impl Kernel {
         }
     }
 
-    /// `try_to_free_pages()` entry: the allocating task on node `nid` starts direct reclaim.
+    /// `try_to_free_pages()` entry: the allocating task on node `nid` starts direct reclaim,
+    /// unless `throttle_direct_reclaim()` puts it to sleep first (`DirectReclaim::is_throttled`:
+    /// the caller goes off CPU until woken, then drives `try_to_free_pages_step` as usual).
     pub fn try_to_free_pages_begin(
         &mut self,
         tid: u32,
@@ -371,16 +485,26 @@ impl Kernel {
                 nodes.push(z.nid);
             }
         }
-        self.trace_direct_reclaim_begin(tid, order);
-        // do_try_to_free_pages(): retry label.
-        self.events
-            .count_zid(VmEvent::AllocstallDma, reclaim_idx, 1);
-        DirectReclaim {
+        let throttled = self.throttle_direct_reclaim(tid, nid, reclaim_idx);
+        let d = DirectReclaim {
             sc,
             nodes,
             node_pos: 0,
             shrink: None,
+            throttled,
+        };
+        if throttled.is_none() {
+            self.direct_reclaim_begin(tid, &d.sc);
         }
+        d
+    }
+
+    /// try_to_free_pages() after throttling: the `mm_vmscan_direct_reclaim_begin` tracepoint,
+    /// then do_try_to_free_pages()'s retry label (ALLOCSTALL).
+    fn direct_reclaim_begin(&mut self, tid: u32, sc: &ScanControl) {
+        self.trace_direct_reclaim_begin(tid, sc.order);
+        self.events
+            .count_zid(VmEvent::AllocstallDma, sc.reclaim_idx, 1);
     }
 
     /// One step of direct reclaim. Returns CPU time and, when done, the pages reclaimed.
@@ -390,6 +514,19 @@ impl Kernel {
         tid: u32,
         cpu_node: u32,
     ) -> (Ns, Option<u64>) {
+        if let Some(pgdat) = d.throttled {
+            // Woken on pfmemalloc_wait: wait_event tests the condition again and sleeps on if
+            // it still fails.
+            if !self.allow_direct_reclaim(pgdat) {
+                let wait = &mut self.nodes[pgdat as usize].pfmemalloc_wait;
+                if !wait.contains(&tid) {
+                    wait.push(tid);
+                }
+                return (0, None);
+            }
+            d.throttled = None;
+            self.direct_reclaim_begin(tid, &d.sc);
+        }
         if let Some(s) = d.shrink.as_mut() {
             let (sys, done) = self.shrink_lruvec_step(s, &mut d.sc, cpu_node);
             if !done {
@@ -898,4 +1035,232 @@ enum FolioFate {
     Keep,
     KeepReferenced,
     Activate,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EventKind;
+    use crate::kernel::TaskKind;
+    use crate::mm::zone::{ZONE_DMA32, ZONE_MOVABLE};
+    use crate::workload::dd::DdTask;
+    use crate::Scenario;
+
+    /// One node of `mb` MiB, `dma32_mb` of it ZONE_DMA32 and the rest ZONE_NORMAL, all free.
+    fn kernel(mb: u64, dma32_mb: u64) -> Kernel {
+        let text = format!(
+            "[machine]\nmemory_mb_per_node = {mb}\ndma32_mb = {dma32_mb}\n[workload]\nkind = \"dd\"\ntasks = 1\n"
+        );
+        Kernel::new(&Scenario::parse(&text, "t.toml", &[]).unwrap())
+    }
+
+    fn zone_of(k: &Kernel, zone_idx: usize) -> usize {
+        k.nodes[0]
+            .zones
+            .iter()
+            .copied()
+            .find(|&zi| k.zones[zi].zone_idx == zone_idx)
+            .unwrap()
+    }
+
+    /// Takes pages off zone `zi`'s free lists until `free` are left: the first `lru` become
+    /// clean, unreferenced page cache on the inactive file list (reclaimable), the rest stay
+    /// allocated and are returned.
+    fn fill_zone(k: &mut Kernel, zi: usize, free: u64, lru: u64) -> Vec<u32> {
+        let mut held = Vec::new();
+        let mut on_lru = 0;
+        while k.zones[zi].nr_free_pages > free {
+            let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
+            if on_lru < lru {
+                k.pages.desc[p as usize].owner = 0;
+                k.lru_add_locked(0, p, LRU_INACTIVE_FILE);
+                k.nodes[0].nr_file_pages += 1;
+                on_lru += 1;
+            } else {
+                held.push(p);
+            }
+        }
+        held
+    }
+
+    /// A kswapd thread for node 0, asleep on kswapd_wait as `run` starts it.
+    fn add_kswapd(k: &mut Kernel) -> u32 {
+        let id = k.add_task(
+            "kswapd0".into(),
+            3,
+            TaskKind::Kswapd(Box::new(KswapdTask::new(0))),
+        );
+        k.nodes[0].kswapd.push(id);
+        k.nodes[0].kswapd_wait.push(id);
+        id
+    }
+
+    /// A buffered dd reader on CPU 0, due to run at time 0.
+    fn add_dd(k: &mut Kernel) -> u32 {
+        let dd = DdTask::new(0, 0, false, 1024, 128, 2);
+        let id = k.add_task("dd".into(), 0, TaskKind::Dd(Box::new(dd)));
+        k.nr_mappings = 1;
+        k.wake_task(id, 0);
+        id
+    }
+
+    /// Runs the next queued task event; returns the task's id.
+    fn run_next(k: &mut Kernel) -> u32 {
+        let (t, ev) = k.queue.pop().expect("an event");
+        let EventKind::Task(id) = ev else {
+            panic!("unexpected event {ev:?}")
+        };
+        k.run_task(id, t);
+        id
+    }
+
+    fn allocstalls(k: &Kernel) -> u64 {
+        (0..MAX_NR_ZONES)
+            .map(|z| k.events.v[VmEvent::AllocstallDma as usize + z])
+            .sum()
+    }
+
+    #[test]
+    fn allow_direct_reclaim_needs_more_than_half_the_min_reserve() {
+        let mut k = kernel(64, 16);
+        let normal = zone_of(&k, ZONE_NORMAL);
+        let dma32 = zone_of(&k, ZONE_DMA32);
+        let min = k.zones[normal].wmark_pages(WMARK_MIN);
+        assert!(min > 100, "min {min}");
+        // Nothing reclaimable anywhere: no reserve, never throttled.
+        let mut held = fill_zone(&mut k, normal, 0, 0);
+        assert!(k.allow_direct_reclaim(0));
+        // Normal has reclaimable pages and exactly min/2 free; DMA32 (all free) has none and
+        // is left out of both sums.
+        for p in held.drain(..(min / 2) as usize) {
+            k.zones[normal].free_one_page(&mut k.pages, p, 0);
+        }
+        for &p in &held[..10] {
+            k.pages.desc[p as usize].owner = 0;
+            k.lru_add_locked(0, p, LRU_INACTIVE_FILE);
+        }
+        held.drain(..10);
+        let kswapd = add_kswapd(&mut k);
+        k.nodes[0].kswapd_highest_zoneidx = ZONE_MOVABLE;
+        assert!(
+            !k.allow_direct_reclaim(0),
+            "free == reserve/2 is not enough"
+        );
+        // kswapd must be awake while tasks are throttled: woken, its request capped at Normal.
+        assert!(k.nodes[0].kswapd_wait.is_empty());
+        assert_eq!(k.nodes[0].kswapd_highest_zoneidx, ZONE_NORMAL);
+        assert_eq!(k.tasks[kswapd as usize].next_at, Some(0));
+        assert_eq!(k.events.get(VmEvent::PgscanDirectThrottle), 0);
+        // One more free page passes.
+        let p = held.pop().unwrap();
+        k.zones[normal].free_one_page(&mut k.pages, p, 0);
+        assert!(k.allow_direct_reclaim(0));
+        // Back below with kswapd already awake (off kswapd_wait): nothing more is woken, and
+        // the zone request is left alone.
+        k.zones[normal].rmqueue(&mut k.pages, 0).unwrap();
+        k.nodes[0].kswapd_highest_zoneidx = ZONE_DMA32;
+        assert!(!k.allow_direct_reclaim(0));
+        assert_eq!(k.nodes[0].kswapd_highest_zoneidx, ZONE_DMA32);
+        assert_eq!(k.queue.len(), 1, "kswapd's one wake-up");
+        // DMA32 becomes reclaimable: its min joins the reserve and its free pages the sum.
+        let q = k.zones[dma32].rmqueue(&mut k.pages, 0).unwrap();
+        k.lru_add_locked(0, q, LRU_INACTIVE_FILE);
+        assert!(k.allow_direct_reclaim(0));
+    }
+
+    #[test]
+    fn throttled_reclaimer_sleeps_until_kswapd_restores_the_reserve() {
+        let mut k = kernel(64, 0);
+        let normal = zone_of(&k, ZONE_NORMAL);
+        let reserve = k.zones[normal].wmark_pages(WMARK_MIN);
+        fill_zone(&mut k, normal, reserve / 2 - 20, 8000);
+        let kswapd = add_kswapd(&mut k);
+        let dd = add_dd(&mut k);
+        // The reader's allocation fails at low and min: it wakes kswapd, enters
+        // try_to_free_pages and is throttled before do_try_to_free_pages.
+        assert_eq!(run_next(&mut k), dd);
+        assert_eq!(k.events.get(VmEvent::PgscanDirectThrottle), 1);
+        assert_eq!(allocstalls(&k), 0);
+        assert_eq!(k.nodes[0].pfmemalloc_wait, vec![dd]);
+        assert_eq!(k.tasks[dd as usize].next_at, None, "off CPU until woken");
+        assert!(k.tasks[kswapd as usize].next_at.is_some(), "kswapd woken");
+        // kswapd reclaims pass by pass; the reader runs again only when a pass ends with
+        // free > reserve/2, and then reclaims itself without being throttled again.
+        let mut woken_at = None;
+        for _ in 0..100_000 {
+            if allocstalls(&k) > 0 {
+                break;
+            }
+            let waiting = !k.nodes[0].pfmemalloc_wait.is_empty();
+            let id = run_next(&mut k);
+            if waiting && k.nodes[0].pfmemalloc_wait.is_empty() {
+                assert_eq!(id, kswapd, "only kswapd wakes the throttled reader");
+                assert!(k.zones[normal].nr_free_pages > reserve / 2);
+                // Mid-balance (after a kswapd_shrink_node pass), not prepare_kswapd_sleep.
+                assert!(!k.pgdat_balanced(0, 0, ZONE_NORMAL));
+                woken_at.get_or_insert(k.now);
+            }
+            if woken_at.is_none() {
+                assert_eq!(k.events.get(VmEvent::PgscanDirect), 0);
+                assert!(k.events.get(VmEvent::PgscanKswapd) < 8000);
+            }
+        }
+        assert!(woken_at.is_some(), "never woken");
+        assert!(k.events.get(VmEvent::PgstealKswapd) >= 20);
+        assert_eq!(allocstalls(&k), 1, "the woken reader went on into reclaim");
+        assert_eq!(k.events.get(VmEvent::PgscanDirectThrottle), 1);
+    }
+
+    #[test]
+    fn a_premature_wake_up_sends_the_reader_back_to_sleep() {
+        // No kswapd thread: only prepare_kswapd_sleep's unconditional wake_up_all wakes.
+        let mut k = kernel(64, 0);
+        let normal = zone_of(&k, ZONE_NORMAL);
+        let reserve = k.zones[normal].wmark_pages(WMARK_MIN);
+        let mut held = fill_zone(&mut k, normal, reserve / 2 - 20, 8000);
+        let dd = add_dd(&mut k);
+        run_next(&mut k);
+        assert_eq!(k.nodes[0].pfmemalloc_wait, vec![dd]);
+        assert!(!k.prepare_kswapd_sleep(0, 0, ZONE_NORMAL));
+        assert!(k.nodes[0].pfmemalloc_wait.is_empty());
+        assert_eq!(run_next(&mut k), dd);
+        assert_eq!(
+            k.nodes[0].pfmemalloc_wait,
+            vec![dd],
+            "still throttled: asleep again"
+        );
+        assert_eq!(k.tasks[dd as usize].next_at, None);
+        assert_eq!(
+            k.events.get(VmEvent::PgscanDirectThrottle),
+            1,
+            "counted once"
+        );
+        assert_eq!(allocstalls(&k), 0);
+        for p in held.drain(..40) {
+            k.zones[normal].free_one_page(&mut k.pages, p, 0);
+        }
+        k.prepare_kswapd_sleep(0, 0, ZONE_NORMAL);
+        assert_eq!(run_next(&mut k), dd);
+        assert!(k.nodes[0].pfmemalloc_wait.is_empty());
+        assert_eq!(allocstalls(&k), 1);
+        assert_eq!(k.events.get(VmEvent::PgscanDirectThrottle), 1);
+    }
+
+    #[test]
+    fn a_hopeless_node_does_not_throttle() {
+        let mut k = kernel(64, 0);
+        let normal = zone_of(&k, ZONE_NORMAL);
+        let reserve = k.zones[normal].wmark_pages(WMARK_MIN);
+        fill_zone(&mut k, normal, reserve / 2 - 20, 8000);
+        k.nodes[0].kswapd_failures = MAX_RECLAIM_RETRIES - 1;
+        assert!(!k.allow_direct_reclaim(0));
+        k.nodes[0].kswapd_failures = MAX_RECLAIM_RETRIES;
+        assert!(k.allow_direct_reclaim(0));
+        let dd = add_dd(&mut k);
+        run_next(&mut k);
+        assert_eq!(k.events.get(VmEvent::PgscanDirectThrottle), 0);
+        assert!(k.nodes[0].pfmemalloc_wait.is_empty());
+        assert_eq!(allocstalls(&k), 1, "straight into do_try_to_free_pages");
+        assert!(k.tasks[dd as usize].next_at.is_some());
+    }
 }

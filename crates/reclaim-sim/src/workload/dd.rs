@@ -101,6 +101,10 @@ impl DdTask {
         if let Some(d) = self.reclaim.as_mut() {
             let (sys, done) = k.try_to_free_pages_step(d, id, node);
             let Some(progress) = done else {
+                if d.is_throttled() {
+                    // Still throttled after a wake-up: back to sleep on pfmemalloc_wait.
+                    return Next::Wait { sys };
+                }
                 return Next::Run { sys };
             };
             self.reclaim = None;
@@ -152,6 +156,7 @@ impl DdTask {
             SWAP_CLUSTER_MAX.min((self.ra_pages as usize - self.filling.len()) as u64) as usize;
         let first = self.filling.len();
         let mut sys = self.alloc_pages(k, node, AllocWmark::Low, k.now, want);
+        let mut throttled = false;
         if self.filling.len() - first < want {
             // The slow path: wake the kswapds, then try the min watermark for the rest.
             k.wake_all_kswapds(node, 0, PAGECACHE_HIGHEST_ZONEIDX);
@@ -160,15 +165,16 @@ impl DdTask {
             sys += self.alloc_pages(k, node, AllocWmark::Min, at, rest);
             if self.filling.len() - first < want {
                 self.direct_reclaims += 1;
-                self.reclaim = Some(Box::new(k.try_to_free_pages_begin(
-                    id,
-                    node,
-                    0,
-                    PAGECACHE_HIGHEST_ZONEIDX,
-                )));
+                let d = k.try_to_free_pages_begin(id, node, 0, PAGECACHE_HIGHEST_ZONEIDX);
+                throttled = d.is_throttled();
+                self.reclaim = Some(Box::new(d));
             }
         }
         let sys = self.add_to_page_cache(k, first, node, sys);
+        if throttled {
+            // throttle_direct_reclaim(): asleep on pfmemalloc_wait until kswapd wakes us.
+            return Next::Wait { sys };
+        }
         Next::Run { sys }
     }
 
