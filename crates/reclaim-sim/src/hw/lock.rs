@@ -104,9 +104,22 @@ impl SpinLock {
         };
         // Walk the calendar for the first gap that fits: uncontended if one opens at `now`,
         // otherwise behind the holds that cover `now` and any that follow back to back.
+        // The hold (with the handoff from the last holder waited behind) is needed only to
+        // test a gap, so it is computed lazily: a hold starting exactly where the previous
+        // one ended leaves no gap for any hold of nonzero length.
+        let handoff_from = |ahead: Ns, node: u32| {
+            let handoff = c.handoff + c.per_waiter * ahead;
+            base + if cpu_node != node {
+                (handoff as f64 * c.remote_factor) as Ns
+            } else {
+                handoff
+            }
+        };
         let mut start = now;
         let mut hold = base;
         let mut ahead: Ns = 0;
+        let mut last_node = cpu_node;
+        let mut stale = false;
         let mut at = self.holds.len();
         // Holds are in time order and do not overlap, so their ends are sorted too: skip
         // those released by `now` (booked by steps that ran ahead of the clock) at once.
@@ -115,20 +128,24 @@ impl SpinLock {
             if h.end <= start {
                 continue;
             }
-            if h.start >= start + hold {
-                at = first + i;
-                break;
+            if h.start != start || base == 0 {
+                if stale {
+                    hold = handoff_from(ahead, last_node);
+                    stale = false;
+                }
+                if h.start >= start + hold {
+                    at = first + i;
+                    break;
+                }
             }
             // Overlaps: wait for it, and pay the handoff from its holder.
             start = h.end;
             ahead += 1;
-            let handoff = c.handoff + c.per_waiter * ahead;
-            hold = base
-                + if cpu_node != h.node {
-                    (handoff as f64 * c.remote_factor) as Ns
-                } else {
-                    handoff
-                };
+            last_node = h.node;
+            stale = true;
+        }
+        if stale {
+            hold = handoff_from(ahead, last_node);
         }
         let wait = start - now;
         if wait > 0 {
@@ -233,5 +250,26 @@ mod tests {
         l.acquire(0, 100, 0, 100, &C); // waits, local, handoff from node 1
         assert_eq!(l.acquire(10_000, 10_000, 0, 100, &C).wait, 0);
         assert!(l.holds.len() == 1, "released holds are dropped");
+    }
+
+    #[test]
+    fn a_queue_of_back_to_back_holds_is_waited_behind_whole() {
+        let c = LockCosts {
+            handoff: 400,
+            per_waiter: 30,
+            remote_factor: 2.0,
+        };
+        let mut l = SpinLock::new(0);
+        l.acquire(0, 0, 0, 100, &c); // [0, 100)
+        l.acquire(0, 0, 1, 100, &c); // waits 100, remote: [100, 100 + 200 + 2·430)
+        let end = 100 + 200 + 2 * 430;
+        // A request inside the first hold waits for both and pays the handoff from node 1
+        // with two waiters ahead.
+        let r = l.acquire(0, 50, 0, 100, &c);
+        assert_eq!(r.wait, end - 50);
+        assert_eq!(r.hold, 100 + 2 * (400 + 2 * 30));
+        // A zero-length request fits at the boundary between two back-to-back holds.
+        let z = l.acquire(0, 100, 0, 0, &c);
+        assert_eq!(z, Acquired { wait: 0, hold: 0 });
     }
 }
