@@ -104,22 +104,9 @@ impl SpinLock {
         };
         // Walk the calendar for the first gap that fits: uncontended if one opens at `now`,
         // otherwise behind the holds that cover `now` and any that follow back to back.
-        // The hold (with the handoff from the last holder waited behind) is needed only to
-        // test a gap, so it is computed lazily: a hold starting exactly where the previous
-        // one ended leaves no gap for any hold of nonzero length.
-        let handoff_from = |ahead: Ns, node: u32| {
-            let handoff = c.handoff + c.per_waiter * ahead;
-            base + if cpu_node != node {
-                (handoff as f64 * c.remote_factor) as Ns
-            } else {
-                handoff
-            }
-        };
         let mut start = now;
         let mut hold = base;
         let mut ahead: Ns = 0;
-        let mut last_node = cpu_node;
-        let mut stale = false;
         let mut at = self.holds.len();
         // Holds are in time order and do not overlap, so their ends are sorted too: skip
         // those released by `now` (booked by steps that ran ahead of the clock) at once.
@@ -128,24 +115,20 @@ impl SpinLock {
             if h.end <= start {
                 continue;
             }
-            if h.start != start || base == 0 {
-                if stale {
-                    hold = handoff_from(ahead, last_node);
-                    stale = false;
-                }
-                if h.start >= start + hold {
-                    at = first + i;
-                    break;
-                }
+            if h.start >= start + hold {
+                at = first + i;
+                break;
             }
             // Overlaps: wait for it, and pay the handoff from its holder.
             start = h.end;
             ahead += 1;
-            last_node = h.node;
-            stale = true;
-        }
-        if stale {
-            hold = handoff_from(ahead, last_node);
+            let handoff = c.handoff + c.per_waiter * ahead;
+            hold = base
+                + if cpu_node != h.node {
+                    (handoff as f64 * c.remote_factor) as Ns
+                } else {
+                    handoff
+                };
         }
         let wait = start - now;
         if wait > 0 {
