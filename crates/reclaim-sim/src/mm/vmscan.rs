@@ -518,10 +518,10 @@ impl Kernel {
             // Woken on pfmemalloc_wait: wait_event tests the condition again and sleeps on if
             // it still fails.
             if !self.allow_direct_reclaim(pgdat) {
+                // wake_up_all emptied the queue, and only it wakes a throttled task.
                 let wait = &mut self.nodes[pgdat as usize].pfmemalloc_wait;
-                if !wait.contains(&tid) {
-                    wait.push(tid);
-                }
+                debug_assert!(!wait.contains(&tid), "task {tid} woken while queued");
+                wait.push(tid);
                 return (0, None);
             }
             d.throttled = None;

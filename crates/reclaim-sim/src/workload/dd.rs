@@ -156,7 +156,6 @@ impl DdTask {
             SWAP_CLUSTER_MAX.min((self.ra_pages as usize - self.filling.len()) as u64) as usize;
         let first = self.filling.len();
         let mut sys = self.alloc_pages(k, node, AllocWmark::Low, k.now, want);
-        let mut throttled = false;
         if self.filling.len() - first < want {
             // The slow path: wake the kswapds, then try the min watermark for the rest.
             k.wake_all_kswapds(node, 0, PAGECACHE_HIGHEST_ZONEIDX);
@@ -165,13 +164,16 @@ impl DdTask {
             sys += self.alloc_pages(k, node, AllocWmark::Min, at, rest);
             if self.filling.len() - first < want {
                 self.direct_reclaims += 1;
-                let d = k.try_to_free_pages_begin(id, node, 0, PAGECACHE_HIGHEST_ZONEIDX);
-                throttled = d.is_throttled();
-                self.reclaim = Some(Box::new(d));
+                self.reclaim = Some(Box::new(k.try_to_free_pages_begin(
+                    id,
+                    node,
+                    0,
+                    PAGECACHE_HIGHEST_ZONEIDX,
+                )));
             }
         }
         let sys = self.add_to_page_cache(k, first, node, sys);
-        if throttled {
+        if self.reclaim.as_ref().is_some_and(|d| d.is_throttled()) {
             // throttle_direct_reclaim(): asleep on pfmemalloc_wait until kswapd wakes us.
             return Next::Wait { sys };
         }
