@@ -227,11 +227,11 @@ impl Kernel {
             devices,
             queue: EventQueue::default(),
             costs: s.costs.clone(),
-            lock_costs: LockCosts {
-                handoff: s.costs.lock_handoff_ns,
-                per_waiter: s.costs.lock_per_waiter_ns,
-                remote_factor: s.costs.remote_factor,
-            },
+            lock_costs: LockCosts::new(
+                s.costs.lock_handoff_ns,
+                s.costs.lock_per_waiter_ns,
+                s.costs.remote_factor,
+            ),
             sysctl: s.sysctl.clone(),
             min_free_kbytes,
             block_zone,
@@ -317,16 +317,14 @@ impl Kernel {
     /// time, or later within the current step).
     #[inline]
     pub fn lru_lock(&mut self, nid: u32, cpu_node: u32, hold: Ns, at: Ns) -> Acquired {
-        let c = self.lock_costs;
         self.nodes[nid as usize]
             .lru_lock
-            .acquire(self.now, at, cpu_node, hold, &c)
+            .acquire(self.now, at, cpu_node, hold, &self.lock_costs)
     }
 
     #[inline]
     pub fn zone_lock(&mut self, zi: usize, cpu_node: u32, hold: Ns, at: Ns) -> Acquired {
-        let c = self.lock_costs;
-        self.zone_lock[zi].acquire(self.now, at, cpu_node, hold, &c)
+        self.zone_lock[zi].acquire(self.now, at, cpu_node, hold, &self.lock_costs)
     }
 
     /// Bytes of per-page simulator state: the page descriptors (with list heads) and the

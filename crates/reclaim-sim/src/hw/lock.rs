@@ -14,16 +14,54 @@
 //! after its own time, so a hold booked for later never delays a request that comes earlier
 //! and fits before it. Requests arriving at the same time are still served in order.
 
-use std::collections::VecDeque;
-
 use crate::engine::Ns;
 
 /// The cost parameters of lock acquisitions (from the scenario's `[costs]`).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct LockCosts {
     pub handoff: Ns,
     pub per_waiter: Ns,
     pub remote_factor: f64,
+    /// `remote(ahead)` for the queue lengths met in practice, so the calendar walk does no
+    /// floating-point conversions.
+    remote_handoffs: Box<[Ns]>,
+}
+
+/// Queue lengths whose cross-node handoff cost is tabulated.
+const TABULATED_AHEAD: usize = 256;
+
+impl LockCosts {
+    pub fn new(handoff: Ns, per_waiter: Ns, remote_factor: f64) -> LockCosts {
+        let mut c = LockCosts {
+            handoff,
+            per_waiter,
+            remote_factor,
+            remote_handoffs: Box::default(),
+        };
+        c.remote_handoffs = (0..TABULATED_AHEAD as Ns)
+            .map(|ahead| c.compute_remote_handoff(ahead))
+            .collect();
+        c
+    }
+
+    /// The handoff from a holder on the same node, with `ahead` waiters served before us.
+    #[inline]
+    fn local_handoff(&self, ahead: Ns) -> Ns {
+        self.handoff + self.per_waiter * ahead
+    }
+
+    /// The handoff from a holder on another node: its cache lines cross the interconnect.
+    #[inline]
+    fn remote_handoff(&self, ahead: Ns) -> Ns {
+        match self.remote_handoffs.get(ahead as usize) {
+            Some(&h) => h,
+            None => self.compute_remote_handoff(ahead),
+        }
+    }
+
+    fn compute_remote_handoff(&self, ahead: Ns) -> Ns {
+        (self.local_handoff(ahead) as f64 * self.remote_factor) as Ns
+    }
 }
 
 /// One booked hold: the lock is someone's over `[start, end)`.
@@ -36,8 +74,10 @@ struct Hold {
 
 #[derive(Clone, Debug, Default)]
 pub struct SpinLock {
-    /// Booked holds that may still matter, in time order and not overlapping.
-    holds: VecDeque<Hold>,
+    /// Booked holds, in time order and not overlapping; those before `live` are released.
+    /// A vector with a moving start, not a ring, so the calendar is one slice to search.
+    holds: Vec<Hold>,
+    live: usize,
     /// Node whose memory the lock and its data live on.
     pub home_node: u32,
     pub acquisitions: u64,
@@ -71,11 +111,13 @@ impl SpinLock {
 
     /// Forget holds released by `floor`, the simulated time no later request can precede.
     fn release_until(&mut self, floor: Ns) {
-        while let Some(h) = self.holds.front() {
-            if h.end > floor {
-                break;
-            }
-            self.holds.pop_front();
+        while self.live < self.holds.len() && self.holds[self.live].end <= floor {
+            self.live += 1;
+        }
+        // Reclaim the released prefix once it outweighs the live part.
+        if self.live >= 64 && self.live * 2 >= self.holds.len() {
+            self.holds.drain(..self.live);
+            self.live = 0;
         }
     }
 
@@ -107,11 +149,12 @@ impl SpinLock {
         let mut start = now;
         let mut hold = base;
         let mut ahead: Ns = 0;
-        let mut at = self.holds.len();
+        let live = &self.holds[self.live..];
+        let mut at = live.len();
         // Holds are in time order and do not overlap, so their ends are sorted too: skip
         // those released by `now` (booked by steps that ran ahead of the clock) at once.
-        let first = self.holds.partition_point(|h| h.end <= now);
-        for (i, h) in self.holds.range(first..).enumerate() {
+        let first = live.partition_point(|h| h.end <= now);
+        for (i, h) in live[first..].iter().enumerate() {
             if h.end <= start {
                 continue;
             }
@@ -122,12 +165,11 @@ impl SpinLock {
             // Overlaps: wait for it, and pay the handoff from its holder.
             start = h.end;
             ahead += 1;
-            let handoff = c.handoff + c.per_waiter * ahead;
             hold = base
                 + if cpu_node != h.node {
-                    (handoff as f64 * c.remote_factor) as Ns
+                    c.remote_handoff(ahead)
                 } else {
-                    handoff
+                    c.local_handoff(ahead)
                 };
         }
         let wait = start - now;
@@ -135,7 +177,7 @@ impl SpinLock {
             self.contended += 1;
         }
         self.holds.insert(
-            at,
+            self.live + at,
             Hold {
                 start,
                 end: start + hold,
@@ -153,18 +195,19 @@ impl SpinLock {
 mod tests {
     use super::*;
 
-    const C: LockCosts = LockCosts {
-        handoff: 400,
-        per_waiter: 0,
-        remote_factor: 2.0,
-    };
+    fn costs() -> LockCosts {
+        LockCosts::new(400, 0, 2.0)
+    }
 
     #[test]
     fn uncontended_lock_costs_only_its_hold() {
         let mut l = SpinLock::new(0);
-        assert_eq!(l.acquire(0, 0, 0, 100, &C), Acquired { wait: 0, hold: 100 });
         assert_eq!(
-            l.acquire(0, 1000, 0, 100, &C),
+            l.acquire(0, 0, 0, 100, &costs()),
+            Acquired { wait: 0, hold: 100 }
+        );
+        assert_eq!(
+            l.acquire(0, 1000, 0, 100, &costs()),
             Acquired { wait: 0, hold: 100 }
         );
         assert_eq!(l.contended, 0);
@@ -173,8 +216,8 @@ mod tests {
     #[test]
     fn waiters_queue_in_order_and_pay_handoffs() {
         let mut l = SpinLock::new(0);
-        l.acquire(0, 0, 0, 100, &C);
-        let b = l.acquire(0, 10, 0, 100, &C);
+        l.acquire(0, 0, 0, 100, &costs());
+        let b = l.acquire(0, 10, 0, 100, &costs());
         assert_eq!(
             b,
             Acquired {
@@ -183,7 +226,7 @@ mod tests {
             }
         );
         // A remote CPU: hold doubled, and the handoff crosses nodes.
-        let c = l.acquire(0, 20, 1, 100, &C);
+        let c = l.acquire(0, 20, 1, 100, &costs());
         assert_eq!(c.wait, 600 - 20);
         assert_eq!(c.hold, 200 + 800);
         assert_eq!(l.contended, 2);
@@ -191,11 +234,7 @@ mod tests {
 
     #[test]
     fn a_longer_queue_slows_each_handoff() {
-        let c = LockCosts {
-            handoff: 100,
-            per_waiter: 50,
-            remote_factor: 1.0,
-        };
+        let c = LockCosts::new(100, 50, 1.0);
         let mut l = SpinLock::new(0);
         l.acquire(0, 0, 0, 1000, &c);
         let second = l.acquire(0, 1, 0, 1000, &c); // one ahead of it
@@ -208,11 +247,14 @@ mod tests {
     fn a_hold_booked_ahead_does_not_delay_an_earlier_request() {
         let mut l = SpinLock::new(0);
         // A step books the lock for [5000, 5100).
-        assert_eq!(l.acquire(0, 5000, 0, 100, &C).wait, 0);
+        assert_eq!(l.acquire(0, 5000, 0, 100, &costs()).wait, 0);
         // An earlier request that fits before it is not delayed.
-        assert_eq!(l.acquire(0, 0, 0, 100, &C), Acquired { wait: 0, hold: 100 });
+        assert_eq!(
+            l.acquire(0, 0, 0, 100, &costs()),
+            Acquired { wait: 0, hold: 100 }
+        );
         // One that would overlap it waits for it and pays the handoff.
-        let late = l.acquire(0, 4950, 0, 100, &C);
+        let late = l.acquire(0, 4950, 0, 100, &costs());
         assert_eq!(
             late,
             Acquired {
@@ -221,7 +263,7 @@ mod tests {
             }
         );
         // A request that fits in no gap goes after the last hold.
-        let after = l.acquire(4900, 4990, 0, 100, &C);
+        let after = l.acquire(4900, 4990, 0, 100, &costs());
         assert_eq!(after.wait, 5600 - 4990);
         assert_eq!(l.contended, 2);
     }
@@ -229,19 +271,37 @@ mod tests {
     #[test]
     fn released_holds_are_forgotten() {
         let mut l = SpinLock::new(0);
-        l.acquire(0, 0, 1, 100, &C); // a remote CPU holds [0, 200)
-        l.acquire(0, 100, 0, 100, &C); // waits, local, handoff from node 1
-        assert_eq!(l.acquire(10_000, 10_000, 0, 100, &C).wait, 0);
-        assert!(l.holds.len() == 1, "released holds are dropped");
+        l.acquire(0, 0, 1, 100, &costs()); // a remote CPU holds [0, 200)
+        l.acquire(0, 100, 0, 100, &costs()); // waits, local, handoff from node 1
+        assert_eq!(l.acquire(10_000, 10_000, 0, 100, &costs()).wait, 0);
+        assert_eq!(l.holds.len() - l.live, 1, "released holds are dropped");
+    }
+
+    #[test]
+    fn the_released_prefix_is_reclaimed() {
+        let mut l = SpinLock::new(0);
+        for t in 0..10_000 {
+            l.acquire(t * 1000, t * 1000, 0, 100, &costs());
+        }
+        assert!(l.holds.len() <= 130, "{} holds kept", l.holds.len());
+    }
+
+    #[test]
+    fn tabulated_and_computed_remote_handoffs_agree() {
+        let c = LockCosts::new(400, 30, 1.7);
+        for ahead in [0, 1, 9, 255] {
+            assert_eq!(c.remote_handoff(ahead), c.compute_remote_handoff(ahead));
+        }
+        // Past the table it is computed.
+        assert_eq!(
+            c.remote_handoff(1000),
+            ((400 + 30 * 1000) as f64 * 1.7) as Ns
+        );
     }
 
     #[test]
     fn a_queue_of_back_to_back_holds_is_waited_behind_whole() {
-        let c = LockCosts {
-            handoff: 400,
-            per_waiter: 30,
-            remote_factor: 2.0,
-        };
+        let c = LockCosts::new(400, 30, 2.0);
         let mut l = SpinLock::new(0);
         l.acquire(0, 0, 0, 100, &c); // [0, 100)
         l.acquire(0, 0, 1, 100, &c); // waits 100, remote: [100, 100 + 200 + 2·430)
