@@ -16,12 +16,13 @@
 
 use crate::engine::Ns;
 
-/// The cost parameters of lock acquisitions (from the scenario's `[costs]`).
+/// The cost parameters of lock acquisitions (from the scenario's `[costs]`). Fixed once
+/// built: the table below is derived from them.
 #[derive(Clone, Debug)]
 pub struct LockCosts {
-    pub handoff: Ns,
-    pub per_waiter: Ns,
-    pub remote_factor: f64,
+    handoff: Ns,
+    per_waiter: Ns,
+    remote_factor: f64,
     /// `remote(ahead)` for the queue lengths met in practice, so the calendar walk does no
     /// floating-point conversions.
     remote_handoffs: Box<[Ns]>,
