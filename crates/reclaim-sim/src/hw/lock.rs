@@ -139,12 +139,7 @@ impl SpinLock {
             "lock request at {now} before the floor {floor}"
         );
         self.release_until(floor);
-        let remote = cpu_node != self.home_node;
-        let base = if remote {
-            (hold_local as f64 * c.remote_factor) as Ns
-        } else {
-            hold_local
-        };
+        let base = self.uncontended_hold(cpu_node, hold_local, c);
         let live = &self.holds[self.live..];
         // Nothing booked past `now`: the lock is free and this hold goes last.
         if live.last().is_none_or(|h| h.end <= now) {
@@ -194,6 +189,17 @@ impl SpinLock {
         self.book(self.live + at, now, start, hold, cpu_node)
     }
 
+    /// The hold of a CPU on `cpu_node` that finds the lock free: `hold_local`, longer from
+    /// another node than the lock's.
+    #[inline]
+    fn uncontended_hold(&self, cpu_node: u32, hold_local: Ns, c: &LockCosts) -> Ns {
+        if cpu_node != self.home_node {
+            (hold_local as f64 * c.remote_factor) as Ns
+        } else {
+            hold_local
+        }
+    }
+
     /// Insert the hold `[start, start + hold)` at calendar index `index` and account for it.
     fn book(&mut self, index: usize, now: Ns, start: Ns, hold: Ns, cpu_node: u32) -> Acquired {
         let wait = start - now;
@@ -231,11 +237,7 @@ mod tests {
         c: &LockCosts,
     ) -> Acquired {
         l.release_until(floor);
-        let base = if cpu_node != l.home_node {
-            (hold_local as f64 * c.remote_factor) as Ns
-        } else {
-            hold_local
-        };
+        let base = l.uncontended_hold(cpu_node, hold_local, c);
         let (mut start, mut hold, mut ahead) = (now, base, 0);
         let live = &l.holds[l.live..];
         let mut at = live.len();
