@@ -762,7 +762,9 @@ impl Kernel {
                 self.events.count_zid(VmEvent::PgskipDma, z, n);
             }
         }
-        for p in skip_head.into_iter().rev() {
+        // list_splice() of the folios_skipped list (each list_move()d to its head) back onto
+        // the head: the oldest skipped folio stays the nearest the tail.
+        for p in skip_head {
             self.pages.add_head(list, p);
         }
         (total_scan, dst.n as u64)
@@ -1118,6 +1120,39 @@ mod tests {
         (0..MAX_NR_ZONES)
             .map(|z| k.events.v[VmEvent::AllocstallDma as usize + z])
             .sum()
+    }
+
+    #[test]
+    fn skipped_folios_go_back_in_their_order() {
+        let mut k = kernel(64, 16);
+        let normal = zone_of(&k, ZONE_NORMAL);
+        let dma32 = zone_of(&k, ZONE_DMA32);
+        let mut pages = Vec::new();
+        for zi in [normal, normal, normal, dma32] {
+            let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
+            k.lru_add_locked(0, p, LRU_INACTIVE_FILE);
+            pages.push(p);
+        }
+        // Tail first: the three Normal folios, then the DMA32 one, which is taken; the
+        // Normal ones are above reclaim_idx and skipped.
+        let sc = ScanControl::new(false, 32, 0, ZONE_DMA32);
+        let mut batch = Isolated {
+            pages: [0; SWAP_CLUSTER_MAX as usize],
+            n: 0,
+            lru: LRU_INACTIVE_FILE,
+            nr_scanned: 0,
+        };
+        let (total_scan, taken) = k.isolate_lru_folios(0, 1, LRU_INACTIVE_FILE, &sc, &mut batch);
+        assert_eq!((total_scan, taken), (4, 1));
+        assert_eq!(batch.pages[0], pages[3]);
+        let list = k.nodes[0].lruvec.list(LRU_INACTIVE_FILE);
+        assert_eq!(
+            k.pages.tail(list),
+            Some(pages[0]),
+            "oldest skipped is the tail"
+        );
+        assert_eq!(k.pages.first(list), Some(pages[2]));
+        assert_eq!(k.events.v[VmEvent::PgskipDma as usize + ZONE_NORMAL], 3);
     }
 
     #[test]
