@@ -77,6 +77,18 @@ pub struct Isolated {
     nr_scanned: u64,
 }
 
+impl Isolated {
+    /// An empty batch for folios isolated from `lru`.
+    fn empty(lru: usize) -> Isolated {
+        Isolated {
+            pages: [0; SWAP_CLUSTER_MAX as usize],
+            n: 0,
+            lru,
+            nr_scanned: 0,
+        }
+    }
+}
+
 /// `shrink_node()` → `shrink_lruvec()` of one node, in progress.
 #[derive(Clone, Debug)]
 pub struct ShrinkLruvec {
@@ -779,12 +791,7 @@ impl Kernel {
         sc: &mut ScanControl,
         cpu_node: u32,
     ) -> (Ns, Option<Isolated>) {
-        let mut batch = Isolated {
-            pages: [0; SWAP_CLUSTER_MAX as usize],
-            n: 0,
-            lru,
-            nr_scanned: 0,
-        };
+        let mut batch = Isolated::empty(lru);
         let (nr_scanned, nr_taken) = self.isolate_lru_folios(nid, nr_to_scan, lru, sc, &mut batch);
         let file = is_file_lru(lru);
         let now = self.now;
@@ -1136,12 +1143,7 @@ mod tests {
         // Tail first: the three Normal folios, then the DMA32 one, which is taken; the
         // Normal ones are above reclaim_idx and skipped.
         let sc = ScanControl::new(false, 32, 0, ZONE_DMA32);
-        let mut batch = Isolated {
-            pages: [0; SWAP_CLUSTER_MAX as usize],
-            n: 0,
-            lru: LRU_INACTIVE_FILE,
-            nr_scanned: 0,
-        };
+        let mut batch = Isolated::empty(LRU_INACTIVE_FILE);
         let (total_scan, taken) = k.isolate_lru_folios(0, 1, LRU_INACTIVE_FILE, &sc, &mut batch);
         assert_eq!((total_scan, taken), (4, 1));
         assert_eq!(batch.pages[0], pages[3]);
