@@ -330,8 +330,7 @@ impl Kernel {
     /// Bytes of per-page simulator state: the page descriptors (with list heads) and the
     /// pfn → zone table. Per-task and per-node state is independent of memory size.
     pub fn page_state_bytes(&self) -> u64 {
-        (self.pages.desc.len() * std::mem::size_of::<crate::mm::page::PageDesc>()
-            + self.block_zone.len()) as u64
+        self.pages.state_bytes() + self.block_zone.len() as u64
     }
 
     /// Σ NR_FREE_PAGES.

@@ -79,6 +79,10 @@ pub struct SpinLock {
     /// A vector with a moving start, not a ring, so the calendar is one slice to search.
     holds: Vec<Hold>,
     live: usize,
+    /// Every hold after `holds[solid_from]` starts where the one before it ends and is not
+    /// empty: the calendar's tail is one solid run from there, so a request that meets it
+    /// waits behind all of it without walking it (the queue of a contended lock).
+    solid_from: usize,
     /// Node whose memory the lock and its data live on.
     pub home_node: u32,
     pub acquisitions: u64,
@@ -118,6 +122,8 @@ impl SpinLock {
         // Reclaim the released prefix once it outweighs the live part.
         if self.live >= 64 && self.live * 2 >= self.holds.len() {
             self.holds.drain(..self.live);
+            // The live part of a solid tail is still one.
+            self.solid_from = self.solid_from.saturating_sub(self.live);
             self.live = 0;
         }
     }
@@ -157,6 +163,7 @@ impl SpinLock {
         // Once we wait, our hold is longer than zero, so no gap between back-to-back holds
         // fits it: a run of them is passed whole, paying the handoff from its last holder.
         let runs_are_solid = base + c.handoff > 0;
+        let solid_tail = self.solid_from.saturating_sub(self.live);
         while i < live.len() {
             let h = &live[i];
             if h.end <= start {
@@ -168,6 +175,9 @@ impl SpinLock {
                 break;
             }
             let mut last = i;
+            if runs_are_solid && last >= solid_tail {
+                last = live.len() - 1;
+            }
             while runs_are_solid
                 && last + 1 < live.len()
                 && live[last + 1].start == live[last].end
@@ -206,11 +216,27 @@ impl SpinLock {
         if wait > 0 {
             self.contended += 1;
         }
+        let end = start + hold;
+        if index == self.holds.len() {
+            // Appended: the solid tail goes on if this hold follows the last back to back.
+            let extends = self
+                .holds
+                .last()
+                .is_some_and(|h| h.end == start && end > start);
+            if !extends {
+                self.solid_from = index;
+            }
+        } else if index <= self.solid_from {
+            self.solid_from += 1;
+        } else {
+            // Inside the tail (a zero-length hold at a boundary): the holds after it stay solid.
+            self.solid_from = index + 1;
+        }
         self.holds.insert(
             index,
             Hold {
                 start,
-                end: start + hold,
+                end,
                 node: cpu_node,
             },
         );

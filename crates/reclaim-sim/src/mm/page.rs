@@ -24,12 +24,11 @@ pub mod pg {
     pub const UPTODATE: u16 = 1 << 12;
 }
 
-/// One page. `lru` is the list the page is on (an `LruList` index) while `pg::LRU` is set.
+/// What a page is, apart from its list links: the fields the rest of the model reads and
+/// writes. `lru` is the list the page is on (an `LruList` index) while `pg::LRU` is set.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
-pub struct PageDesc {
-    pub next: u32,
-    pub prev: u32,
+pub struct PageFields {
     /// The mapping (page cache file or anon owner) the page belongs to; `NO_OWNER` if free.
     pub owner: u32,
     pub flags: u16,
@@ -37,12 +36,28 @@ pub struct PageDesc {
     pub lru: u8,
 }
 
+/// One page: its fields and the `next`/`prev` links of the list it is on. The links are
+/// private to this module, so every link ever stored is an index [`Pages`] checked.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct PageDesc {
+    next: u32,
+    prev: u32,
+    f: PageFields,
+}
+
 pub const NO_OWNER: u32 = u32::MAX;
 const _: () = assert!(std::mem::size_of::<PageDesc>() == 16);
 
 /// All page descriptors, followed by the list-head sentinels.
+///
+/// The list operations index the array with links read from it without a bounds check.
+/// That is sound because the array never changes length and nothing outside this module can
+/// write a link: every `next`/`prev` is set from a page or list index that was checked
+/// against the array (the arguments of [`Pages::add_head`] and its siblings) or from another
+/// link. Debug builds check every access anyway.
 pub struct Pages {
-    pub desc: Vec<PageDesc>,
+    desc: Box<[PageDesc]>,
     nr_pages: u32,
 }
 
@@ -51,11 +66,16 @@ impl Pages {
     pub fn new(nr_pages: u32, nr_lists: u32) -> Pages {
         let mut desc = vec![
             PageDesc {
-                owner: NO_OWNER,
-                ..Default::default()
+                next: 0,
+                prev: 0,
+                f: PageFields {
+                    owner: NO_OWNER,
+                    ..Default::default()
+                },
             };
             (nr_pages + nr_lists) as usize
-        ];
+        ]
+        .into_boxed_slice();
         for l in 0..nr_lists {
             let h = nr_pages + l;
             desc[h as usize].next = h;
@@ -68,30 +88,62 @@ impl Pages {
         self.nr_pages
     }
 
+    /// Bytes of descriptor state (page frames and list heads).
+    pub fn state_bytes(&self) -> u64 {
+        (self.desc.len() * std::mem::size_of::<PageDesc>()) as u64
+    }
+
     /// The sentinel of list `l`.
     #[inline]
     pub fn head(&self, l: u32) -> u32 {
         self.nr_pages + l
     }
 
+    /// The descriptor at a link: `i` was read from a link (or checked against the array by
+    /// the caller), so it is in bounds (see [`Pages`]).
+    #[inline(always)]
+    fn at(&self, i: u32) -> &PageDesc {
+        debug_assert!((i as usize) < self.desc.len());
+        // SAFETY: links only ever hold indices checked against `desc`, whose length is fixed.
+        unsafe { self.desc.get_unchecked(i as usize) }
+    }
+
+    #[inline(always)]
+    fn at_mut(&mut self, i: u32) -> &mut PageDesc {
+        debug_assert!((i as usize) < self.desc.len());
+        // SAFETY: as for `at`.
+        unsafe { self.desc.get_unchecked_mut(i as usize) }
+    }
+
+    /// Page `p`'s fields.
+    #[inline]
+    pub fn fields(&self, p: u32) -> &PageFields {
+        &self.desc[p as usize].f
+    }
+
+    #[inline]
+    pub fn fields_mut(&mut self, p: u32) -> &mut PageFields {
+        &mut self.desc[p as usize].f
+    }
+
     #[inline]
     pub fn flags(&self, p: u32) -> u16 {
-        self.desc[p as usize].flags
+        self.desc[p as usize].f.flags
     }
 
     #[inline]
     pub fn set(&mut self, p: u32, f: u16) {
-        self.desc[p as usize].flags |= f;
+        self.desc[p as usize].f.flags |= f;
     }
 
     #[inline]
     pub fn clear(&mut self, p: u32, f: u16) {
-        self.desc[p as usize].flags &= !f;
+        self.desc[p as usize].f.flags &= !f;
     }
 
     #[inline]
     pub fn test_and_clear(&mut self, p: u32, f: u16) -> bool {
-        let d = &mut self.desc[p as usize];
+        let d = &mut self.desc[p as usize].f;
         let was = d.flags & f != 0;
         d.flags &= !f;
         was
@@ -108,10 +160,11 @@ impl Pages {
     pub fn add_head(&mut self, l: u32, p: u32) {
         let h = self.head(l);
         let first = self.desc[h as usize].next;
-        self.desc[p as usize].next = first;
-        self.desc[p as usize].prev = h;
-        self.desc[first as usize].prev = p;
-        self.desc[h as usize].next = p;
+        let d = &mut self.desc[p as usize];
+        d.next = first;
+        d.prev = h;
+        self.at_mut(first).prev = p;
+        self.at_mut(h).next = p;
     }
 
     /// `list_add_tail`: insert `p` at the tail of list `l`.
@@ -119,17 +172,19 @@ impl Pages {
     pub fn add_tail(&mut self, l: u32, p: u32) {
         let h = self.head(l);
         let last = self.desc[h as usize].prev;
-        self.desc[p as usize].prev = last;
-        self.desc[p as usize].next = h;
-        self.desc[last as usize].next = p;
-        self.desc[h as usize].prev = p;
+        let d = &mut self.desc[p as usize];
+        d.prev = last;
+        d.next = h;
+        self.at_mut(last).next = p;
+        self.at_mut(h).prev = p;
     }
 
+    /// `list_del`: take `p` off the list it is on.
     #[inline]
     pub fn unlink(&mut self, p: u32) {
         let PageDesc { next, prev, .. } = self.desc[p as usize];
-        self.desc[prev as usize].next = next;
-        self.desc[next as usize].prev = prev;
+        self.at_mut(prev).next = next;
+        self.at_mut(next).prev = prev;
     }
 
     /// The tail of list `l` (`lru_to_folio`), if any.
@@ -148,6 +203,19 @@ impl Pages {
         (f != h).then_some(f)
     }
 
+    /// The pages on list `l`, head first (tests only).
+    #[cfg(test)]
+    pub fn list(&self, l: u32) -> Vec<u32> {
+        let h = self.head(l);
+        let mut v = Vec::new();
+        let mut p = self.desc[h as usize].next;
+        while p != h {
+            v.push(p);
+            p = self.at(p).next;
+        }
+        v
+    }
+
     /// Count the pages on list `l` by walking it (tests and debug checks only).
     pub fn walk_len(&self, l: u32) -> u64 {
         let h = self.head(l);
@@ -155,7 +223,7 @@ impl Pages {
         let mut p = self.desc[h as usize].next;
         while p != h {
             n += 1;
-            p = self.desc[p as usize].next;
+            p = self.at(p).next;
         }
         n
     }

@@ -66,7 +66,8 @@ impl Kernel {
             let allowed = z.nr_free_pages.saturating_sub(floor) as usize;
             let n = left.min(allowed);
             let zone_idx = z.zone_idx;
-            for _ in 0..n {
+            let mut taken = 0;
+            while taken < n {
                 if pcp.zone != zi || pcp.credit == 0 {
                     let hold = PCP_BATCH as u64 * self.costs.buddy_ns;
                     cost += self.zone_lock(zi, cpu_node, hold, at + cost).total();
@@ -75,13 +76,12 @@ impl Kernel {
                         credit: PCP_BATCH,
                     };
                 }
-                pcp.credit -= 1;
-                let page = self.zones[zi].rmqueue(&mut self.pages, 0);
-                debug_assert!(
-                    page.is_some(),
-                    "watermark passed but the buddy lists are empty"
-                );
-                out.extend(page);
+                // The pages this refill's credit covers, taken in one run.
+                let run = (n - taken).min(pcp.credit as usize);
+                pcp.credit -= run as u32;
+                taken += run;
+                let got = self.zones[zi].rmqueue_order0_run(&mut self.pages, run, out);
+                debug_assert_eq!(got, run, "watermark passed but the buddy lists are empty");
             }
             self.events
                 .count_zid(VmEvent::PgallocDma, zone_idx, n as u64);

@@ -82,7 +82,7 @@ impl Kernel {
         if flags & (pg::UNEVICTABLE | pg::ACTIVE) != 0 || flags & pg::LRU == 0 {
             return false;
         }
-        let lru = self.pages.desc[p as usize].lru as usize;
+        let lru = self.pages.fields(p).lru as usize;
         let zone = &self.zones[self.page_zone(p)];
         let (zone_idx, nid) = (zone.zone_idx, zone.nid);
         self.lru_del_locked(nid, p, lru, zone_idx);

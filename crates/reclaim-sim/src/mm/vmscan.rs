@@ -978,7 +978,7 @@ impl Kernel {
             return FolioFate::KeepReferenced;
         }
         // __remove_mapping(): out of the page cache (no shadow entry: workingset off).
-        let d = &mut self.pages.desc[p as usize];
+        let d = self.pages.fields_mut(p);
         d.owner = NO_OWNER;
         d.flags = 0;
         FolioFate::Free
@@ -1018,14 +1018,15 @@ impl Kernel {
         a + self.lru_lock(nid, cpu_node, hold2, now + a).total()
     }
 
-    /// `lruvec_add_folio()` (caller holds lru_lock): the head of `lru`.
-    #[inline]
+    /// `lruvec_add_folio()` (caller holds lru_lock): the head of `lru`. Inlined: the page-cache
+    /// fill calls it once per page.
+    #[inline(always)]
     pub fn lru_add_locked(&mut self, nid: u32, p: u32, lru: usize) {
         let zone_idx = self.zones[self.page_zone(p)].zone_idx;
         let pgdat = &mut self.nodes[nid as usize];
         let list = pgdat.lruvec.list(lru);
         pgdat.lruvec.zone_size[zone_idx][lru] += 1;
-        let d = &mut self.pages.desc[p as usize];
+        let d = self.pages.fields_mut(p);
         d.flags |= pg::LRU;
         d.lru = lru as u8;
         self.pages.add_head(list, p);
@@ -1081,7 +1082,7 @@ mod tests {
         while k.zones[zi].nr_free_pages > free {
             let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
             if on_lru < lru {
-                k.pages.desc[p as usize].owner = 0;
+                k.pages.fields_mut(p).owner = 0;
                 k.lru_add_locked(0, p, LRU_INACTIVE_FILE);
                 k.nodes[0].nr_file_pages += 1;
                 on_lru += 1;
@@ -1173,7 +1174,7 @@ mod tests {
             k.zones[normal].free_one_page(&mut k.pages, p, 0);
         }
         for &p in &held[..10] {
-            k.pages.desc[p as usize].owner = 0;
+            k.pages.fields_mut(p).owner = 0;
             k.lru_add_locked(0, p, LRU_INACTIVE_FILE);
         }
         held.drain(..10);

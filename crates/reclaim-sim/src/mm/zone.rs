@@ -106,7 +106,11 @@ impl Zone {
 
     /// Take a free block of `order` (`__rmqueue_smallest` with `expand`).
     pub fn rmqueue(&mut self, pages: &mut Pages, order: u32) -> Option<u32> {
-        let o = (order as usize..NR_PAGE_ORDERS).find(|&o| self.nr_free[o] > 0)?;
+        let o = if self.nr_free[order as usize] > 0 {
+            order as usize // the common case: no split
+        } else {
+            (order as usize + 1..NR_PAGE_ORDERS).find(|&o| self.nr_free[o] > 0)?
+        };
         let page = pages.first(self.free_list_base + o as u32)?;
         self.del_from_free_list(pages, page, o);
         let mut high = o;
@@ -117,6 +121,40 @@ impl Zone {
         }
         self.nr_free_pages -= 1u64 << order;
         Some(page)
+    }
+
+    /// `n` consecutive order-0 `rmqueue()` calls, appending the pages to `out`; returns how
+    /// many there were pages for. When the smallest free block is no larger than what is
+    /// still wanted, the calls would split it and take every piece in address order, leaving
+    /// the lists below it as empty as they were: the block is taken whole, with the same
+    /// result and without writing each split-off buddy.
+    pub fn rmqueue_order0_run(&mut self, pages: &mut Pages, n: usize, out: &mut Vec<u32>) -> usize {
+        let mut left = n;
+        while left > 0 {
+            let Some(o) = (0..NR_PAGE_ORDERS).find(|&o| self.nr_free[o] > 0) else {
+                break;
+            };
+            let size = 1usize << o;
+            if o == 0 || size > left {
+                let Some(page) = self.rmqueue(pages, 0) else {
+                    break;
+                };
+                out.push(page);
+                left -= 1;
+                continue;
+            }
+            let page = pages
+                .first(self.free_list_base + o as u32)
+                .expect("nr_free counts a block");
+            self.del_from_free_list(pages, page, o);
+            self.nr_free_pages -= size as u64;
+            // Pages inside a free block are as a split would leave them once taken.
+            debug_assert!((page + 1..page + size as u32)
+                .all(|p| pages.flags(p) == 0 && pages.fields(p).order == 0));
+            out.extend(page..page + size as u32);
+            left -= size;
+        }
+        n - left
     }
 
     /// Free a block of `order` and merge it with its buddies (`__free_one_page`).
@@ -130,7 +168,7 @@ impl Zone {
                 break;
             }
             let buddy = self.start_pfn + buddy_pfn;
-            let d = pages.desc[buddy as usize];
+            let d = pages.fields(buddy);
             if d.flags & pg::BUDDY == 0 || d.order as usize != o {
                 break;
             }
@@ -142,7 +180,7 @@ impl Zone {
     }
 
     fn add_to_free_list(&mut self, pages: &mut Pages, page: u32, o: usize) {
-        let d = &mut pages.desc[page as usize];
+        let d = pages.fields_mut(page);
         d.flags = pg::BUDDY;
         d.order = o as u8;
         d.owner = NO_OWNER;
@@ -152,7 +190,7 @@ impl Zone {
 
     fn del_from_free_list(&mut self, pages: &mut Pages, page: u32, o: usize) {
         pages.unlink(page);
-        let d = &mut pages.desc[page as usize];
+        let d = pages.fields_mut(page);
         d.flags = 0;
         d.order = 0;
         self.nr_free[o] -= 1;
@@ -281,6 +319,55 @@ mod tests {
         z.free_one_page(&mut pages, b, 0);
         assert_eq!(z.nr_free[10], 2);
         assert_eq!((0..10).map(|o| z.nr_free[o]).sum::<u64>(), 0);
+    }
+
+    /// A zone of 4 max-order blocks after `ops`: each `(true, k)` allocates `k` pages one
+    /// by one, each `(false, i)` frees the `i`-th allocated page still held.
+    fn churned_zone(ops: &[(bool, usize)]) -> (Zone, Pages, Vec<u32>) {
+        let mut pages = Pages::new(4096, NR_PAGE_ORDERS as u32);
+        let mut z = zone(4096);
+        for p in (0..4096).step_by(MAX_ORDER_NR_PAGES as usize) {
+            z.free_one_page(&mut pages, p, (NR_PAGE_ORDERS - 1) as u32);
+        }
+        let mut held = Vec::new();
+        for &(alloc, k) in ops {
+            if alloc {
+                held.extend((0..k).map_while(|_| z.rmqueue(&mut pages, 0)));
+            } else if !held.is_empty() {
+                let p = held.swap_remove(k % held.len());
+                z.free_one_page(&mut pages, p, 0);
+            }
+        }
+        (z, pages, held)
+    }
+
+    proptest::proptest! {
+        /// Taking a run of order-0 pages at once leaves the zone exactly as that many
+        /// `rmqueue(0)` calls do: the same pages in the same order, the same free lists in
+        /// the same order, the same counters and page fields.
+        #[test]
+        fn a_run_of_order0_pages_is_what_single_rmqueues_give(
+            ops in proptest::collection::vec((proptest::bool::weighted(0.4), 0usize..200), 0..120),
+            n in 0usize..300,
+        ) {
+            let (mut z1, mut p1, _) = churned_zone(&ops);
+            let (mut z2, mut p2, _) = churned_zone(&ops);
+            let one_by_one: Vec<u32> = (0..n).map_while(|_| z1.rmqueue(&mut p1, 0)).collect();
+            let mut run = Vec::new();
+            let got = z2.rmqueue_order0_run(&mut p2, n, &mut run);
+            proptest::prop_assert_eq!(got, run.len());
+            proptest::prop_assert_eq!(&run, &one_by_one);
+            proptest::prop_assert_eq!(z1.nr_free, z2.nr_free);
+            proptest::prop_assert_eq!(z1.nr_free_pages, z2.nr_free_pages);
+            for o in 0..NR_PAGE_ORDERS as u32 {
+                proptest::prop_assert_eq!(p1.list(o), p2.list(o), "free list of order {}", o);
+            }
+            for p in 0..4096 {
+                proptest::prop_assert_eq!(p1.flags(p), p2.flags(p));
+                proptest::prop_assert_eq!(p1.fields(p).order, p2.fields(p).order);
+                proptest::prop_assert_eq!(p1.fields(p).owner, p2.fields(p).owner);
+            }
+        }
     }
 
     #[test]

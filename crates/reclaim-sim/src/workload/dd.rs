@@ -227,7 +227,7 @@ impl DdTask {
     /// add_to_page_cache_lru(): the page joins the mapping, locked for the read, at the head
     /// of its node's inactive file list.
     fn insert_page(&mut self, k: &mut Kernel, page: u32, pnid: u32) {
-        let d = &mut k.pages.desc[page as usize];
+        let d = k.pages.fields_mut(page);
         d.owner = self.mapping;
         d.flags = pg::LOCKED;
         k.lru_add_locked(pnid, page, crate::mm::lru::LRU_INACTIVE_FILE);
@@ -261,7 +261,7 @@ impl DdTask {
         let mut activated = 0u64;
         for &p in &w.pages {
             // The read is done: unlock, then folio_mark_accessed() as the copy touches it.
-            if k.pages.desc[p as usize].owner == self.mapping {
+            if k.pages.fields(p).owner == self.mapping {
                 k.pages.clear(p, pg::LOCKED);
                 k.pages.set(p, pg::UPTODATE);
                 activated += k.folio_mark_accessed(p) as u64;
