@@ -203,29 +203,22 @@ impl Pages {
         (f != h).then_some(f)
     }
 
-    /// The pages on list `l`, head first (tests only).
-    #[cfg(test)]
-    pub fn list(&self, l: u32) -> Vec<u32> {
+    /// The pages on list `l`, head first (tests and debug checks).
+    pub fn iter(&self, l: u32) -> impl Iterator<Item = u32> + '_ {
         let h = self.head(l);
-        let mut v = Vec::new();
         let mut p = self.desc[h as usize].next;
-        while p != h {
-            v.push(p);
-            p = self.at(p).next;
-        }
-        v
+        std::iter::from_fn(move || {
+            (p != h).then(|| {
+                let cur = p;
+                p = self.at(cur).next;
+                cur
+            })
+        })
     }
 
     /// Count the pages on list `l` by walking it (tests and debug checks only).
     pub fn walk_len(&self, l: u32) -> u64 {
-        let h = self.head(l);
-        let mut n = 0;
-        let mut p = self.desc[h as usize].next;
-        while p != h {
-            n += 1;
-            p = self.at(p).next;
-        }
-        n
+        self.iter(l).count() as u64
     }
 }
 

@@ -111,16 +111,24 @@ impl Zone {
         } else {
             (order as usize + 1..NR_PAGE_ORDERS).find(|&o| self.nr_free[o] > 0)?
         };
-        let page = pages.first(self.free_list_base + o as u32)?;
+        Some(self.take_block(pages, o, order as usize))
+    }
+
+    /// The first block on the order-`o` list, split down to `order` (`expand`: each
+    /// split-off upper half goes back on its list).
+    fn take_block(&mut self, pages: &mut Pages, o: usize, order: usize) -> u32 {
+        let page = pages
+            .first(self.free_list_base + o as u32)
+            .expect("nr_free counts a block");
         self.del_from_free_list(pages, page, o);
         let mut high = o;
-        while high > order as usize {
+        while high > order {
             high -= 1;
             let buddy = page + (1u32 << high);
             self.add_to_free_list(pages, buddy, high);
         }
         self.nr_free_pages -= 1u64 << order;
-        Some(page)
+        page
     }
 
     /// `n` consecutive order-0 `rmqueue()` calls, appending the pages to `out`; returns how
@@ -134,25 +142,15 @@ impl Zone {
             let Some(o) = (0..NR_PAGE_ORDERS).find(|&o| self.nr_free[o] > 0) else {
                 break;
             };
-            let size = 1usize << o;
-            if o == 0 || size > left {
-                let Some(page) = self.rmqueue(pages, 0) else {
-                    break;
-                };
-                out.push(page);
-                left -= 1;
-                continue;
-            }
-            let page = pages
-                .first(self.free_list_base + o as u32)
-                .expect("nr_free counts a block");
-            self.del_from_free_list(pages, page, o);
-            self.nr_free_pages -= size as u64;
+            let order = if 1usize << o <= left { o } else { 0 };
+            let page = self.take_block(pages, o, order);
+            let size = 1u32 << order;
             // Pages inside a free block are as a split would leave them once taken.
-            debug_assert!((page + 1..page + size as u32)
-                .all(|p| pages.flags(p) == 0 && pages.fields(p).order == 0));
-            out.extend(page..page + size as u32);
-            left -= size;
+            debug_assert!(
+                (page + 1..page + size).all(|p| pages.flags(p) == 0 && pages.fields(p).order == 0)
+            );
+            out.extend(page..page + size);
+            left -= size as usize;
         }
         n - left
     }
@@ -360,7 +358,7 @@ mod tests {
             proptest::prop_assert_eq!(z1.nr_free, z2.nr_free);
             proptest::prop_assert_eq!(z1.nr_free_pages, z2.nr_free_pages);
             for o in 0..NR_PAGE_ORDERS as u32 {
-                proptest::prop_assert_eq!(p1.list(o), p2.list(o), "free list of order {}", o);
+                proptest::prop_assert!(p1.iter(o).eq(p2.iter(o)), "free list of order {}", o);
             }
             for p in 0..4096 {
                 proptest::prop_assert_eq!(p1.flags(p), p2.flags(p));
