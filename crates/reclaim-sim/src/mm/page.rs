@@ -167,6 +167,29 @@ impl Pages {
         self.at_mut(h).next = p;
     }
 
+    /// `list_add` of each page of `run` in turn, each page's fields first set to `f`: the list
+    /// ends as that many [`Pages::add_head`] calls leave it (the run's last page first), with
+    /// each link written once instead of through the head on every call.
+    #[inline]
+    pub fn add_head_run(&mut self, l: u32, run: &[u32], f: PageFields) {
+        let (Some(&oldest), Some(&newest)) = (run.first(), run.last()) else {
+            return;
+        };
+        let h = self.head(l);
+        let first = self.at(h).next;
+        let mut next = first;
+        for (i, &p) in run.iter().enumerate() {
+            let prev = run.get(i + 1).copied().unwrap_or(h);
+            let d = &mut self.desc[p as usize];
+            d.next = next;
+            d.prev = prev;
+            d.f = f;
+            next = p;
+        }
+        self.at_mut(first).prev = oldest;
+        self.at_mut(h).next = newest;
+    }
+
     /// `list_add_tail`: insert `p` at the tail of list `l`.
     #[inline]
     pub fn add_tail(&mut self, l: u32, p: u32) {
@@ -239,5 +262,51 @@ mod tests {
         assert_eq!(p.tail(0), Some(0));
         assert_eq!(p.walk_len(0), 4);
         assert!(p.is_empty(1));
+    }
+
+    /// List `l` walked tail first through the `prev` links.
+    fn walk_back(p: &Pages, l: u32) -> Vec<u32> {
+        let h = p.head(l);
+        let mut out = Vec::new();
+        let mut q = p.desc[h as usize].prev;
+        while q != h {
+            out.push(q);
+            q = p.desc[q as usize].prev;
+        }
+        out
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A run added at once leaves the list, both ways round, and every page's fields as
+        /// one `add_head` per page does, whatever the list held before.
+        #[test]
+        fn a_run_added_at_the_head_is_what_single_adds_give(
+            order in Just((0u32..64).collect::<Vec<_>>()).prop_shuffle(),
+            split in 0usize..64,
+        ) {
+            let split = split.min(order.len());
+            let (before, run) = order.split_at(split);
+            let f = PageFields { owner: 7, flags: pg::LRU | pg::LOCKED, order: 0, lru: 2 };
+            let mut one = Pages::new(64, 1);
+            let mut all = Pages::new(64, 1);
+            for &q in before {
+                one.add_head(0, q);
+                all.add_head(0, q);
+            }
+            for &q in run {
+                *one.fields_mut(q) = f;
+                one.add_head(0, q);
+            }
+            all.add_head_run(0, run, f);
+            prop_assert!(one.iter(0).eq(all.iter(0)));
+            prop_assert_eq!(walk_back(&one, 0), walk_back(&all, 0));
+            for q in 0..64 {
+                prop_assert_eq!(one.fields(q).owner, all.fields(q).owner);
+                prop_assert_eq!(one.flags(q), all.flags(q));
+                prop_assert_eq!(one.fields(q).lru, all.fields(q).lru);
+            }
+        }
     }
 }

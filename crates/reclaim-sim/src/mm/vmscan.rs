@@ -11,7 +11,7 @@
 use crate::engine::{Ns, HZ, NSEC_PER_SEC};
 use crate::kernel::{Kernel, Next, MAX_RECLAIM_RETRIES};
 use crate::mm::lru::*;
-use crate::mm::page::{pg, NO_OWNER};
+use crate::mm::page::{pg, PageFields, NO_OWNER};
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{MAX_NR_ZONES, WMARK_HIGH, WMARK_MIN, ZONE_NORMAL};
 
@@ -749,7 +749,9 @@ impl Kernel {
         let mut scan = 0;
         let mut total_scan = 0;
         let mut skipped = [0u64; MAX_NR_ZONES];
+        let mut taken = [0u64; MAX_NR_ZONES];
         let mut skip_head: Vec<u32> = Vec::new();
+        let mut n = dst.n;
         while scan < nr_to_scan {
             let Some(p) = self.pages.tail(list) else {
                 break;
@@ -765,9 +767,15 @@ impl Kernel {
             }
             scan += 1;
             self.pages.clear(p, pg::LRU);
-            self.nodes[nid as usize].lruvec.zone_size[zone_idx][lru] -= 1;
-            dst.pages[dst.n] = p;
-            dst.n += 1;
+            taken[zone_idx] += 1;
+            dst.pages[n] = p;
+            n += 1;
+        }
+        dst.n = n;
+        // update_lru_sizes(): the per-zone counts, once for the batch.
+        let zone_size = &mut self.nodes[nid as usize].lruvec.zone_size;
+        for (z, &t) in taken.iter().enumerate() {
+            zone_size[z][lru] -= t;
         }
         for (z, &n) in skipped.iter().enumerate() {
             if n > 0 {
@@ -893,10 +901,7 @@ impl Kernel {
             sys += self
                 .zone_lock(zi, cpu_node, (j - i) as u64 * buddy_ns, at)
                 .total();
-            for &p in &freed[i..j] {
-                let z = &mut self.zones[zi];
-                z.free_one_page(&mut self.pages, p, 0);
-            }
+            self.zones[zi].free_order0_run(&mut self.pages, &freed[i..j]);
             i = j;
         }
         // move_folios_to_lru(): lru_lock is taken even for an empty list.
@@ -1030,6 +1035,35 @@ impl Kernel {
         d.flags |= pg::LRU;
         d.lru = lru as u8;
         self.pages.add_head(list, p);
+    }
+
+    /// `lruvec_add_folio()` for each folio of `run`, all of zone `zi`, in turn (the page-cache
+    /// fill adds its allocation runs this way): each folio's owner becomes `owner` and its
+    /// flags `flags` with PG_lru. The same lists and counters as one `lru_add_locked` per
+    /// folio after setting those fields, with the list and counters updated once per run.
+    pub fn lru_add_run_locked(
+        &mut self,
+        zi: usize,
+        run: &[u32],
+        lru: usize,
+        owner: u32,
+        flags: u16,
+    ) {
+        let (nid, zone_idx) = (self.zones[zi].nid, self.zones[zi].zone_idx);
+        debug_assert!(run.iter().all(|&p| self.page_zone(p) == zi));
+        // Allocated pages have order 0 (`take_block` clears the block's head; the pages
+        // inside a free block keep 0), which the fields written here keep.
+        debug_assert!(run.iter().all(|&p| self.pages.fields(p).order == 0));
+        let pgdat = &mut self.nodes[nid as usize];
+        let list = pgdat.lruvec.list(lru);
+        pgdat.lruvec.zone_size[zone_idx][lru] += run.len() as u64;
+        let f = PageFields {
+            owner,
+            flags: flags | pg::LRU,
+            order: 0,
+            lru: lru as u8,
+        };
+        self.pages.add_head_run(list, run, f);
     }
 
     #[inline]

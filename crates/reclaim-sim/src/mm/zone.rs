@@ -177,6 +177,35 @@ impl Zone {
         self.add_to_free_list(pages, self.start_pfn + pfn, o);
     }
 
+    /// `free_one_page(p, 0)` for each page of `freed` in turn, all of this zone. A page that
+    /// starts an aligned block of 2^k pages which all follow it in order is freed as one
+    /// order-k block: the single frees would build that block by merges whose intermediate
+    /// blocks go on the lower lists and come off them again, and the block's last page
+    /// would then merge on from order k exactly as the block does. The lists, counters and
+    /// page fields end the same, without writing those intermediate blocks.
+    pub fn free_order0_run(&mut self, pages: &mut Pages, freed: &[u32]) {
+        let mut i = 0;
+        while i < freed.len() {
+            let start = freed[i];
+            let run = freed[i..]
+                .iter()
+                .zip(start..)
+                .take_while(|(&p, want)| p == *want)
+                .count();
+            let end = start + run as u32;
+            let mut page = start;
+            while page < end {
+                let order = (page - self.start_pfn)
+                    .trailing_zeros()
+                    .min((end - page).ilog2())
+                    .min(NR_PAGE_ORDERS as u32 - 1);
+                self.free_one_page(pages, page, order);
+                page += 1 << order;
+            }
+            i += run;
+        }
+    }
+
     fn add_to_free_list(&mut self, pages: &mut Pages, page: u32, o: usize) {
         let d = pages.fields_mut(page);
         d.flags = pg::BUDDY;
@@ -355,6 +384,45 @@ mod tests {
             let got = z2.rmqueue_order0_run(&mut p2, n, &mut run);
             proptest::prop_assert_eq!(got, run.len());
             proptest::prop_assert_eq!(&run, &one_by_one);
+            proptest::prop_assert_eq!(z1.nr_free, z2.nr_free);
+            proptest::prop_assert_eq!(z1.nr_free_pages, z2.nr_free_pages);
+            for o in 0..NR_PAGE_ORDERS as u32 {
+                proptest::prop_assert!(p1.iter(o).eq(p2.iter(o)), "free list of order {}", o);
+            }
+            for p in 0..4096 {
+                proptest::prop_assert_eq!(p1.flags(p), p2.flags(p));
+                proptest::prop_assert_eq!(p1.fields(p).order, p2.fields(p).order);
+                proptest::prop_assert_eq!(p1.fields(p).owner, p2.fields(p).owner);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Freeing a batch of order-0 pages at once leaves the zone exactly as that many
+        /// `free_one_page(p, 0)` calls in the batch's order do: the same free lists in the
+        /// same order, the same counters and page fields. Batches are drawn as runs of
+        /// consecutive held pages, as reclaim's isolation from the LRU tail gives them.
+        #[test]
+        fn a_batch_of_order0_frees_is_what_single_frees_give(
+            ops in proptest::collection::vec((proptest::bool::weighted(0.6), 0usize..200), 0..120),
+            picks in proptest::collection::vec((0usize..4096, 1usize..70), 0..8),
+        ) {
+            let (mut z1, mut p1, mut held) = churned_zone(&ops);
+            let (mut z2, mut p2, _) = churned_zone(&ops);
+            held.sort_unstable();
+            let mut batch = Vec::new();
+            for (start, len) in picks {
+                if held.is_empty() {
+                    break;
+                }
+                let at = start % held.len();
+                let end = (at + len).min(held.len());
+                batch.extend(held.drain(at..end));
+            }
+            for &p in &batch {
+                z1.free_one_page(&mut p1, p, 0);
+            }
+            z2.free_order0_run(&mut p2, &batch);
             proptest::prop_assert_eq!(z1.nr_free, z2.nr_free);
             proptest::prop_assert_eq!(z1.nr_free_pages, z2.nr_free_pages);
             for o in 0..NR_PAGE_ORDERS as u32 {

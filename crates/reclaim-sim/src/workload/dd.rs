@@ -19,6 +19,7 @@ use std::collections::VecDeque;
 
 use crate::engine::Ns;
 use crate::kernel::{Kernel, Next};
+use crate::mm::lru::LRU_INACTIVE_FILE;
 use crate::mm::page::pg;
 use crate::mm::page_alloc::{AllocWmark, PcpCredit};
 use crate::mm::swap::LruAddBatch;
@@ -211,12 +212,18 @@ impl DdTask {
         sys += k.nodes[node as usize]
             .memory
             .scale(added * k.costs.page_cache_insert_ns);
-        for i in first..self.filling.len() {
-            let page = self.filling[i];
-            let pnid = k.zones[k.page_zone(page)].nid;
-            self.insert_page(k, page, pnid);
-            let at = k.now + sys;
-            sys += self.lru_add.add(k, pnid, node, at);
+        // Runs of pages of one zone: an allocation run comes from whole free blocks.
+        let mut i = first;
+        while i < self.filling.len() {
+            let zi = k.page_zone(self.filling[i]);
+            let n = self.filling[i..]
+                .iter()
+                .take_while(|&&p| k.page_zone(p) == zi)
+                .count();
+            let pnid = k.zones[zi].nid;
+            self.insert_pages(k, zi, i..i + n);
+            sys += self.lru_add.add_run(k, pnid, n, node, k.now + sys);
+            i += n;
         }
         if self.filling.len() == self.ra_pages as usize {
             self.submit_window(k, sys);
@@ -224,14 +231,12 @@ impl DdTask {
         sys
     }
 
-    /// add_to_page_cache_lru(): the page joins the mapping, locked for the read, at the head
-    /// of its node's inactive file list.
-    fn insert_page(&mut self, k: &mut Kernel, page: u32, pnid: u32) {
-        let d = k.pages.fields_mut(page);
-        d.owner = self.mapping;
-        d.flags = pg::LOCKED;
-        k.lru_add_locked(pnid, page, crate::mm::lru::LRU_INACTIVE_FILE);
-        k.nodes[pnid as usize].nr_file_pages += 1;
+    /// add_to_page_cache_lru() for `filling[range]`, all of zone `zi`: the pages join the
+    /// mapping, locked for the read, at the head of their node's inactive file list.
+    fn insert_pages(&mut self, k: &mut Kernel, zi: usize, range: std::ops::Range<usize>) {
+        let run = &self.filling[range];
+        k.lru_add_run_locked(zi, run, LRU_INACTIVE_FILE, self.mapping, pg::LOCKED);
+        k.nodes[k.zones[zi].nid as usize].nr_file_pages += run.len() as u64;
     }
 
     fn submit_window(&mut self, k: &mut Kernel, sys: Ns) {
@@ -246,7 +251,9 @@ impl DdTask {
         self.in_flight.push_back(Window { pages, done_at });
     }
 
-    /// Wait for the oldest window, then copy it to user space.
+    /// Wait for the oldest window, then copy it to user space. Not inlined: inlined into the
+    /// event loop it made the whole run execute 4 % more instructions (cachegrind).
+    #[inline(never)]
     fn copy_window(&mut self, k: &mut Kernel, node: u32) -> Next {
         let Some(w) = self.in_flight.front() else {
             return Next::Run { sys: 0 };
