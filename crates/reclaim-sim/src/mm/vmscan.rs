@@ -1023,9 +1023,8 @@ impl Kernel {
         a + self.lru_lock(nid, cpu_node, hold2, now + a).total()
     }
 
-    /// `lruvec_add_folio()` (caller holds lru_lock): the head of `lru`. Inlined: the page-cache
-    /// fill calls it once per page.
-    #[inline(always)]
+    /// `lruvec_add_folio()` (caller holds lru_lock): the head of `lru`.
+    #[inline]
     pub fn lru_add_locked(&mut self, nid: u32, p: u32, lru: usize) {
         let zone_idx = self.zones[self.page_zone(p)].zone_idx;
         let pgdat = &mut self.nodes[nid as usize];
