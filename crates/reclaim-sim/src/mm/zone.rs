@@ -368,6 +368,25 @@ mod tests {
         (z, pages, held)
     }
 
+    /// The two churned zones hold the same counters, the same free lists in the same order
+    /// and the same page fields.
+    fn same_zone_state(
+        (z1, p1): (&Zone, &Pages),
+        (z2, p2): (&Zone, &Pages),
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        proptest::prop_assert_eq!(z1.nr_free, z2.nr_free);
+        proptest::prop_assert_eq!(z1.nr_free_pages, z2.nr_free_pages);
+        for o in 0..NR_PAGE_ORDERS as u32 {
+            proptest::prop_assert!(p1.iter(o).eq(p2.iter(o)), "free list of order {}", o);
+        }
+        for p in 0..4096 {
+            proptest::prop_assert_eq!(p1.flags(p), p2.flags(p));
+            proptest::prop_assert_eq!(p1.fields(p).order, p2.fields(p).order);
+            proptest::prop_assert_eq!(p1.fields(p).owner, p2.fields(p).owner);
+        }
+        Ok(())
+    }
+
     proptest::proptest! {
         /// Taking a run of order-0 pages at once leaves the zone exactly as that many
         /// `rmqueue(0)` calls do: the same pages in the same order, the same free lists in
@@ -384,16 +403,7 @@ mod tests {
             let got = z2.rmqueue_order0_run(&mut p2, n, &mut run);
             proptest::prop_assert_eq!(got, run.len());
             proptest::prop_assert_eq!(&run, &one_by_one);
-            proptest::prop_assert_eq!(z1.nr_free, z2.nr_free);
-            proptest::prop_assert_eq!(z1.nr_free_pages, z2.nr_free_pages);
-            for o in 0..NR_PAGE_ORDERS as u32 {
-                proptest::prop_assert!(p1.iter(o).eq(p2.iter(o)), "free list of order {}", o);
-            }
-            for p in 0..4096 {
-                proptest::prop_assert_eq!(p1.flags(p), p2.flags(p));
-                proptest::prop_assert_eq!(p1.fields(p).order, p2.fields(p).order);
-                proptest::prop_assert_eq!(p1.fields(p).owner, p2.fields(p).owner);
-            }
+            same_zone_state((&z1, &p1), (&z2, &p2))?;
         }
     }
 
@@ -423,16 +433,7 @@ mod tests {
                 z1.free_one_page(&mut p1, p, 0);
             }
             z2.free_order0_run(&mut p2, &batch);
-            proptest::prop_assert_eq!(z1.nr_free, z2.nr_free);
-            proptest::prop_assert_eq!(z1.nr_free_pages, z2.nr_free_pages);
-            for o in 0..NR_PAGE_ORDERS as u32 {
-                proptest::prop_assert!(p1.iter(o).eq(p2.iter(o)), "free list of order {}", o);
-            }
-            for p in 0..4096 {
-                proptest::prop_assert_eq!(p1.flags(p), p2.flags(p));
-                proptest::prop_assert_eq!(p1.fields(p).order, p2.fields(p).order);
-                proptest::prop_assert_eq!(p1.fields(p).owner, p2.fields(p).owner);
-            }
+            same_zone_state((&z1, &p1), (&z2, &p2))?;
         }
     }
 

@@ -220,8 +220,12 @@ impl DdTask {
                 .iter()
                 .take_while(|&&p| k.page_zone(p) == zi)
                 .count();
+            // add_to_page_cache_lru(): the pages join the mapping, locked for the read, at
+            // the head of their node's inactive file list.
             let pnid = k.zones[zi].nid;
-            self.insert_pages(k, zi, i..i + n);
+            let run = &self.filling[i..i + n];
+            k.lru_add_run_locked(zi, run, LRU_INACTIVE_FILE, self.mapping, pg::LOCKED);
+            k.nodes[pnid as usize].nr_file_pages += n as u64;
             sys += self.lru_add.add_run(k, pnid, n, node, k.now + sys);
             i += n;
         }
@@ -229,14 +233,6 @@ impl DdTask {
             self.submit_window(k, sys);
         }
         sys
-    }
-
-    /// add_to_page_cache_lru() for `filling[range]`, all of zone `zi`: the pages join the
-    /// mapping, locked for the read, at the head of their node's inactive file list.
-    fn insert_pages(&mut self, k: &mut Kernel, zi: usize, range: std::ops::Range<usize>) {
-        let run = &self.filling[range];
-        k.lru_add_run_locked(zi, run, LRU_INACTIVE_FILE, self.mapping, pg::LOCKED);
-        k.nodes[k.zones[zi].nid as usize].nr_file_pages += run.len() as u64;
     }
 
     fn submit_window(&mut self, k: &mut Kernel, sys: Ns) {
