@@ -8,6 +8,10 @@ use std::path::Path;
 
 use crate::variant::Variant;
 
+/// The most dd tasks a scenario may start (far beyond any machine's CPUs; each is a task the
+/// event queue names by id).
+const MAX_TASKS: u32 = 1_000_000;
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -427,6 +431,10 @@ impl Scenario {
                 if dd.tasks == 0 {
                     return err("workload.tasks", "expected at least one task");
                 }
+                // The event queue packs a task's id into 24 bits (engine::EventQueue).
+                if dd.tasks > MAX_TASKS {
+                    return err("workload.tasks", "expected at most 1000000 tasks");
+                }
                 if dd.block_kb < 4 || dd.block_kb % 4 != 0 {
                     return err("workload.block_kb", "expected a multiple of 4 KiB");
                 }
@@ -626,6 +634,8 @@ mod tests {
 
     #[test]
     fn range_errors_name_the_key() {
+        let e = Scenario::parse(MIN, "x.toml", &["workload.tasks=1000001".into()]).unwrap_err();
+        assert_eq!(e.key, "workload.tasks");
         let e = Scenario::parse(MIN, "x.toml", &["variant.kswapd_threads=17".into()]).unwrap_err();
         assert_eq!(e.key, "variant.kswapd_threads");
     }

@@ -27,20 +27,52 @@ pub enum EventKind {
     End,
 }
 
+/// Kinds other than `Task` take the codes above the largest task id.
+const CODE_SAMPLE: u64 = (1 << KIND_BITS) - 2;
+const CODE_END: u64 = (1 << KIND_BITS) - 1;
+/// Bits of the packed key that hold the event's kind; the sequence number takes the other
+/// 40 of its low word (a trillion events, some hours of simulation at full speed).
+const KIND_BITS: u32 = 24;
+
+/// The pending events, ordered by `(time, sequence)`. Each is one `u128`: the time in the
+/// high word, then the sequence number, then the kind's code, so that ordering events is
+/// one integer comparison (the sequence number is unique, so the kind never decides) and
+/// the heap moves 16 bytes per slot instead of a 24-byte tuple compared field by field.
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Reverse<(Ns, u64, EventKind)>>,
+    heap: BinaryHeap<Reverse<u128>>,
     seq: u64,
 }
 
 impl EventQueue {
     pub fn push(&mut self, at: Ns, kind: EventKind) {
         self.seq += 1;
-        self.heap.push(Reverse((at, self.seq, kind)));
+        assert!(
+            self.seq < 1 << (64 - KIND_BITS),
+            "event sequence numbers exhausted"
+        );
+        let code = match kind {
+            EventKind::Task(id) => {
+                assert!(u64::from(id) < CODE_SAMPLE, "task id {id} too large");
+                u64::from(id)
+            }
+            EventKind::Sample => CODE_SAMPLE,
+            EventKind::End => CODE_END,
+        };
+        let low = self.seq << KIND_BITS | code;
+        self.heap
+            .push(Reverse(u128::from(at) << 64 | u128::from(low)));
     }
 
     pub fn pop(&mut self) -> Option<(Ns, EventKind)> {
-        self.heap.pop().map(|Reverse((t, _, k))| (t, k))
+        let Reverse(key) = self.heap.pop()?;
+        let code = key as u64 & ((1 << KIND_BITS) - 1);
+        let kind = match code {
+            CODE_SAMPLE => EventKind::Sample,
+            CODE_END => EventKind::End,
+            id => EventKind::Task(id as u32),
+        };
+        Some(((key >> 64) as Ns, kind))
     }
 
     pub fn len(&self) -> usize {
@@ -58,20 +90,33 @@ mod tests {
 
     #[test]
     fn events_pop_in_time_then_insertion_order() {
+        // Every kind, and the largest task id, comes back as it went in.
         let mut q = EventQueue::default();
         q.push(20, EventKind::Task(1));
         q.push(10, EventKind::Task(2));
         q.push(10, EventKind::Task(3));
+        q.push(10, EventKind::End);
         q.push(10, EventKind::Task(0));
+        q.push(5, EventKind::Sample);
+        q.push(20, EventKind::Task(CODE_SAMPLE as u32 - 1));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![
+                (5, EventKind::Sample),
                 (10, EventKind::Task(2)),
                 (10, EventKind::Task(3)),
+                (10, EventKind::End),
                 (10, EventKind::Task(0)),
-                (20, EventKind::Task(1))
+                (20, EventKind::Task(1)),
+                (20, EventKind::Task(CODE_SAMPLE as u32 - 1)),
             ]
         );
+    }
+
+    #[test]
+    #[should_panic(expected = "too large")]
+    fn a_task_id_that_would_collide_with_another_kind_is_refused() {
+        EventQueue::default().push(0, EventKind::Task(CODE_SAMPLE as u32));
     }
 }

@@ -68,7 +68,9 @@ impl ScanControl {
     }
 }
 
-/// A batch isolated by `shrink_inactive_list` and not yet put back.
+/// A batch isolated by `shrink_inactive_list` and not yet put back (none while `n` is 0). It
+/// lives in its `ShrinkLruvec` and is filled in place: moved by value, its 128-byte page
+/// array was copied twice per batch.
 #[derive(Clone, Debug)]
 pub struct Isolated {
     pages: [u32; SWAP_CLUSTER_MAX as usize],
@@ -100,7 +102,7 @@ pub struct ShrinkLruvec {
     proportional_reclaim: bool,
     /// The next list of the current round (0..NR_EVICTABLE).
     lru: usize,
-    batch: Option<Isolated>,
+    batch: Isolated,
     reclaimed_at_start: u64,
 }
 
@@ -590,7 +592,7 @@ impl Kernel {
             nr_reclaimed: 0,
             proportional_reclaim: !sc.kswapd && sc.priority == DEF_PRIORITY,
             lru: 0,
-            batch: None,
+            batch: Isolated::empty(LRU_INACTIVE_FILE),
             reclaimed_at_start: sc.nr_reclaimed,
         }
     }
@@ -667,8 +669,9 @@ impl Kernel {
         sc: &mut ScanControl,
         cpu_node: u32,
     ) -> (Ns, bool) {
-        if let Some(batch) = s.batch.take() {
-            let (sys, reclaimed) = self.shrink_inactive_list_finish(s.nid, &batch, sc, cpu_node);
+        if s.batch.n > 0 {
+            let (sys, reclaimed) = self.shrink_inactive_list_finish(s.nid, &s.batch, sc, cpu_node);
+            s.batch.n = 0;
             s.nr_reclaimed += reclaimed;
             sc.nr_reclaimed += reclaimed;
             return (sys, false);
@@ -702,8 +705,8 @@ impl Kernel {
                     }
                     return (self.shrink_active_list(s.nid, n, lru, sc, cpu_node), false);
                 }
-                let (sys, batch) = self.shrink_inactive_list_start(s.nid, n, lru, sc, cpu_node);
-                s.batch = batch;
+                let sys =
+                    self.shrink_inactive_list_start(s.nid, n, lru, sc, cpu_node, &mut s.batch);
                 return (sys, false);
             }
             s.lru = 0;
@@ -790,7 +793,8 @@ impl Kernel {
         (total_scan, dst.n as u64)
     }
 
-    /// `shrink_inactive_list()` first half: isolate a batch under lru_lock and count it.
+    /// `shrink_inactive_list()` first half: isolate a batch under lru_lock into `batch` (left
+    /// empty if nothing was taken) and count it.
     fn shrink_inactive_list_start(
         &mut self,
         nid: u32,
@@ -798,9 +802,11 @@ impl Kernel {
         lru: usize,
         sc: &mut ScanControl,
         cpu_node: u32,
-    ) -> (Ns, Option<Isolated>) {
-        let mut batch = Isolated::empty(lru);
-        let (nr_scanned, nr_taken) = self.isolate_lru_folios(nid, nr_to_scan, lru, sc, &mut batch);
+        batch: &mut Isolated,
+    ) -> Ns {
+        batch.n = 0;
+        batch.lru = lru;
+        let (nr_scanned, nr_taken) = self.isolate_lru_folios(nid, nr_to_scan, lru, sc, batch);
         let file = is_file_lru(lru);
         let now = self.now;
         let lock = self.lru_lock(
@@ -839,7 +845,7 @@ impl Kernel {
         }
         sc.nr_scanned += nr_scanned;
         batch.nr_scanned = nr_scanned;
-        (lock.total(), (nr_taken > 0).then_some(batch))
+        lock.total()
     }
 
     /// `shrink_inactive_list()` second half: `shrink_folio_list()` decides each folio, freed
