@@ -27,12 +27,12 @@ pub enum EventKind {
     End,
 }
 
+/// Bits of the packed key that hold the event's kind; the sequence number takes the other
+/// 40 of its low word (10^12 events: days of wall time at full speed).
+const KIND_BITS: u32 = 24;
 /// Kinds other than `Task` take the codes above the largest task id.
 const CODE_SAMPLE: u64 = (1 << KIND_BITS) - 2;
 const CODE_END: u64 = (1 << KIND_BITS) - 1;
-/// Bits of the packed key that hold the event's kind; the sequence number takes the other
-/// 40 of its low word (a trillion events, some hours of simulation at full speed).
-const KIND_BITS: u32 = 24;
 
 /// The pending events, ordered by `(time, sequence)`. Each is one `u128`: the time in the
 /// high word, then the sequence number, then the kind's code, so that ordering events is
