@@ -250,6 +250,19 @@ impl Kernel {
         self.block_zone[(pfn / MAX_ORDER_NR_PAGES) as usize] as usize
     }
 
+    /// The zone of `pages[0]` and how many pages from the start of `pages` share it: the
+    /// batches that go to one zone's lists or locks (an allocation run, a freed batch).
+    /// `pages` is not empty.
+    #[inline]
+    pub fn zone_run(&self, pages: &[u32]) -> (usize, usize) {
+        let zi = self.page_zone(pages[0]);
+        let n = pages
+            .iter()
+            .take_while(|&&p| self.page_zone(p) == zi)
+            .count();
+        (zi, n)
+    }
+
     pub fn add_task(&mut self, comm: String, cpu: u32, kind: TaskKind) -> u32 {
         let id = self.tasks.len() as u32;
         let node = self.cpus.node_of(cpu);

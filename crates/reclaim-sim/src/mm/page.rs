@@ -155,16 +155,22 @@ impl Pages {
         self.desc[h as usize].next == h
     }
 
+    /// `__list_add`: link `p` between the adjacent entries `prev` and `next`.
+    #[inline]
+    fn add_between(&mut self, p: u32, prev: u32, next: u32) {
+        let d = &mut self.desc[p as usize];
+        d.next = next;
+        d.prev = prev;
+        self.at_mut(next).prev = p;
+        self.at_mut(prev).next = p;
+    }
+
     /// `list_add`: insert `p` at the head of list `l`.
     #[inline]
     pub fn add_head(&mut self, l: u32, p: u32) {
         let h = self.head(l);
-        let first = self.desc[h as usize].next;
-        let d = &mut self.desc[p as usize];
-        d.next = first;
-        d.prev = h;
-        self.at_mut(first).prev = p;
-        self.at_mut(h).next = p;
+        let first = self.at(h).next;
+        self.add_between(p, h, first);
     }
 
     /// `list_add` of each page of `run` in turn, each page's fields first set to `f`: the list
@@ -194,12 +200,8 @@ impl Pages {
     #[inline]
     pub fn add_tail(&mut self, l: u32, p: u32) {
         let h = self.head(l);
-        let last = self.desc[h as usize].prev;
-        let d = &mut self.desc[p as usize];
-        d.prev = last;
-        d.next = h;
-        self.at_mut(last).next = p;
-        self.at_mut(h).prev = p;
+        let last = self.at(h).prev;
+        self.add_between(p, last, h);
     }
 
     /// `list_del`: take `p` off the list it is on.

@@ -898,17 +898,13 @@ impl Kernel {
         let buddy_ns = c.buddy_ns;
         let mut i = 0;
         while i < nr_freed {
-            let zi = self.page_zone(freed[i]);
-            let mut j = i;
-            while j < nr_freed && self.page_zone(freed[j]) == zi {
-                j += 1;
-            }
+            let (zi, n) = self.zone_run(&freed[i..nr_freed]);
             let at = self.now + sys;
             sys += self
-                .zone_lock(zi, cpu_node, (j - i) as u64 * buddy_ns, at)
+                .zone_lock(zi, cpu_node, n as u64 * buddy_ns, at)
                 .total();
-            self.zones[zi].free_order0_run(&mut self.pages, &freed[i..j]);
-            i = j;
+            self.zones[zi].free_order0_run(&mut self.pages, &freed[i..i + n]);
+            i += n;
         }
         // move_folios_to_lru(): lru_lock is taken even for an empty list.
         let at = self.now + sys;

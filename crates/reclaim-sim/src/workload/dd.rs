@@ -215,11 +215,7 @@ impl DdTask {
         // Runs of pages of one zone: an allocation run comes from whole free blocks.
         let mut i = first;
         while i < self.filling.len() {
-            let zi = k.page_zone(self.filling[i]);
-            let n = self.filling[i..]
-                .iter()
-                .take_while(|&&p| k.page_zone(p) == zi)
-                .count();
+            let (zi, n) = k.zone_run(&self.filling[i..]);
             // add_to_page_cache_lru(): the pages join the mapping, locked for the read, at
             // the head of their node's inactive file list.
             let pnid = k.zones[zi].nid;
