@@ -256,10 +256,15 @@ impl Kernel {
     #[inline]
     pub fn zone_run(&self, pages: &[u32]) -> (usize, usize) {
         let zi = self.page_zone(pages[0]);
+        // A zone is one pfn range (`block_zone` is built from them): one comparison a page.
+        let z = &self.zones[zi];
+        let (start, len) = (z.start_pfn, z.end_pfn() - z.start_pfn);
         let n = pages
             .iter()
-            .take_while(|&&p| self.page_zone(p) == zi)
+            .take_while(|&&p| p.wrapping_sub(start) < len)
             .count();
+        debug_assert!(pages[..n].iter().all(|&p| self.page_zone(p) == zi));
+        debug_assert!(pages.get(n).is_none_or(|&p| self.page_zone(p) != zi));
         (zi, n)
     }
 

@@ -220,6 +220,57 @@ impl Pages {
         (t != h).then_some(t)
     }
 
+    /// Walk list `l` from its tail towards the head, putting each page `take` accepts into
+    /// `out` (oldest first) until `out` is full, the list ends, or `take` refuses a page.
+    /// Returns how many were taken and the refused page, if the walk stopped at one. The list
+    /// is not changed: [`Pages::cut_tail`] takes the walked pages off.
+    #[inline]
+    pub fn walk_tail(
+        &self,
+        l: u32,
+        out: &mut [u32],
+        mut take: impl FnMut(u32) -> bool,
+    ) -> (usize, Option<u32>) {
+        let h = self.head(l);
+        let mut p = self.at(h).prev;
+        for (n, slot) in out.iter_mut().enumerate() {
+            if p == h {
+                return (n, None);
+            }
+            if !take(p) {
+                return (n, Some(p));
+            }
+            *slot = p;
+            p = self.at(p).prev;
+        }
+        (out.len(), None)
+    }
+
+    /// Take `run`, the pages at the tail of list `l` from the tail up (as
+    /// [`Pages::walk_tail`] found them), off the list in one cut, clearing `clear` in their
+    /// flags. The list is left as one `unlink` of its tail per page leaves it; the taken
+    /// pages' own links go stale, as `unlink` leaves them, until they join a list again.
+    #[inline]
+    pub fn cut_tail(&mut self, l: u32, run: &[u32], clear: u16) {
+        let Some(&newest) = run.last() else {
+            return;
+        };
+        debug_assert!({
+            let mut q = self.head(l);
+            run.iter().all(|&p| {
+                q = self.at(q).prev;
+                q == p
+            })
+        });
+        for &p in run {
+            self.at_mut(p).f.flags &= !clear;
+        }
+        let h = self.head(l);
+        let new_tail = self.at(newest).prev;
+        self.at_mut(h).prev = new_tail;
+        self.at_mut(new_tail).next = h;
+    }
+
     /// The first page of list `l`, if any.
     #[inline]
     pub fn first(&self, l: u32) -> Option<u32> {
@@ -281,6 +332,50 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        /// Pages taken off the tail with one walk and one cut: the walk stops at the first
+        /// page refused, and the lists (both ways round) and every page's flags are as one
+        /// `unlink` of the tail per page leaves them.
+        #[test]
+        fn a_tail_cut_is_what_single_unlinks_give(
+            order in Just((0u32..48).collect::<Vec<_>>()).prop_shuffle(),
+            listed in 0usize..48,
+            want in 0usize..40,
+            refuse in proptest::collection::vec(any::<bool>(), 48),
+        ) {
+            let mut one = Pages::new(48, 2);
+            let mut cut = Pages::new(48, 2);
+            for (i, &q) in order.iter().enumerate() {
+                let l = u32::from(i >= listed);
+                for pages in [&mut one, &mut cut] {
+                    pages.set(q, pg::LRU);
+                    pages.add_head(l, q);
+                }
+            }
+            let mut expect = Vec::new();
+            while expect.len() < want {
+                match one.tail(0) {
+                    Some(t) if !refuse[t as usize] => {
+                        one.unlink(t);
+                        one.clear(t, pg::LRU);
+                        expect.push(t);
+                    }
+                    _ => break,
+                }
+            }
+            let mut out = vec![0; want];
+            let (n, refused) = cut.walk_tail(0, &mut out, |q| !refuse[q as usize]);
+            cut.cut_tail(0, &out[..n], pg::LRU);
+            prop_assert_eq!(&out[..n], &expect[..]);
+            prop_assert_eq!(refused, if n < want { one.tail(0) } else { None });
+            for l in 0..2 {
+                prop_assert!(one.iter(l).eq(cut.iter(l)));
+                prop_assert_eq!(walk_back(&one, l), walk_back(&cut, l));
+            }
+            for q in 0..48 {
+                prop_assert_eq!(one.flags(q), cut.flags(q));
+            }
+        }
+
         /// A run added at once leaves the list, both ways round, and every page's fields as
         /// one `add_head` per page does, whatever the list held before.
         #[test]

@@ -23,7 +23,9 @@ pub const LRU_ADD_BATCH: u64 = 15;
 /// still in the batch are invisible to reclaim until then.
 #[derive(Debug, Default, Clone)]
 pub struct LruAddBatch {
-    nids: [u8; LRU_ADD_BATCH as usize],
+    /// The batch's folios as runs of one node: `(nid, folios)`, in the order they came.
+    runs: [(u8, u8); LRU_ADD_BATCH as usize],
+    nr_runs: u8,
     len: u8,
 }
 
@@ -32,12 +34,7 @@ impl LruAddBatch {
     /// time of the lru_lock acquisitions (spinning included) for a CPU on `cpu_node` whose
     /// clock is at `at`.
     pub fn add(&mut self, k: &mut Kernel, nid: u32, cpu_node: u32, at: Ns) -> Ns {
-        self.nids[self.len as usize] = nid as u8;
-        self.len += 1;
-        if u64::from(self.len) < LRU_ADD_BATCH {
-            return 0;
-        }
-        self.drain(k, cpu_node, at)
+        self.add_run(k, nid, 1, cpu_node, at)
     }
 
     /// `n` folios of node `nid`, as `n` calls of [`LruAddBatch::add`] with the clock moved
@@ -46,10 +43,8 @@ impl LruAddBatch {
         let mut sys = 0;
         let mut left = n;
         while left > 0 {
-            let len = self.len as usize;
-            let take = left.min(LRU_ADD_BATCH as usize - len);
-            self.nids[len..len + take].fill(nid as u8);
-            self.len += take as u8;
+            let take = left.min(LRU_ADD_BATCH as usize - self.len as usize);
+            self.push(nid as u8, take as u8);
             left -= take;
             if u64::from(self.len) == LRU_ADD_BATCH {
                 sys += self.drain(k, cpu_node, at + sys);
@@ -58,19 +53,28 @@ impl LruAddBatch {
         sys
     }
 
+    /// `n` more folios of node `nid` at the end of the batch.
+    #[inline]
+    fn push(&mut self, nid: u8, n: u8) {
+        match self.runs[..self.nr_runs as usize].last_mut() {
+            Some((last, count)) if *last == nid => *count += n,
+            _ => {
+                self.runs[self.nr_runs as usize] = (nid, n);
+                self.nr_runs += 1;
+            }
+        }
+        self.len += n;
+    }
+
     /// `folio_batch_move_lru()`: one lru_lock acquisition per run of same-node folios, held
     /// `lru_add_ns` per folio. Returns the CPU time.
     pub fn drain(&mut self, k: &mut Kernel, cpu_node: u32, at: Ns) -> Ns {
         let mut sys = 0;
-        let mut i = 0;
-        let len = self.len as usize;
-        while i < len {
-            let nid = self.nids[i];
-            let run = self.nids[i..len].iter().take_while(|&&n| n == nid).count();
-            let hold = run as u64 * k.costs.lru_add_ns;
+        for &(nid, run) in &self.runs[..self.nr_runs as usize] {
+            let hold = u64::from(run) * k.costs.lru_add_ns;
             sys += k.lru_lock(u32::from(nid), cpu_node, hold, at + sys).total();
-            i += run;
         }
+        self.nr_runs = 0;
         self.len = 0;
         sys
     }
@@ -92,11 +96,50 @@ impl Kernel {
     /// Returns whether the folio was activated (the caller charges the lru_lock it takes).
     /// Folios off the LRU (isolated by reclaim) are left alone, as `folio_activate` does.
     pub fn folio_mark_accessed(&mut self, p: u32) -> bool {
-        let flags = self.pages.flags(p);
+        // The first step, taken by every page of a streaming read, is one flag write.
+        let f = self.pages.fields_mut(p);
+        let flags = f.flags;
         if flags & pg::REFERENCED == 0 {
-            self.pages.set(p, pg::REFERENCED);
+            f.flags = flags | pg::REFERENCED;
             return false;
         }
+        self.folio_activate(p, flags)
+    }
+
+    /// A read into `folios` has completed: each folio still owned by `owner` is unlocked,
+    /// marked uptodate and then `folio_mark_accessed()`, in order. Returns how many were
+    /// activated (the caller charges the lru_lock). `folios` is reordered.
+    ///
+    /// The first step of `folio_mark_accessed()`, which every folio of a streaming read
+    /// takes, touches only the folio's flags; it is done for the whole window in one pass,
+    /// and the folios already referenced are activated after it, in their order. The result
+    /// is the same as one call per folio: an activation changes only its own folio's flags.
+    pub fn folio_mark_accessed_after_read(&mut self, folios: &mut [u32], owner: u32) -> u64 {
+        let mut referenced = 0;
+        for i in 0..folios.len() {
+            let p = folios[i];
+            let f = self.pages.fields_mut(p);
+            if f.owner != owner {
+                continue;
+            }
+            let flags = (f.flags & !pg::LOCKED) | pg::UPTODATE;
+            if flags & pg::REFERENCED == 0 {
+                f.flags = flags | pg::REFERENCED;
+            } else {
+                f.flags = flags;
+                folios[referenced] = p;
+                referenced += 1;
+            }
+        }
+        let mut activated = 0;
+        for &p in &folios[..referenced] {
+            activated += u64::from(self.folio_activate(p, self.pages.flags(p)));
+        }
+        activated
+    }
+
+    /// The second step of `folio_mark_accessed()` for a referenced folio with `flags`.
+    fn folio_activate(&mut self, p: u32, flags: u16) -> bool {
         if flags & (pg::UNEVICTABLE | pg::ACTIVE) != 0 || flags & pg::LRU == 0 {
             return false;
         }
@@ -214,5 +257,66 @@ mod tests {
             !k.folio_mark_accessed(p),
             "already active: only PG_referenced is set"
         );
+    }
+
+    /// A window's folios after its read: fresh (the streaming case), referenced (read
+    /// before), active, isolated (off the LRU) and another file's, interleaved. One pass
+    /// for the window leaves every folio, list and counter as unlock + uptodate +
+    /// `folio_mark_accessed()` per folio does.
+    #[test]
+    fn a_window_marked_after_its_read_is_what_single_calls_give() {
+        const OWNER: u32 = 3;
+        let setup = || {
+            let mut k = two_node_kernel();
+            let zi = k.zonelists[0][0];
+            let mut window = Vec::new();
+            for i in 0..20u32 {
+                let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
+                let lru = if i % 5 == 2 {
+                    LRU_ACTIVE_FILE
+                } else {
+                    LRU_INACTIVE_FILE
+                };
+                k.lru_add_locked(0, p, lru);
+                let f = k.pages.fields_mut(p);
+                f.owner = if i % 5 == 4 { OWNER + 1 } else { OWNER };
+                f.flags |= pg::LOCKED;
+                if i % 5 == 1 || i % 5 == 3 {
+                    f.flags |= pg::REFERENCED;
+                }
+                if i % 5 == 3 {
+                    f.flags &= !pg::LRU;
+                }
+                window.push(p);
+            }
+            (k, window)
+        };
+        let (mut one, window) = setup();
+        let (mut all, mut folios) = setup();
+        let mut activated = 0;
+        for &p in &window {
+            if one.pages.fields(p).owner == OWNER {
+                one.pages.clear(p, pg::LOCKED);
+                one.pages.set(p, pg::UPTODATE);
+                activated += u64::from(one.folio_mark_accessed(p));
+            }
+        }
+        assert_eq!(activated, 4, "the referenced folios on the inactive list");
+        assert_eq!(
+            all.folio_mark_accessed_after_read(&mut folios, OWNER),
+            activated
+        );
+        for &p in &window {
+            assert_eq!(one.pages.flags(p), all.pages.flags(p), "folio {p}");
+            assert_eq!(one.pages.fields(p).lru, all.pages.fields(p).lru);
+        }
+        for lru in [LRU_INACTIVE_FILE, LRU_ACTIVE_FILE] {
+            let list = one.nodes[0].lruvec.list(lru);
+            assert!(one.pages.iter(list).eq(all.pages.iter(list)), "list {lru}");
+            assert_eq!(
+                one.nodes[0].lruvec.total(lru),
+                all.nodes[0].lruvec.total(lru)
+            );
+        }
     }
 }

@@ -756,23 +756,28 @@ impl Kernel {
         let mut skip_head: Vec<u32> = Vec::new();
         let mut n = dst.n;
         while scan < nr_to_scan {
-            let Some(p) = self.pages.tail(list) else {
+            // A run of folios to take, walked from the tail and cut off the list at once.
+            let want = (nr_to_scan - scan) as usize;
+            let reclaim_idx = sc.reclaim_idx;
+            let (got, refused) = self
+                .pages
+                .walk_tail(list, &mut dst.pages[n..n + want], |p| {
+                    let zone_idx = self.zones[self.page_zone(p)].zone_idx;
+                    taken[zone_idx] += u64::from(zone_idx <= reclaim_idx);
+                    zone_idx <= reclaim_idx
+                });
+            self.pages.cut_tail(list, &dst.pages[n..n + got], pg::LRU);
+            n += got;
+            scan += got as u64;
+            total_scan += got as u64;
+            // A folio of a zone above reclaim_idx, now the tail: onto folios_skipped.
+            let Some(p) = refused else {
                 break;
             };
-            let zi = self.page_zone(p);
-            let zone_idx = self.zones[zi].zone_idx;
-            total_scan += 1;
             self.pages.unlink(p);
-            if zone_idx > sc.reclaim_idx {
-                skipped[zone_idx] += 1;
-                skip_head.push(p);
-                continue;
-            }
-            scan += 1;
-            self.pages.clear(p, pg::LRU);
-            taken[zone_idx] += 1;
-            dst.pages[n] = p;
-            n += 1;
+            total_scan += 1;
+            skipped[self.zones[self.page_zone(p)].zone_idx] += 1;
+            skip_head.push(p);
         }
         dst.n = n;
         // update_lru_sizes(): the per-zone counts, once for the batch.

@@ -257,15 +257,6 @@ impl DdTask {
             };
         }
         let mut w = self.in_flight.pop_front().expect("window");
-        let mut activated = 0u64;
-        for &p in &w.pages {
-            // The read is done: unlock, then folio_mark_accessed() as the copy touches it.
-            if k.pages.fields(p).owner == self.mapping {
-                k.pages.clear(p, pg::LOCKED);
-                k.pages.set(p, pg::UPTODATE);
-                activated += k.folio_mark_accessed(p) as u64;
-            }
-        }
         let n = w.pages.len() as u64;
         // The window's DMA and the copy's read hit the pages' node, the copy's write ours.
         let now = k.now;
@@ -273,6 +264,8 @@ impl DdTask {
             .pages
             .first()
             .map_or(node, |&p| k.zones[k.page_zone(p)].nid);
+        // The read is done: unlock, then folio_mark_accessed() as the copy touches it.
+        let activated = k.folio_mark_accessed_after_read(&mut w.pages, self.mapping);
         k.nodes[page_node as usize].memory.add(now, 2 * n * 4096);
         k.nodes[node as usize].memory.add(now, n * 4096);
         let mut sys = k.nodes[page_node as usize]
