@@ -26,6 +26,7 @@ pub struct LruAddBatch {
     /// The batch's folios as runs of one node: `(nid, folios)`, in the order they came.
     runs: [(u8, u8); LRU_ADD_BATCH as usize],
     nr_runs: u8,
+    /// Folios in the runs (their sum), kept so a fill tests full-ness without summing.
     len: u8,
 }
 
