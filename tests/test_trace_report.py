@@ -53,6 +53,42 @@ def test_simulated_run_directory_report_agrees_with_its_vmstat(tmp_path: Path, s
     assert row.rstrip().endswith("%"), row
 
 
+def test_simulated_stalls_scan_every_node_of_the_zonelist(tmp_path: Path, small_scenario: Path) -> None:
+    """The concurrency view of a simulated 2-node run: shrink_zones() visits both nodes in every
+    stall, and the time split by tasks in direct reclaim covers the whole trace."""
+    out = tmp_path / "run"
+    r = invoke("run", str(small_scenario), "-o", str(out), "--set", "run.trace=true", "--set", "run.duration_s=0.5", "--set", "workload.tasks=48")
+    assert r.exit_code == 0, r.output
+    (col,) = json.loads(invoke("trace", "report", str(out), "--json").output)["inputs"]
+    a = col["analysis"]
+    c = a["concurrency"]
+    closed = sum(len(p["direct_stalls"]) for p in a["processes"])
+    assert closed > 0
+    assert c["stalls_by_nodes"] == [0, 0, closed, 0, 0]
+    span_ns = a["parse"]["last_ts_ns"] - a["parse"]["first_ts_ns"]
+    assert sum(c["time_ns_by_tasks"]) == span_ns
+    assert 1 <= c["max_tasks"] <= 48
+    text = invoke("trace", "report", str(out)).output
+    assert "Direct reclaim concurrency" in text
+    assert f"Stalls that scanned 2 nodes{closed:>24}" in text
+
+
+def test_kswapd_asleep_in_the_trace_is_the_cpu_it_did_not_use(tmp_path: Path, small_scenario: Path) -> None:
+    """One node, one kswapd that keeps up and naps: the time the trace shows it asleep (naps
+    have no tracepoint, only the gap before the next wake) and the CPU the simulator charged
+    it add up to the whole run, within the slack of the trace's first and last events."""
+    out = tmp_path / "run"
+    r = invoke("run", str(small_scenario), "-o", str(out), "--set", "run.trace=true", "--set", "run.duration_s=0.5", "--set", "machine.nodes=1", "--set", "workload.tasks=8")
+    assert r.exit_code == 0, r.output
+    (col,) = json.loads(invoke("trace", "report", str(out), "--json").output)["inputs"]
+    c = col["analysis"]["concurrency"]
+    asleep_pct = 100 * c["kswapd_asleep_ns"] / sum(c["time_ns_by_tasks"])
+    tasks = json.loads((out / "tasks.json").read_text())["tasks"]
+    (cpu_pct,) = [t["cpu_pct"] for t in tasks if t["kind"] == "kswapd"]
+    assert 10 < cpu_pct < 90, cpu_pct
+    assert abs(asleep_pct + cpu_pct - 100) < 2.5, (asleep_pct, cpu_pct)
+
+
 def test_stdin_gzip_and_damaged_lines_are_counted_not_fatal() -> None:
     text = (
         "# tracer: nop\n"

@@ -13,6 +13,7 @@
 //! * kswapd awake time is estimated from kswapd's own events where the trace has no
 //!   `mm_vmscan_kswapd_sleep` to close a wake (6.x under sustained pressure emits none).
 
+use crate::concurrency::{node_bit, Concurrency, Tracker};
 use crate::event::{CongestionWait, Event, ThrottleReason};
 use crate::line::{parse_line, Parsed};
 use serde::Serialize;
@@ -220,6 +221,8 @@ struct KswapdState {
     period_last: u64,
     /// Estimated busy time of the closed periods of the current interval.
     est_closed_ns: u64,
+    /// While asleep: since when (its last reclaim event before the sleep).
+    idle_from: u64,
 }
 
 /// Per-pid live state.
@@ -232,6 +235,9 @@ struct Task {
     slab_begin: Option<u64>,
     compaction_begin: Option<u64>,
     kswapd: KswapdState,
+    /// The open direct reclaim's nodes (bitmask) and pages scanned, from lru_shrink_inactive.
+    stall_nodes: u64,
+    stall_scanned: u64,
 }
 
 /// Parse counters.
@@ -282,6 +288,8 @@ pub struct Analysis {
     pub memcg_unpaired_ends: u64,
     /// kswapd wakes never closed by a kswapd_sleep (their time is estimated).
     pub kswapd_unclosed_intervals: u64,
+    /// How direct reclaim overlaps in time (tasks at once, nodes per stall, kswapd asleep).
+    pub concurrency: Concurrency,
 }
 
 /// Index into `[non-kswapd, kswapd]` arrays.
@@ -298,6 +306,7 @@ pub struct Analyzer {
     /// previous line's (pid, slot), since events come in runs from one task.
     tasks: Vec<Task>,
     task_of: PidMap<u32>,
+    concurrency: Tracker,
     last: Option<(u32, u32)>,
     unknown: HashMap<Box<[u8]>, u64>,
     /// Decoded events by name: a short list searched by pointer (names are `'static`).
@@ -315,6 +324,7 @@ impl Analyzer {
             procs: Vec::new(),
             tasks: Vec::new(),
             task_of: PidMap::default(),
+            concurrency: Tracker::default(),
             last: None,
             unknown: HashMap::new(),
             known: Vec::new(),
@@ -441,20 +451,31 @@ impl Analyzer {
             Context::Other => &mut p.other,
         };
         let mut kswapd_activity = false;
+        let first_ts = self.a.parse.first_ts_ns.unwrap_or(ts);
+        let conc = &mut self.concurrency;
         match ev {
             Event::DirectReclaimBegin(b) => {
+                conc.advance(ts, first_ts);
                 if t.direct_begin.is_some() {
                     self.a.direct_unfinished += 1;
+                } else {
+                    conc.direct_begin();
                 }
+                t.stall_nodes = 0;
+                t.stall_scanned = 0;
                 p.direct_reclaims += 1;
                 *p.direct_by_order.entry(b.order).or_default() += 1;
                 t.direct_begin = Some((ts, b.order));
             }
             Event::DirectReclaimEnd { .. } => match t.direct_begin.take() {
-                Some((b, order)) => p.direct_stalls.push(Stall {
-                    order,
-                    ns: ts.saturating_sub(b),
-                }),
+                Some((b, order)) => {
+                    conc.advance(ts, first_ts);
+                    conc.direct_end(t.stall_nodes, t.stall_scanned);
+                    p.direct_stalls.push(Stall {
+                        order,
+                        ns: ts.saturating_sub(b),
+                    })
+                }
                 None => self.a.direct_unpaired_ends += 1,
             },
             Event::MemcgReclaimBegin(b) | Event::MemcgSoftlimitReclaimBegin(b) => {
@@ -479,6 +500,7 @@ impl Analyzer {
             Event::KswapdWake { order, .. } => {
                 p.is_kswapd = true;
                 let s = &mut t.kswapd;
+                let rewake = s.awake_since.is_some();
                 match s.awake_since {
                     Some(_) => {
                         p.kswapd_rewakeups += 1;
@@ -493,6 +515,12 @@ impl Analyzer {
                         s.est_closed_ns = 0;
                     }
                 }
+                if s.asleep {
+                    conc.kswapd_idle(s.idle_from, ts);
+                } else if rewake {
+                    // A re-wake: kswapd napped (no tracepoint) since its last event.
+                    conc.kswapd_idle(s.period_last, ts);
+                }
                 s.asleep = false;
                 s.period_start = ts;
                 s.period_last = ts;
@@ -501,6 +529,14 @@ impl Analyzer {
                 p.is_kswapd = true;
                 p.kswapd_sleeps += 1;
                 let s = &mut t.kswapd;
+                if !s.asleep {
+                    // The HZ/10 nap before the sleep began after kswapd's last event.
+                    s.idle_from = if s.awake_since.is_some() {
+                        s.period_last
+                    } else {
+                        ts
+                    };
+                }
                 if let Some(since) = s.awake_since.take() {
                     let d = ts.saturating_sub(since);
                     if s.implicit {
@@ -527,6 +563,10 @@ impl Analyzer {
             }
             Event::LruShrinkInactive(s) => {
                 kswapd_activity = true;
+                if t.direct_begin.is_some() {
+                    t.stall_nodes |= node_bit(s.nid);
+                    t.stall_scanned += s.nr_scanned;
+                }
                 if s.flags.is_file() {
                     work.reclaimed_file += s.nr_reclaimed;
                 } else {
@@ -610,6 +650,9 @@ impl Analyzer {
                 // kswapd ran. Open an implicit interval; its time is an estimate.
                 s.awake_since = Some(ts);
                 s.implicit = true;
+                if s.asleep {
+                    self.concurrency.kswapd_idle(s.idle_from, ts);
+                }
                 s.asleep = false;
                 s.est_closed_ns = 0;
                 s.period_start = ts;
@@ -633,6 +676,19 @@ impl Analyzer {
 
     /// Closes open intervals and aggregates.
     pub fn finish(mut self) -> Analysis {
+        let (first, last) = (
+            self.a.parse.first_ts_ns.unwrap_or(0),
+            self.a.parse.last_ts_ns.unwrap_or(0),
+        );
+        for t in &self.tasks {
+            let s = &t.kswapd;
+            if s.asleep {
+                self.concurrency.kswapd_idle(s.idle_from, last);
+            } else if s.awake_since.is_some() {
+                self.concurrency.kswapd_idle(s.period_last, last);
+            }
+        }
+        self.a.concurrency = std::mem::take(&mut self.concurrency).finish(first, last);
         for t in &self.tasks {
             let p = &mut self.procs[t.proc_idx];
             let s = &t.kswapd;

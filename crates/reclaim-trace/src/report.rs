@@ -2,8 +2,9 @@
 //! "FTrace Reclaim Statistics: vmscan" with the Summary rows of trace-vmscan-postprocess.pl
 //! and mmtests' derived rows (WORKLOADS.md §2.6, §3), the congestion (≤5.15) or
 //! `mm_vmscan_throttled` (5.16+) waits, the direct-reclaim and kswapd tables per process,
-//! and the direct-reclaim stall latency distribution by order with the row labels of
-//! mmtests' MonitorFtraceallocstall.
+//! the direct-reclaim stall latency distribution by order with the row labels of
+//! mmtests' MonitorFtraceallocstall, and how direct reclaim overlaps in time
+//! (`concurrency`: tasks stalled at once, nodes per stall, kswapd asleep).
 //!
 //! Differences from the Perl script and mmtests are listed in docs/tracing.md. The
 //! ones visible here: the per-process tables print one value per header (the 2023 script
@@ -13,6 +14,7 @@
 //! awake time that had to be estimated is marked `~` with a note saying why.
 
 use crate::analysis::{Analysis, Process, Stall, Waits, Work};
+use crate::concurrency::{task_bucket_label, NODE_BUCKETS, TASK_BUCKETS};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -579,6 +581,7 @@ pub fn render_text(inputs: &[Input<'_>]) -> String {
         process_tables(&mut out, i, inputs.len() > 1);
     }
     stall_sections(&mut out, &names, &analyses);
+    concurrency_section(&mut out, &names, width, &analyses);
 
     if !notes.is_empty() {
         out.push_str("\nNotes\n");
@@ -898,6 +901,75 @@ fn stall_sections(out: &mut String, names: &[&str], a: &[&Analysis]) {
             out.push('\n');
         }
     }
+}
+
+/// "Direct reclaim concurrency": how many tasks were in direct reclaim at once, over the
+/// traced time; whether a kswapd slept while they stalled; how many nodes each stall's
+/// inactive-list shrinks named, and the pages it scanned. Printed when an input has a
+/// direct reclaim.
+fn concurrency_section(out: &mut String, names: &[&str], width: usize, a: &[&Analysis]) {
+    if a.iter().all(|x| x.concurrency.max_tasks == 0) {
+        return;
+    }
+    let c: Vec<_> = a.iter().map(|x| &x.concurrency).collect();
+    out.push_str("\nDirect reclaim concurrency\n\n");
+    let mut t = Table { out, width };
+    t.header(names);
+    let pct_of_span = |ns: u64, span: u64| format!("{:.2}%", pct(ns as f64, span as f64));
+    t.row(
+        "Mean tasks in direct reclaim",
+        c.iter().map(|c| format!("{:.2}", c.mean_tasks())),
+    );
+    t.row(
+        "Mean tasks, while any in direct reclaim",
+        c.iter().map(|c| format!("{:.2}", c.mean_tasks_while_any())),
+    );
+    t.row(
+        "Most tasks in direct reclaim at once",
+        c.iter().map(|c| c.max_tasks.to_string()),
+    );
+    for (b, &lo) in TASK_BUCKETS.iter().enumerate() {
+        let what = match lo {
+            1 => "task ",
+            _ => "tasks",
+        };
+        t.row(
+            &format!(
+                "%age time {:>5} {what} in direct reclaim",
+                task_bucket_label(b)
+            ),
+            c.iter()
+                .map(|c| pct_of_span(c.time_ns_by_tasks[b], c.span_ns())),
+        );
+    }
+    t.row(
+        "%age time a kswapd asleep",
+        c.iter()
+            .map(|c| pct_of_span(c.kswapd_asleep_ns, c.span_ns())),
+    );
+    t.row(
+        "%age direct reclaim time kswapd asleep",
+        c.iter().map(|c| {
+            let busy = c.span_ns() - c.time_ns_by_tasks[0];
+            pct_of_span(c.direct_with_kswapd_asleep_ns, busy)
+        }),
+    );
+    for n in 0..NODE_BUCKETS {
+        let label = match n {
+            1 => "Stalls that scanned 1 node".to_string(),
+            n if n == NODE_BUCKETS - 1 => format!("Stalls that scanned {n}+ nodes"),
+            n => format!("Stalls that scanned {n} nodes"),
+        };
+        t.row(&label, c.iter().map(|c| c.stalls_by_nodes[n].to_string()));
+    }
+    t.row(
+        "Mean pages scanned per stall",
+        c.iter().map(|c| format!("{:.0}", c.pages_per_stall())),
+    );
+    t.row(
+        "Mean pages scanned per node of a stall",
+        c.iter().map(|c| format!("{:.0}", c.pages_per_node_visit())),
+    );
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! counted exactly once (comment, event, unknown event or malformed); events printed by the
 //! writer parse back to themselves under any task name, pid, CPU, timestamp and context
 //! layout, names that look like the context's own fields included; a `#` line is a comment
-//! only from the first column; and the analysis totals equal the sums of what was generated.
+//! only from the first column; the analysis totals equal the sums of what was generated; and
+//! the concurrency view of overlapping stalls equals a direct count over them.
 
 use proptest::prelude::*;
 use reclaim_trace::analysis::{analyze, Analysis, Options};
@@ -356,5 +357,79 @@ proptest! {
         let stalls: usize = a.processes.iter().map(|p| p.direct_stalls.len()).sum();
         prop_assert_eq!(stalls as u64, direct_n);
         prop_assert_eq!(a.direct_unfinished + a.direct_unpaired_ends, 0);
+    }
+}
+
+/// A direct reclaim by its own task: begins at `begin`, lasts `len` ns (both whole µs, as
+/// trace text prints them), and shrinks the
+/// inactive lists of the given nodes (`(nid, nr_scanned)`) in between.
+#[derive(Clone, Debug)]
+struct Overlapping {
+    begin: u64,
+    len: u64,
+    shrinks: Vec<(i32, u64)>,
+}
+
+fn overlapping() -> impl Strategy<Value = Overlapping> {
+    (
+        // Trace text has microsecond timestamps: times are whole µs.
+        (0..10_000u64).prop_map(|us| us * 1_000),
+        (10..5_000u64).prop_map(|us| us * 1_000),
+        prop::collection::vec((0..4i32, 0..100u64), 0..5),
+    )
+        .prop_map(|(begin, len, shrinks)| Overlapping {
+            begin,
+            len,
+            shrinks,
+        })
+}
+
+proptest! {
+    #[test]
+    fn concurrency_of_overlapping_stalls_is_what_they_give(
+        stalls in prop::collection::vec(overlapping(), 1..20),
+        template in shrink_inactive(),
+    ) {
+        // Every event of every stall, each on its own pid, written in time order.
+        let base = 1_000_000_000u64;
+        let mut events: Vec<(u64, usize, Event<'static>)> = Vec::new();
+        for (i, st) in stalls.iter().enumerate() {
+            let begin = base + st.begin;
+            events.push((begin, i, Event::DirectReclaimBegin(ReclaimBegin {
+                order: 0, gfp_flags: "GFP_HIGHUSER_MOVABLE", may_writepage: None,
+            })));
+            for (k, &(nid, scanned)) in st.shrinks.iter().enumerate() {
+                let ev = ShrinkInactive { nid, nr_scanned: scanned, ..template };
+                events.push((begin + 1_000 * (1 + k as u64), i, Event::LruShrinkInactive(ev)));
+            }
+            events.push((begin + st.len, i, Event::DirectReclaimEnd { nr_reclaimed: 0 }));
+        }
+        // Same time: ends before begins, so a count never includes a stall that has ended.
+        events.sort_by_key(|(ts, i, ev)| (*ts, !matches!(ev, Event::DirectReclaimEnd { .. }), *i));
+        let mut w = TraceWriter::new(Vec::new());
+        for (ts, i, ev) in &events {
+            w.write(Context { comm: "dd", pid: 100 + *i as u32, cpu: 0, ts_ns: *ts }, ev);
+        }
+        let c = run(&w.into_inner()).concurrency;
+
+        let first = events.first().unwrap().0;
+        let last = events.last().unwrap().0;
+        prop_assert_eq!(c.span_ns(), last - first);
+        prop_assert_eq!(c.task_ns, stalls.iter().map(|s| s.len).sum::<u64>());
+        // The most at once, counted at each begin.
+        let most = stalls.iter().map(|a| {
+            stalls.iter().filter(|b| b.begin <= a.begin && a.begin < b.begin + b.len).count()
+        }).max().unwrap();
+        prop_assert_eq!(c.max_tasks as usize, most);
+        let mut by_nodes = [0u64; 5];
+        for st in &stalls {
+            let mut nids: Vec<i32> = st.shrinks.iter().map(|s| s.0).collect();
+            nids.sort_unstable();
+            nids.dedup();
+            by_nodes[nids.len().min(4)] += 1;
+        }
+        prop_assert_eq!(c.stalls_by_nodes, by_nodes);
+        let scanned: u64 = stalls.iter().flat_map(|s| &s.shrinks).map(|s| s.1).sum();
+        prop_assert_eq!(c.stall_pages_scanned, scanned);
     }
 }
