@@ -372,6 +372,7 @@ impl Analyzer {
         let p = &mut self.a.parse;
         if p.first_ts_ns.is_none() {
             p.first_ts_ns = Some(l.ts_ns);
+            self.concurrency.start(l.ts_ns);
         }
         p.last_ts_ns = Some(p.last_ts_ns.map_or(l.ts_ns, |t| t.max(l.ts_ns)));
         let name = ev.name();
@@ -451,11 +452,10 @@ impl Analyzer {
             Context::Other => &mut p.other,
         };
         let mut kswapd_activity = false;
-        let first_ts = self.a.parse.first_ts_ns.unwrap_or(ts);
         let conc = &mut self.concurrency;
         match ev {
             Event::DirectReclaimBegin(b) => {
-                conc.advance(ts, first_ts);
+                conc.advance(ts);
                 if t.direct_begin.is_some() {
                     self.a.direct_unfinished += 1;
                 } else {
@@ -469,7 +469,7 @@ impl Analyzer {
             }
             Event::DirectReclaimEnd { .. } => match t.direct_begin.take() {
                 Some((b, order)) => {
-                    conc.advance(ts, first_ts);
+                    conc.advance(ts);
                     conc.direct_end(t.stall_nodes, t.stall_scanned);
                     p.direct_stalls.push(Stall {
                         order,
@@ -676,23 +676,15 @@ impl Analyzer {
 
     /// Closes open intervals and aggregates.
     pub fn finish(mut self) -> Analysis {
-        let (first, last) = (
-            self.a.parse.first_ts_ns.unwrap_or(0),
-            self.a.parse.last_ts_ns.unwrap_or(0),
-        );
+        let last = self.a.parse.last_ts_ns.unwrap_or(0);
         for t in &self.tasks {
+            let p = &mut self.procs[t.proc_idx];
             let s = &t.kswapd;
+            // A kswapd asleep at the end, or idle since its last event, sleeps to the end.
             if s.asleep {
                 self.concurrency.kswapd_idle(s.idle_from, last);
             } else if s.awake_since.is_some() {
                 self.concurrency.kswapd_idle(s.period_last, last);
-            }
-        }
-        self.a.concurrency = std::mem::take(&mut self.concurrency).finish(first, last);
-        for t in &self.tasks {
-            let p = &mut self.procs[t.proc_idx];
-            let s = &t.kswapd;
-            if s.awake_since.is_some() {
                 self.a.kswapd_unclosed_intervals += 1;
                 let est = s.est_closed_ns + s.period_last.saturating_sub(s.period_start);
                 p.awake_estimated_ns += est;
@@ -701,6 +693,7 @@ impl Analyzer {
                 self.a.direct_unfinished += 1;
             }
         }
+        self.a.concurrency = std::mem::take(&mut self.concurrency).finish(last);
         self.a.parse.events_by_name = self
             .known
             .iter()

@@ -79,10 +79,14 @@ impl Concurrency {
         ratio(self.task_ns as f64, self.span_ns() as f64)
     }
 
+    /// Traced time with at least one task in direct reclaim, ns.
+    pub fn busy_ns(&self) -> u64 {
+        self.span_ns() - self.time_ns_by_tasks[0]
+    }
+
     /// Mean tasks in direct reclaim over the time at least one was.
     pub fn mean_tasks_while_any(&self) -> f64 {
-        let busy = self.span_ns() - self.time_ns_by_tasks[0];
-        ratio(self.task_ns as f64, busy as f64)
+        ratio(self.task_ns as f64, self.busy_ns() as f64)
     }
 
     /// Mean pages scanned per finished stall.
@@ -110,34 +114,38 @@ fn ratio(n: f64, d: f64) -> f64 {
 /// The running state behind [`Concurrency`]: fed by the analyser at each change.
 #[derive(Clone, Debug, Default)]
 pub struct Tracker {
-    pub c: Concurrency,
+    c: Concurrency,
     in_direct: u32,
-    /// Time up to which the integrals are taken.
-    since: Option<u64>,
-    /// Intervals with a task in direct reclaim, the last one open while `in_direct > 0`.
+    /// Time up to which the integrals are taken (the trace's first event, to begin with).
+    since: u64,
+    /// Intervals with a task in direct reclaim, in time order and disjoint; the last one is
+    /// open while `in_direct > 0`.
     busy: Vec<(u64, u64)>,
     /// Intervals in which one kswapd slept (from several kswapds they may overlap).
     kswapd_idle: Vec<(u64, u64)>,
 }
 
 impl Tracker {
-    /// Integrate the current state up to `ts` (the trace starts at `first_ts`). Events out
-    /// of order by a little (per-CPU buffers merged) never move time back.
-    pub fn advance(&mut self, ts: u64, first_ts: u64) {
-        let since = self.since.unwrap_or(first_ts);
-        if ts > since {
-            let d = ts - since;
+    /// The trace's first event is at `ts`.
+    pub fn start(&mut self, ts: u64) {
+        self.since = ts;
+    }
+
+    /// Integrate the current state up to `ts`. Events out of order by a little (per-CPU
+    /// buffers merged) never move time back.
+    pub fn advance(&mut self, ts: u64) {
+        if ts > self.since {
+            let d = ts - self.since;
             self.c.time_ns_by_tasks[task_bucket(self.in_direct)] += d;
             self.c.task_ns += self.in_direct as u64 * d;
+            self.since = ts;
         }
-        self.since = Some(since.max(ts));
     }
 
     /// A stall began (the caller has advanced to its time).
     pub fn direct_begin(&mut self) {
         if self.in_direct == 0 {
-            let now = self.since.unwrap_or(0);
-            self.busy.push((now, now));
+            self.busy.push((self.since, self.since));
         }
         self.in_direct += 1;
         self.c.max_tasks = self.c.max_tasks.max(self.in_direct);
@@ -149,7 +157,7 @@ impl Tracker {
         self.in_direct = self.in_direct.saturating_sub(1);
         if self.in_direct == 0 {
             if let Some(last) = self.busy.last_mut() {
-                last.1 = self.since.unwrap_or(last.0);
+                last.1 = self.since;
             }
         }
         let n = nodes.count_ones() as usize;
@@ -167,16 +175,16 @@ impl Tracker {
 
     /// Closes the trace at `last` and computes the kswapd rows: the union of the kswapds'
     /// idle intervals, and its overlap with the time a task was in direct reclaim.
-    pub fn finish(mut self, first: u64, last: u64) -> Concurrency {
-        self.advance(last, first);
+    pub fn finish(mut self, last: u64) -> Concurrency {
+        self.advance(last);
         if self.in_direct > 0 {
             if let Some(b) = self.busy.last_mut() {
-                b.1 = last;
+                b.1 = self.since;
             }
         }
         let idle = union(std::mem::take(&mut self.kswapd_idle));
         self.c.kswapd_asleep_ns = idle.iter().map(|(a, b)| b - a).sum();
-        self.c.direct_with_kswapd_asleep_ns = overlap(&idle, &union(self.busy));
+        self.c.direct_with_kswapd_asleep_ns = overlap(&idle, &self.busy);
         self.c
     }
 }
@@ -238,15 +246,15 @@ mod tests {
     fn time_is_split_by_how_many_tasks_stall() {
         let mut t = Tracker::default();
         // 0..10: none; 10..30: one; 30..35: two; 35..40: one; 40..50: none.
-        t.advance(10, 0);
+        t.advance(10);
         t.direct_begin();
-        t.advance(30, 0);
+        t.advance(30);
         t.direct_begin();
-        t.advance(35, 0);
+        t.advance(35);
         t.direct_end(0b1, 100);
-        t.advance(40, 0);
+        t.advance(40);
         t.direct_end(0b11, 300);
-        t.advance(50, 0);
+        t.advance(50);
         let c = &t.c;
         assert_eq!(c.time_ns_by_tasks[..3], [20, 25, 5]);
         assert_eq!(c.task_ns, 20 + 5 * 2 + 5);
@@ -260,17 +268,17 @@ mod tests {
     #[test]
     fn kswapd_sleep_overlaps_only_while_tasks_stall() {
         let mut t = Tracker::default();
-        t.advance(10, 0);
+        t.advance(10);
         t.direct_begin();
-        t.advance(20, 0);
+        t.advance(20);
         t.direct_end(0, 0);
-        t.advance(30, 0);
+        t.advance(30);
         t.direct_begin();
         // Two kswapds asleep over 0..15 and 5..25 (union 0..25); stalls over 10..20, 30..40.
         t.kswapd_idle(0, 15);
         t.kswapd_idle(5, 25);
         t.kswapd_idle(7, 7);
-        let c = t.finish(0, 40);
+        let c = t.finish(40);
         assert_eq!(c.kswapd_asleep_ns, 25);
         assert_eq!(c.direct_with_kswapd_asleep_ns, 10);
         assert_eq!(c.stalls_by_nodes[0], 1);
@@ -290,9 +298,10 @@ mod tests {
     #[test]
     fn time_never_runs_back() {
         let mut t = Tracker::default();
-        t.advance(100, 50);
-        t.advance(90, 50);
-        t.advance(120, 50);
+        t.start(50);
+        t.advance(100);
+        t.advance(90);
+        t.advance(120);
         assert_eq!(t.c.span_ns(), 70);
     }
 }

@@ -949,10 +949,8 @@ fn concurrency_section(out: &mut String, names: &[&str], width: usize, a: &[&Ana
     );
     t.row(
         "%age direct reclaim time kswapd asleep",
-        c.iter().map(|c| {
-            let busy = c.span_ns() - c.time_ns_by_tasks[0];
-            pct_of_span(c.direct_with_kswapd_asleep_ns, busy)
-        }),
+        c.iter()
+            .map(|c| pct_of_span(c.direct_with_kswapd_asleep_ns, c.busy_ns())),
     );
     for n in 0..NODE_BUCKETS {
         let label = match n {
