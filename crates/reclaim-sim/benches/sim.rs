@@ -20,7 +20,10 @@ start_at = "kswapd_wake"
 
 fn bench(c: &mut Criterion) {
     let s = Scenario::parse(SCENARIO, "bench", &[]).expect("scenario");
-    let events = reclaim_sim::run(&s, None, &mut |_| {}).result.page_events;
+    let events = reclaim_sim::run(&s, None, &mut |_| {})
+        .result
+        .model
+        .page_events;
     let mut g = c.benchmark_group("sim");
     g.sample_size(10);
     g.throughput(Throughput::Elements(events));

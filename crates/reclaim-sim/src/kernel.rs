@@ -1,22 +1,26 @@
-//! The simulated machine and kernel state (`pg_data_t`s, zones, pages, tasks, devices) and
-//! the task scheduler that drives it. Reclaim lives in `mm::vmscan`, allocation in
-//! `mm::page_alloc`, workloads in `workload`.
+//! The simulated machine and kernel state: nodes (`pg_data_t`), zones, the page array,
+//! lruvecs, per-CPU state, block devices and their I/Os, and the tasks. The code that runs on
+//! it lives elsewhere: reclaim in `mm::vmscan`, allocation in `mm::page_alloc`, the page
+//! cache in `mm::filemap`, processes and their scheduling in `process`, workloads in
+//! `workload`. This module imports none of them.
 
-use crate::engine::{EventKind, EventQueue, Ns};
-use crate::hw::block::BlockDevice;
+use crate::engine::{EventKind, Ns};
+use crate::hw::block::{Bios, BlockDevice, DeviceParams, Op};
 use crate::hw::cpu::Cpus;
 use crate::hw::lock::{Acquired, LockCosts, SpinLock};
 use crate::hw::memory::MemoryBandwidth;
-use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
+use crate::mm::lru::{LruAddBatch, Lruvec, NR_LRU_LISTS};
+use crate::mm::memcontrol::ROOT_MEM_CGROUP;
 use crate::mm::page::Pages;
-use crate::mm::vmscan::KswapdTask;
+use crate::mm::page_ext::PageExt;
 use crate::mm::vmstat::{VmEvent, VmEvents, VmstatSnapshot, NR_STAT_ITEMS};
 use crate::mm::zone::{
-    calculate_min_free_kbytes, setup_per_zone_lowmem_reserve, setup_per_zone_wmarks, Zone,
-    MAX_NR_ZONES, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS, ZONE_DMA32, ZONE_NORMAL,
+    calculate_min_free_kbytes, free_lists, setup_per_zone_lowmem_reserve, setup_per_zone_wmarks,
+    PcpCredit, Zone, MAX_NR_ZONES, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS, ZONE_DMA32, ZONE_NORMAL,
 };
 use crate::scenario::{Costs, Scenario, Sysctl};
-use crate::workload::dd::DdTask;
+use crate::sched::{Sched, TaskClass, WaitQueue};
+use crate::variant::Variant;
 
 /// `kswapd_failures` at which a node is considered hopeless (MAX_RECLAIM_RETRIES).
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
@@ -29,88 +33,65 @@ pub struct PgData {
     pub zones: Vec<usize>,
     pub start_pfn: u32,
     pub end_pfn: u32,
-    pub lruvec: Lruvec,
-    pub lru_lock: SpinLock,
     pub memory: MemoryBandwidth,
     /// Task ids of this node's kswapd threads.
     pub kswapd: Vec<u32>,
-    /// Threads waiting on `kswapd_wait` (asleep or napping in `kswapd_try_to_sleep`).
-    pub kswapd_wait: Vec<u32>,
+    /// kswapd threads asleep or napping in `kswapd_try_to_sleep`.
+    pub kswapd_wait: WaitQueue,
     pub kswapd_order: u32,
     /// MAX_NR_ZONES is the "no request" sentinel.
     pub kswapd_highest_zoneidx: usize,
     pub kswapd_failures: u32,
-    /// Direct reclaimers throttled on `pfmemalloc_wait` by `throttle_direct_reclaim`, in the
-    /// order they went to sleep; kswapd's `wake_up_all` empties it.
-    pub pfmemalloc_wait: Vec<u32>,
+    /// Direct reclaimers throttled by `throttle_direct_reclaim`; kswapd's `wake_up_all`
+    /// empties it.
+    pub pfmemalloc_wait: WaitQueue,
     /// NR_ISOLATED_ANON, NR_ISOLATED_FILE.
     pub nr_isolated: [u64; 2],
     /// NR_FILE_PAGES.
     pub nr_file_pages: u64,
 }
 
-pub enum TaskKind {
-    Dd(Box<DdTask>),
-    Kswapd(Box<KswapdTask>),
-    /// Placeholder while the task's state is borrowed by its own step.
-    Running,
-}
-
-/// A task (thread) with its CPU binding and accounting.
-pub struct Task {
-    pub pid: u32,
-    pub comm: String,
-    pub cpu: u32,
-    pub node: u32,
-    pub user_ns: u64,
-    pub sys_ns: u64,
-    pub kind: TaskKind,
-    /// The time of the task's one live event; an event at any other time is stale (the task
-    /// was woken earlier than a timer it had set) and is dropped.
-    pub next_at: Option<Ns>,
-}
-
-/// What a task's step asks of the scheduler.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Next {
-    /// Run again after `cpu` ns of system time on its CPU.
-    Run { sys: Ns },
-    /// Used `sys` ns of CPU, then block until `at` (an I/O completion or a timer).
-    Sleep { sys: Ns, at: Ns },
-    /// Used `sys` ns of CPU, then block until woken by another task.
-    Wait { sys: Ns },
-}
-
 pub struct Kernel {
+    /// When the running slice started (the event that ran the current task).
     pub now: Ns,
+    /// CPU time the current task has used in its running slice: work it does is charged
+    /// here and ends, with the slice, when the task yields.
+    pub slice: Ns,
+    /// The task whose process is running (for tracepoints and accounting).
+    pub current: u32,
     pub pages: Pages,
+    pub page_ext: PageExt,
     pub zones: Vec<Zone>,
     pub zone_lock: Vec<SpinLock>,
     pub nodes: Vec<PgData>,
+    /// One per (memory cgroup, node): `lruvecs[memcg · nr_nodes + nid]`.
+    pub lruvecs: Vec<Lruvec>,
     /// `node_zonelists[ZONELIST_FALLBACK]` per node: zone indices, local node first, each
     /// node's zones from the highest type down.
     pub zonelists: Vec<Vec<usize>>,
     pub events: VmEvents,
-    pub tasks: Vec<Task>,
+    pub sched: Sched,
     pub cpus: Cpus,
+    /// Per CPU: the per-CPU page list refill state (`zone->per_cpu_pageset`, cost only).
+    pub pcp: Vec<PcpCredit>,
+    /// Per CPU: `cpu_fbatches.lru_add`.
+    pub lru_add: Vec<LruAddBatch>,
     pub devices: Vec<BlockDevice>,
-    pub queue: EventQueue,
+    pub bios: Bios,
     pub costs: Costs,
     pub lock_costs: LockCosts,
     pub sysctl: Sysctl,
+    pub variant: Variant,
     pub min_free_kbytes: u64,
     /// pfn → zone lookup: the zone index of each MAX_ORDER block.
     block_zone: Vec<u8>,
-    /// Page-cache mappings (files), for ownership checks.
-    pub nr_mappings: u32,
-    /// Set by a step when the measured window should end now.
-    pub stop_requested: bool,
+    /// Allocations whose retries ran out (`__alloc_pages_may_oom` would be next; the OOM
+    /// killer is not modelled and the allocation retries).
+    pub nr_oom_retries: u64,
     /// When kswapd first woke (for windows that start there).
     pub first_kswapd_wake: Option<Ns>,
     pub first_kswapd_scan: Option<Ns>,
-    /// The task whose step is running (for tracepoints).
-    pub current: u32,
-    pub tracer: Option<crate::tracepoints::Tracer>,
+    pub tracer: Option<reclaim_trace::writer::TraceWriter<Box<dyn std::io::Write>>>,
 }
 
 impl Kernel {
@@ -122,9 +103,15 @@ impl Kernel {
         let dma32_pages =
             (m.dma32_mb * 256) / MAX_ORDER_NR_PAGES as u64 * MAX_ORDER_NR_PAGES as u64;
         let nr_pages = (node_pages * m.nodes as u64) as u32;
+        let nr_lists_lru = m.nodes * NR_LRU_LISTS as u32;
+        let nr_zones: u32 = if dma32_pages > 0 {
+            m.nodes + 1
+        } else {
+            m.nodes
+        };
+        let mut pages = Pages::new(nr_pages, nr_lists_lru + nr_zones * NR_PAGE_ORDERS as u32);
         let mut zones = Vec::new();
         let mut nodes = Vec::new();
-        let nr_lists_lru = m.nodes * NR_LRU_LISTS as u32;
         let mut pfn = 0u32;
         for nid in 0..m.nodes {
             let start = pfn;
@@ -136,33 +123,36 @@ impl Kernel {
             } else {
                 layout.push((ZONE_NORMAL, node_pages));
             }
-            for (zone_idx, pages) in layout {
+            for (zone_idx, nr) in layout {
                 let zi = zones.len();
-                let free_list_base = nr_lists_lru + (zi * NR_PAGE_ORDERS) as u32;
-                zones.push(Zone::new(zone_idx, nid, pfn, pages, free_list_base));
+                let lists = free_lists(&pages, nr_lists_lru + (zi * NR_PAGE_ORDERS) as u32);
+                zones.push(Zone::new(zone_idx, nid, pfn, nr, lists));
                 zids.push(zi);
-                pfn += pages as u32;
+                pfn += nr as u32;
             }
             nodes.push(PgData {
                 node_id: nid,
                 zones: zids,
                 start_pfn: start,
                 end_pfn: pfn,
-                lruvec: Lruvec::new(nid * NR_LRU_LISTS as u32),
-                lru_lock: SpinLock::new(nid),
                 memory: MemoryBandwidth::new(m.memory_bandwidth_mb_s_per_node),
                 kswapd: vec![],
-                kswapd_wait: vec![],
+                kswapd_wait: WaitQueue::default(),
                 kswapd_order: 0,
                 kswapd_highest_zoneidx: MAX_NR_ZONES,
                 kswapd_failures: 0,
-                pfmemalloc_wait: vec![],
+                pfmemalloc_wait: WaitQueue::default(),
                 nr_isolated: [0; 2],
                 nr_file_pages: 0,
             });
         }
-        let nr_lists = nr_lists_lru + (zones.len() * NR_PAGE_ORDERS) as u32;
-        let mut pages = Pages::new(nr_pages, nr_lists);
+        let lruvecs = (0..m.nodes)
+            .map(|nid| {
+                let base = nid * NR_LRU_LISTS as u32;
+                let lists = std::array::from_fn(|l| pages.list(base + l as u32));
+                Lruvec::new(nid, ROOT_MEM_CGROUP, lists)
+            })
+            .collect();
         let mut block_zone = vec![0u8; (nr_pages / MAX_ORDER_NR_PAGES) as usize];
         for (zi, z) in zones.iter_mut().enumerate() {
             let mut p = z.start_pfn;
@@ -177,7 +167,7 @@ impl Kernel {
         let min_free_kbytes = if s.sysctl.min_free_kbytes > 0 {
             s.sysctl.min_free_kbytes
         } else {
-            calculate_min_free_kbytes(lowmem_kbytes)
+            calculate_min_free_kbytes(lowmem_kbytes, s.variant.min_free_kbytes_cap)
         };
         setup_per_zone_wmarks(&mut zones, min_free_kbytes, s.sysctl.watermark_scale_factor);
         for node in &nodes {
@@ -203,29 +193,44 @@ impl Kernel {
         let zone_lock = zones.iter().map(|z| SpinLock::new(z.nid)).collect();
         let mut devices = Vec::new();
         for d in &m.devices {
+            let params = DeviceParams {
+                bandwidth_mb_s: d.bandwidth_mb_s,
+                write_bandwidth_mb_s: d.write_bandwidth_mb_s,
+                latency_us: d.latency_us,
+                max_request_kb: d.max_request_kb,
+                request_us: d.request_us,
+                queue_depth: d.queue_depth,
+                jitter: d.jitter,
+            };
             for i in 0..d.count {
+                let seed = s.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ devices.len() as u64;
                 devices.push(BlockDevice::new(
                     format!("{}{}n1", d.name, i),
-                    d.bandwidth_mb_s,
-                    d.latency_us,
-                    d.max_request_kb,
-                    d.jitter,
-                    s.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ devices.len() as u64,
+                    &params,
+                    seed,
                 ));
             }
         }
+        let cpus = Cpus::new(m.nodes, m.cpus_per_node);
+        let nr_cpus = cpus.nr_cpus() as usize;
         Kernel {
             now: 0,
+            slice: 0,
+            current: 0,
+            page_ext: PageExt::new(nr_pages),
             pages,
             zones,
             zone_lock,
             nodes,
+            lruvecs,
             zonelists,
             events: VmEvents::default(),
-            tasks: Vec::new(),
-            cpus: Cpus::new(m.nodes, m.cpus_per_node),
+            sched: Sched::default(),
+            cpus,
+            pcp: vec![PcpCredit::default(); nr_cpus],
+            lru_add: vec![LruAddBatch::default(); nr_cpus],
             devices,
-            queue: EventQueue::default(),
+            bios: Bios::default(),
             costs: s.costs.clone(),
             lock_costs: LockCosts::new(
                 s.costs.lock_handoff_ns,
@@ -233,21 +238,59 @@ impl Kernel {
                 s.costs.remote_factor,
             ),
             sysctl: s.sysctl.clone(),
+            variant: s.variant.clone(),
             min_free_kbytes,
             block_zone,
-            nr_mappings: 0,
-            stop_requested: false,
+            nr_oom_retries: 0,
             first_kswapd_wake: None,
             first_kswapd_scan: None,
-            current: 0,
             tracer: None,
         }
+    }
+
+    /// The current task's clock: when its running slice started plus the CPU time it has
+    /// used since.
+    #[inline]
+    pub fn clock(&self) -> Ns {
+        self.now + self.slice
+    }
+
+    /// The current task spends `ns` of CPU time.
+    #[inline]
+    pub fn charge(&mut self, ns: Ns) {
+        self.slice += ns;
+    }
+
+    /// A new task bound to `cpu`, not yet runnable (its process is `process::Sim::spawn`'s).
+    pub fn add_task(&mut self, comm: String, cpu: u32, class: TaskClass) -> u32 {
+        let id = self.sched.tasks.len() as u32;
+        assert!(id <= crate::engine::MAX_EVENT_ID, "too many tasks");
+        let node = self.cpus.node_of(cpu);
+        self.sched.tasks.push(crate::sched::Task {
+            pid: 100 + id,
+            comm,
+            cpu,
+            node,
+            class,
+            user_ns: 0,
+            sys_ns: 0,
+            next_at: None,
+            req: crate::sched::Req::Run,
+            woken: false,
+        });
+        id
     }
 
     /// `page_zone()`: the zone index of a page frame.
     #[inline]
     pub fn page_zone(&self, pfn: u32) -> usize {
         self.block_zone[(pfn / MAX_ORDER_NR_PAGES) as usize] as usize
+    }
+
+    /// `folio_zonenum()`: the zone type (ZONE_NORMAL, …) of a page frame.
+    #[inline]
+    pub fn page_zonenum(&self, pfn: u32) -> usize {
+        self.zones[self.page_zone(pfn)].zone_idx
     }
 
     /// The zone of `pages[0]` and how many pages from the start of `pages` share it: the
@@ -268,74 +311,25 @@ impl Kernel {
         (zi, n)
     }
 
-    pub fn add_task(&mut self, comm: String, cpu: u32, kind: TaskKind) -> u32 {
-        let id = self.tasks.len() as u32;
-        let node = self.cpus.node_of(cpu);
-        self.tasks.push(Task {
-            pid: 100 + id,
-            comm,
-            cpu,
-            node,
-            user_ns: 0,
-            sys_ns: 0,
-            kind,
-            next_at: None,
-        });
-        id
-    }
-
-    /// Queue task `id` to run at `at`, unless it is already due to run no later than that.
-    pub fn wake_task(&mut self, id: u32, at: Ns) {
-        let t = &mut self.tasks[id as usize];
-        if t.next_at.is_none_or(|n| at < n) {
-            t.next_at = Some(at);
-            self.queue.push(at, EventKind::Task(id));
-        }
-    }
-
-    /// Run one step of task `id` at `now` and queue its next event.
-    pub fn run_task(&mut self, id: u32, at: Ns) {
-        let (cpu, node) = {
-            let t = &mut self.tasks[id as usize];
-            if t.next_at != Some(at) {
-                return; // stale: superseded by an earlier wake-up
-            }
-            t.next_at = None;
-            (t.cpu, t.node)
-        };
-        let start = self.cpus.start(cpu, at);
-        if start > at {
-            // Its CPU is busy with another task: run when it is free.
-            self.wake_task(id, start);
-            return;
-        }
-        self.now = start;
-        self.current = id;
-        let mut kind = std::mem::replace(&mut self.tasks[id as usize].kind, TaskKind::Running);
-        let next = match &mut kind {
-            TaskKind::Dd(dd) => dd.step(self, id, cpu, node),
-            TaskKind::Kswapd(k) => k.step(self, id, cpu, node),
-            TaskKind::Running => unreachable!("task {id} re-entered its own step"),
-        };
-        self.tasks[id as usize].kind = kind;
-        let (sys, wake) = match next {
-            Next::Run { sys } => (sys, Some(start + sys.max(1))),
-            Next::Sleep { sys, at } => (sys, Some(at.max(start + sys))),
-            Next::Wait { sys } => (sys, None),
-        };
-        self.tasks[id as usize].sys_ns += sys;
-        self.cpus.total_sys_ns += sys;
-        self.cpus.occupy(cpu, start + sys);
-        if let Some(w) = wake {
-            self.wake_task(id, w);
-        }
-    }
-
-    /// Take `lock` of node/zone from a CPU on `cpu_node` for `hold` ns at `at` (the current
-    /// time, or later within the current step).
+    /// `mem_cgroup_lruvec(memcg, pgdat)`: the index in `lruvecs` of memory cgroup `memcg`'s
+    /// lruvec on node `nid`.
     #[inline]
-    pub fn lru_lock(&mut self, nid: u32, cpu_node: u32, hold: Ns, at: Ns) -> Acquired {
-        self.nodes[nid as usize]
+    pub fn mem_cgroup_lruvec(&self, memcg: u16, nid: u32) -> usize {
+        usize::from(memcg) * self.nodes.len() + nid as usize
+    }
+
+    /// `folio_lruvec()`: the lruvec of folio `p`, from its memory cgroup and node.
+    #[inline]
+    pub fn folio_lruvec(&self, p: u32) -> usize {
+        let nid = self.zones[self.page_zone(p)].nid;
+        self.mem_cgroup_lruvec(self.page_ext.folio_memcg(p), nid)
+    }
+
+    /// Take lruvec `lv`'s lru_lock from a CPU on `cpu_node` for `hold` ns at `at` (the
+    /// current time, or later within the current slice).
+    #[inline]
+    pub fn lru_lock(&mut self, lv: usize, cpu_node: u32, hold: Ns, at: Ns) -> Acquired {
+        self.lruvecs[lv]
             .lru_lock
             .acquire(self.now, at, cpu_node, hold, &self.lock_costs)
     }
@@ -345,10 +339,33 @@ impl Kernel {
         self.zone_lock[zi].acquire(self.now, at, cpu_node, hold, &self.lock_costs)
     }
 
-    /// Bytes of per-page simulator state: the page descriptors (with list heads) and the
-    /// pfn → zone table. Per-task and per-node state is independent of memory size.
+    /// `submit_bio()` of I/O `bio` at the current task's clock: the device takes it, and
+    /// its completion is queued.
+    pub fn submit_bio(&mut self, bio: u32, bytes: u64) {
+        let (dev, op) = (self.bios[bio].dev, self.bios[bio].op);
+        let at = self.clock();
+        let done = self.devices[dev].submit(op, at, bytes);
+        self.bios[bio].done_at = done;
+        if op == Op::Read {
+            self.count(VmEvent::PgpginKb, bytes / 1024);
+        } else {
+            self.count(VmEvent::PgpgoutKb, bytes / 1024);
+        }
+        self.sched.queue.push(done, EventKind::Io(bio));
+    }
+
+    /// `bio_endio()`: I/O `bio` completed at `at`; the tasks waiting for it run.
+    pub fn bio_endio(&mut self, bio: u32, at: Ns) {
+        let b = &mut self.bios[bio];
+        b.done = true;
+        b.waiters.wake_up_all(&mut self.sched, at);
+    }
+
+    /// Bytes of per-page simulator state: the page descriptors (with list heads), the
+    /// side arrays in use and the pfn → zone table. Per-task and per-node state is
+    /// independent of memory size.
     pub fn page_state_bytes(&self) -> u64 {
-        self.pages.state_bytes() + self.block_zone.len() as u64
+        self.pages.state_bytes() + self.page_ext.state_bytes() + self.block_zone.len() as u64
     }
 
     /// Σ NR_FREE_PAGES.
@@ -364,10 +381,12 @@ impl Kernel {
     pub fn vmstat(&self) -> VmstatSnapshot {
         let mut stats = [0u64; NR_STAT_ITEMS.len()];
         stats[0] = self.nr_free_pages();
-        for n in &self.nodes {
-            for lru in 0..NR_LRU_LISTS {
-                stats[1 + lru] += n.lruvec.total(lru);
+        for lv in &self.lruvecs {
+            for (lru, stat) in stats[1..=NR_LRU_LISTS].iter_mut().enumerate() {
+                *stat += lv.total(lru);
             }
+        }
+        for n in &self.nodes {
             stats[6] += n.nr_isolated[0];
             stats[7] += n.nr_isolated[1];
             stats[8] += n.nr_file_pages;
@@ -379,13 +398,13 @@ impl Kernel {
     }
 
     /// Pages are conserved: every page is free, on an LRU list, isolated, or in flight in a
-    /// task's hands (`held`). Checked in debug builds after every step of a test run.
+    /// task's hands (`held`). Checked in debug builds during every test run.
     pub fn check_conservation(&self, held: u64) -> Result<(), String> {
         let free = self.nr_free_pages();
         let on_lru: u64 = self
-            .nodes
+            .lruvecs
             .iter()
-            .map(|n| (0..NR_LRU_LISTS).map(|l| n.lruvec.total(l)).sum::<u64>())
+            .map(|lv| (0..NR_LRU_LISTS).map(|l| lv.total(l)).sum::<u64>())
             .sum();
         let isolated: u64 = self
             .nodes
@@ -403,14 +422,15 @@ impl Kernel {
 
     /// Walk every list and check the per-zone sizes and flags (slow: tests only).
     pub fn check_lists(&self) -> Result<(), String> {
-        for n in &self.nodes {
+        for lv in &self.lruvecs {
             for lru in 0..NR_LRU_LISTS {
-                let walked = self.pages.walk_len(n.lruvec.list(lru));
-                if walked != n.lruvec.total(lru) {
+                let walked = self.pages.walk_len(lv.list(lru));
+                if walked != lv.total(lru) {
                     return Err(format!(
-                        "node {} lru {lru}: walked {walked} != counted {}",
-                        n.node_id,
-                        n.lruvec.total(lru)
+                        "node {} memcg {} lru {lru}: walked {walked} != counted {}",
+                        lv.nid,
+                        lv.memcg,
+                        lv.total(lru)
                     ));
                 }
             }
@@ -418,8 +438,7 @@ impl Kernel {
         for z in &self.zones {
             let mut free = 0;
             for o in 0..NR_PAGE_ORDERS {
-                let l = z.free_list_base + o as u32;
-                let walked = self.pages.walk_len(l);
+                let walked = self.pages.walk_len(z.free_lists[o]);
                 if walked != z.nr_free[o] {
                     return Err(format!(
                         "zone {} order {o}: walked {walked} != nr_free {}",
@@ -438,6 +457,7 @@ impl Kernel {
         Ok(())
     }
 
+    #[inline]
     pub fn count(&mut self, e: VmEvent, n: u64) {
         self.events.count(e, n);
     }

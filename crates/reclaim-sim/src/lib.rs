@@ -2,15 +2,18 @@
 //!
 //! The simulated kernel keeps every page in flat arrays and runs the kernel's reclaim
 //! functions (`balance_pgdat`, `shrink_node`, `shrink_lruvec`, `shrink_inactive_list`, …) as
-//! resumable steps of SWAP_CLUSTER_MAX pages, interleaved in simulated time with the
-//! workload's tasks, on simulated CPUs, spinlocks and block devices. See docs/model.md.
+//! processes: `async fn`s that read like the kernel's loops and yield after every
+//! SWAP_CLUSTER_MAX batch, interleaved in simulated time with the workload's tasks, on
+//! simulated CPUs, spinlocks and block devices. See docs/model.md.
 
 pub mod engine;
 pub mod hw;
 pub mod kernel;
 pub mod mm;
+pub mod process;
 pub mod run;
 pub mod scenario;
+pub mod sched;
 pub mod tracepoints;
 pub mod variant;
 pub mod workload;

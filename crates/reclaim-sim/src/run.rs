@@ -7,11 +7,13 @@ use std::path::Path;
 
 use crate::engine::{EventKind, Ns, NSEC_PER_SEC};
 use crate::hw::block::DiskStats;
-use crate::kernel::{Kernel, TaskKind};
-use crate::mm::vmscan::KswapdTask;
+use crate::kernel::Kernel;
+use crate::mm::vmscan::kswapd_run;
 use crate::mm::vmstat::{VmEvent, VmstatSnapshot};
-use crate::scenario::{Scenario, StartAt, StopAt, Workload};
-use crate::workload::dd::DdTask;
+use crate::mm::zone::MAX_NR_ZONES;
+use crate::process::Sim;
+use crate::scenario::{Scenario, StartAt, StopAt};
+use crate::workload::{self, Metrics, Workload};
 
 /// Everything a run directory holds, as text.
 pub struct RunOutput {
@@ -24,8 +26,41 @@ pub struct RunOutput {
     pub tasks_json: String,
     pub result_json: String,
     pub result: RunResult,
+    /// The counters at the window's start and end, and each task's CPU over it.
+    pub before: VmstatSnapshot,
+    pub after: VmstatSnapshot,
+    pub tasks: TasksFile,
     /// The first error writing the trace, if any (the run itself is complete regardless).
     pub trace_error: Option<String>,
+}
+
+impl RunOutput {
+    /// Δ of a /proc/vmstat event counter over the measured window.
+    pub fn delta(&self, e: VmEvent) -> u64 {
+        self.after.event(e) - self.before.event(e)
+    }
+
+    /// Δ Σ allocstall_* (direct reclaims) over the window.
+    pub fn allocstall(&self) -> u64 {
+        (0..MAX_NR_ZONES)
+            .map(|z| {
+                let i = VmEvent::AllocstallDma as usize + z;
+                self.after.events[i] - self.before.events[i]
+            })
+            .sum()
+    }
+
+    /// Mean CPU % of the tasks of `kind` ("workload", "kswapd") on `node`, if any.
+    pub fn cpu_pct(&self, kind: &str, node: u32) -> Option<f64> {
+        let v: Vec<f64> = self
+            .tasks
+            .tasks
+            .iter()
+            .filter(|t| t.kind == kind && t.node == node)
+            .map(|t| t.cpu_pct)
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -46,48 +81,33 @@ pub struct TasksFile {
     pub tasks: Vec<TaskCpu>,
 }
 
-/// The seed-000 columns and the counters behind them, over the measured window.
+/// What the run says about the model itself (for benchmarks and diagnosis), beside the
+/// workload's metrics.
 #[derive(Clone, Debug, Serialize)]
-pub struct DdMetrics {
-    pub tasks: u32,
-    pub direct: bool,
-    /// iostat rkB/s summed over devices.
-    pub throughput_kb_s: f64,
-    /// Highest per-sample system CPU %, over all CPUs (vmstat `sy`).
-    pub sy: f64,
-    /// Mean CPU % of one dd task (top).
-    pub dd_cpu: f64,
-    /// Mean CPU % of a kswapd thread, per node.
-    pub kswapd_cpu: Vec<f64>,
-    /// Δ Σ allocstall_*.
-    pub dr: u64,
-    pub pgscan_kswapd: u64,
-    pub pgscan_direct: u64,
-    pub pgsteal_kswapd: u64,
-    pub pgsteal_direct: u64,
-    pub pageoutrun: u64,
-    pub kswapd_low_wmark_hit_quickly: u64,
-    pub kswapd_high_wmark_hit_quickly: u64,
-    pub alloc_failures: u64,
+pub struct ModelStats {
+    /// Simulated page events (allocations + scans + frees), for speed measurements.
+    pub page_events: u64,
+    pub managed_pages: u64,
+    /// Simulator memory that grows with the machine's memory, in bytes (for benchmarks).
+    pub page_state_bytes: u64,
+    /// Share of lru_lock acquisitions in the window that had to wait.
     pub lru_lock_contended_pct: f64,
+    /// Allocations in the window whose retries ran out (`Kernel::nr_oom_retries`).
+    pub oom_retries: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct RunResult {
     pub kind: &'static str,
     pub scenario: String,
-    pub workload: &'static str,
+    pub workload: String,
     /// When the measured window started and how long it lasted (simulated seconds).
     pub window_start_s: f64,
     pub elapsed_s: f64,
     /// The window's start condition was never met; the window is then the whole run.
     pub start_condition_met: bool,
-    pub metrics: DdMetrics,
-    /// Simulated page events (allocations + scans + frees), for speed measurements.
-    pub page_events: u64,
-    pub managed_pages: u64,
-    /// Simulator memory that grows with the machine's memory, in bytes (for benchmarks).
-    pub page_state_bytes: u64,
+    pub metrics: Metrics,
+    pub model: ModelStats,
 }
 
 struct Baseline {
@@ -99,18 +119,25 @@ struct Baseline {
     user_ns: u64,
     lock_acq: u64,
     lock_contended: u64,
+    oom_retries: u64,
 }
 
 fn baseline(k: &Kernel) -> Baseline {
     Baseline {
         at: k.now,
         vmstat: k.vmstat(),
-        task_cpu: k.tasks.iter().map(|t| (t.user_ns, t.sys_ns)).collect(),
+        task_cpu: k
+            .sched
+            .tasks
+            .iter()
+            .map(|t| (t.user_ns, t.sys_ns))
+            .collect(),
         disks: k.devices.iter().map(|d| d.stats).collect(),
         sys_ns: k.cpus.total_sys_ns,
         user_ns: k.cpus.total_user_ns,
-        lock_acq: k.nodes.iter().map(|n| n.lru_lock.acquisitions).sum(),
-        lock_contended: k.nodes.iter().map(|n| n.lru_lock.contended).sum(),
+        lock_acq: k.lruvecs.iter().map(|l| l.lru_lock.acquisitions).sum(),
+        lock_contended: k.lruvecs.iter().map(|l| l.lru_lock.contended).sum(),
+        oom_retries: k.nr_oom_retries,
     }
 }
 
@@ -118,47 +145,21 @@ fn secs(ns: Ns) -> f64 {
     ns as f64 / NSEC_PER_SEC as f64
 }
 
-/// Build the machine and its tasks.
-fn setup(s: &Scenario) -> Kernel {
-    let mut k = Kernel::new(s);
-    let nodes = s.machine.nodes;
-    let cpn = s.machine.cpus_per_node;
-    // kswapd threads run on the last CPUs of their node.
-    for nid in 0..nodes {
-        for t in 0..s.variant.kswapd_threads {
-            let comm = if s.variant.kswapd_threads == 1 {
-                format!("kswapd{nid}")
-            } else {
-                format!("kswapd{nid}:{t}")
-            };
-            let cpu = nid * cpn + (cpn - 1 - (t % cpn));
-            let id = k.add_task(comm, cpu, TaskKind::Kswapd(Box::new(KswapdTask::new(nid))));
-            k.nodes[nid as usize].kswapd.push(id);
-            k.nodes[nid as usize].kswapd_wait.push(id);
-        }
+/// Build the machine, start its kswapd threads and the workload.
+fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
+    let mut sim = Sim::new(Kernel::new(s));
+    for nid in 0..s.machine.nodes {
+        kswapd_run(
+            &mut sim,
+            nid,
+            s.variant.kswapd_threads,
+            s.machine.cpus_per_node,
+        );
     }
-    match &s.workload {
-        Workload::Dd(dd) => {
-            let ndev = k.devices.len();
-            for i in 0..dd.tasks {
-                // Alternate nodes; fill each node's CPUs from the first.
-                let nid = i % nodes;
-                let cpu = nid * cpn + (i / nodes) % cpn;
-                let task = DdTask::new(
-                    i,
-                    i as usize % ndev,
-                    dd.direct,
-                    dd.block_kb,
-                    s.sysctl.read_ahead_kb,
-                    dd.readahead_depth,
-                );
-                let id = k.add_task("dd".into(), cpu, TaskKind::Dd(Box::new(task)));
-                k.wake_task(id, i as Ns * 1000);
-            }
-            k.nr_mappings = dd.tasks;
-        }
-    }
-    k
+    let registration = workload::lookup(&s.workload.kind).expect("a checked scenario");
+    let mut w = (registration.build)(&s.workload.params);
+    w.start(&mut sim);
+    (sim, w)
 }
 
 /// Run a scenario. `progress` is called with the fraction of simulated time done; `trace`
@@ -177,7 +178,7 @@ pub fn simulate(
     trace: Option<Box<dyn Write>>,
     progress: &mut dyn FnMut(f64),
 ) -> (Kernel, RunOutput) {
-    let mut k = setup(s);
+    let (mut sim, mut work) = setup(s);
     // Tracing covers the measured window only, so a trace's totals are the window's deltas.
     let mut tracer = if s.run.trace {
         trace.map(crate::tracepoints::Tracer::new)
@@ -192,12 +193,20 @@ pub fn simulate(
     let mut end_at = Ns::MAX;
     let mut samples = Samples::default();
     let mut last_sample: Option<Baseline> = None;
-    if s.run.start_at == StartAt::Start {
+    let begin_window = |k: &mut Kernel,
+                        work: &mut Box<dyn Workload>,
+                        tracer: &mut Option<crate::tracepoints::Tracer>| {
         k.tracer = tracer.take();
-        base = Some(baseline(&k));
-        end_at = duration;
-        k.queue.push(interval, EventKind::Sample);
-        k.queue.push(duration, EventKind::End);
+        work.window_started(k.now);
+        let end_at = k.now + duration;
+        k.sched.queue.push(k.now + interval, EventKind::Sample);
+        k.sched.queue.push(end_at, EventKind::End);
+        (baseline(k), end_at)
+    };
+    if s.run.start_at == StartAt::Start {
+        let (b, end) = begin_window(&mut sim.k(), &mut work, &mut tracer);
+        base = Some(b);
+        end_at = end;
     }
     let mut next_progress: Ns = 0;
     let horizon = if s.run.start_at == StartAt::Start {
@@ -207,27 +216,37 @@ pub fn simulate(
     };
     let check_invariants = cfg!(debug_assertions);
     let mut steps: u64 = 0;
-    while let Some((t, ev)) = k.queue.pop() {
+    loop {
+        let Some((t, ev)) = sim.k().sched.queue.pop() else {
+            break;
+        };
         if t > end_at {
-            k.now = end_at;
+            sim.k().now = end_at;
             break;
         }
         match ev {
-            EventKind::Task(id) => k.run_task(id, t),
+            EventKind::Task(id) => sim.run_task(id, t),
+            EventKind::Io(bio) => {
+                let mut k = sim.k();
+                k.now = t;
+                k.bio_endio(bio, t);
+            }
             EventKind::Sample => {
+                let mut k = sim.k();
                 k.now = t;
                 if let Some(b) = &base {
                     let prev = last_sample.as_ref().unwrap_or(b);
                     samples.take(&k, prev, b.at);
                     last_sample = Some(baseline(&k));
-                    k.queue.push(t + interval, EventKind::Sample);
+                    k.sched.queue.push(t + interval, EventKind::Sample);
                 }
             }
             EventKind::End => {
-                k.now = t;
+                sim.k().now = t;
                 break;
             }
         }
+        let mut k = sim.k();
         steps += 1;
         if check_invariants && steps.is_multiple_of(4096) {
             if let Err(e) = k.check_conservation(0) {
@@ -241,11 +260,9 @@ pub fn simulate(
             };
             if started || k.now >= warmup_limit {
                 start_met = started;
-                k.tracer = tracer.take();
-                base = Some(baseline(&k));
-                end_at = k.now + duration;
-                k.queue.push(k.now + interval, EventKind::Sample);
-                k.queue.push(end_at, EventKind::End);
+                let (b, end) = begin_window(&mut k, &mut work, &mut tracer);
+                base = Some(b);
+                end_at = end;
             }
         } else if let (StopAt::KswapdScan, Some(b)) = (s.run.stop_at, &base) {
             if k.events.get(VmEvent::PgscanKswapd) > b.vmstat.event(VmEvent::PgscanKswapd) {
@@ -262,11 +279,12 @@ pub fn simulate(
         }
     }
     progress(1.0);
+    let mut k = sim.into_kernel();
     if let Some(t) = k.tracer.as_mut() {
         t.flush();
     }
     let base = base.unwrap_or_else(|| baseline(&k));
-    let mut out = finish(s, &k, &base, samples, start_met);
+    let mut out = finish(s, &k, &base, samples, start_met, work.as_ref());
     out.trace_error = k
         .tracer
         .as_ref()
@@ -280,8 +298,6 @@ struct Samples {
     vmstat: String,
     iostat: String,
     cpu: String,
-    sy_max: f64,
-    n: u32,
 }
 
 impl Samples {
@@ -294,25 +310,29 @@ impl Samples {
         let sy = secs(k.cpus.total_sys_ns - prev.sys_ns) / (dt * ncpu) * 100.0;
         let us = secs(k.cpus.total_user_ns - prev.user_ns) / (dt * ncpu) * 100.0;
         let id = (100.0 - sy - us).max(0.0);
-        self.sy_max = self.sy_max.max(sy);
-        self.n += 1;
         self.cpu.push_str(&format!(
             "{{\"t\": {t:.3}, \"us_pct\": {us:.2}, \"sy_pct\": {sy:.2}, \"id_pct\": {id:.2}, \"wa_pct\": 0.00}}\n"
         ));
-        for (d, p) in k.devices.iter().zip(&prev.disks) {
-            let ios = d.stats.rd_ios - p.rd_ios;
-            let rkb = (d.stats.rd_bytes - p.rd_bytes) as f64 / 1024.0 / dt;
-            let ticks = secs(d.stats.rd_ticks_ns - p.rd_ticks_ns);
-            let await_ms = if ios > 0 {
+        let await_ms = |ios: u64, ticks: f64| {
+            if ios > 0 {
                 ticks * 1000.0 / ios as f64
             } else {
                 0.0
-            };
-            let util = (secs(d.stats.busy_ns - p.busy_ns) / dt * 100.0).min(100.0);
+            }
+        };
+        for (d, p) in k.devices.iter().zip(&prev.disks) {
+            let (s, p) = (&d.stats, p);
+            let rkb = (s.rd_bytes - p.rd_bytes) as f64 / 1024.0 / dt;
+            let wkb = (s.wr_bytes - p.wr_bytes) as f64 / 1024.0 / dt;
+            let rticks = secs(s.rd_ticks_ns - p.rd_ticks_ns);
+            let wticks = secs(s.wr_ticks_ns - p.wr_ticks_ns);
+            let r_await = await_ms(s.rd_ios - p.rd_ios, rticks);
+            let w_await = await_ms(s.wr_ios - p.wr_ios, wticks);
+            let util = (secs(s.busy_ns - p.busy_ns) / dt * 100.0).min(100.0);
             self.iostat.push_str(&format!(
-                "{{\"t\": {t:.3}, \"device\": \"{}\", \"rkB_s\": {rkb:.1}, \"wkB_s\": 0.0, \"r_await_ms\": {await_ms:.3}, \"w_await_ms\": 0.000, \"aqu_sz\": {:.2}, \"util_pct\": {util:.1}}}\n",
+                "{{\"t\": {t:.3}, \"device\": \"{}\", \"rkB_s\": {rkb:.1}, \"wkB_s\": {wkb:.1}, \"r_await_ms\": {r_await:.3}, \"w_await_ms\": {w_await:.3}, \"aqu_sz\": {:.2}, \"util_pct\": {util:.1}}}\n",
                 d.name,
-                ticks / dt
+                (rticks + wticks) / dt
             ));
         }
     }
@@ -324,114 +344,68 @@ fn finish(
     base: &Baseline,
     samples: Samples,
     start_met: bool,
+    work: &dyn Workload,
 ) -> RunOutput {
     let elapsed = secs(k.now - base.at).max(1e-9);
     let after = k.vmstat();
-    let delta = |e: VmEvent| after.event(e) - base.vmstat.event(e);
-    let mut tasks = Vec::new();
-    let mut dd_cpu = Vec::new();
-    let mut kswapd_cpu: Vec<Vec<f64>> = vec![vec![]; k.nodes.len()];
-    let mut alloc_failures = 0;
-    for (t, &(u0, s0)) in k.tasks.iter().zip(&base.task_cpu) {
-        let user_s = secs(t.user_ns - u0);
-        let sys_s = secs(t.sys_ns - s0);
-        let cpu_pct = (user_s + sys_s) / elapsed * 100.0;
-        let kind = match &t.kind {
-            TaskKind::Dd(dd) => {
-                dd_cpu.push(cpu_pct);
-                alloc_failures += dd.alloc_failures;
-                "workload"
-            }
-            TaskKind::Kswapd(ks) => {
-                kswapd_cpu[ks.nid as usize].push(cpu_pct);
-                "kswapd"
-            }
-            TaskKind::Running => "other",
-        };
-        tasks.push(TaskCpu {
-            pid: t.pid,
-            comm: t.comm.clone(),
-            kind,
-            node: t.node,
-            user_s,
-            sys_s,
-            cpu_pct,
-        });
-    }
-    let mean = |v: &[f64]| {
-        if v.is_empty() {
-            0.0
-        } else {
-            v.iter().sum::<f64>() / v.len() as f64
-        }
-    };
-    let read_bytes: u64 = k
-        .devices
+    let tasks = k
+        .sched
+        .tasks
         .iter()
-        .zip(&base.disks)
-        .map(|(d, b)| d.stats.rd_bytes - b.rd_bytes)
-        .sum();
-    let sy = if samples.n > 0 {
-        samples.sy_max
-    } else {
-        secs(k.cpus.total_sys_ns - base.sys_ns) / (elapsed * k.cpus.nr_cpus() as f64) * 100.0
-    };
-    let dr = (0..4)
-        .map(|z| {
-            after.events[VmEvent::AllocstallDma as usize + z]
-                - base.vmstat.events[VmEvent::AllocstallDma as usize + z]
+        .zip(&base.task_cpu)
+        .map(|(t, &(u0, s0))| {
+            let user_s = secs(t.user_ns - u0);
+            let sys_s = secs(t.sys_ns - s0);
+            TaskCpu {
+                pid: t.pid,
+                comm: t.comm.clone(),
+                kind: t.class.name(),
+                node: t.node,
+                user_s,
+                sys_s,
+                cpu_pct: (user_s + sys_s) / elapsed * 100.0,
+            }
         })
-        .sum();
-    let lock_acq: u64 =
-        k.nodes.iter().map(|n| n.lru_lock.acquisitions).sum::<u64>() - base.lock_acq;
+        .collect();
+    let lock_acq: u64 = k
+        .lruvecs
+        .iter()
+        .map(|l| l.lru_lock.acquisitions)
+        .sum::<u64>()
+        - base.lock_acq;
     let lock_cont: u64 =
-        k.nodes.iter().map(|n| n.lru_lock.contended).sum::<u64>() - base.lock_contended;
-    let Workload::Dd(dd) = &s.workload;
-    let metrics = DdMetrics {
-        tasks: dd.tasks,
-        direct: dd.direct,
-        throughput_kb_s: read_bytes as f64 / 1024.0 / elapsed,
-        sy,
-        dd_cpu: mean(&dd_cpu),
-        kswapd_cpu: kswapd_cpu.iter().map(|v| mean(v)).collect(),
-        dr,
-        pgscan_kswapd: delta(VmEvent::PgscanKswapd),
-        pgscan_direct: delta(VmEvent::PgscanDirect),
-        pgsteal_kswapd: delta(VmEvent::PgstealKswapd),
-        pgsteal_direct: delta(VmEvent::PgstealDirect),
-        pageoutrun: delta(VmEvent::Pageoutrun),
-        kswapd_low_wmark_hit_quickly: delta(VmEvent::KswapdLowWmarkHitQuickly),
-        kswapd_high_wmark_hit_quickly: delta(VmEvent::KswapdHighWmarkHitQuickly),
-        alloc_failures,
-        lru_lock_contended_pct: if lock_acq > 0 {
-            lock_cont as f64 * 100.0 / lock_acq as f64
-        } else {
-            0.0
-        },
-    };
+        k.lruvecs.iter().map(|l| l.lru_lock.contended).sum::<u64>() - base.lock_contended;
     let page_events = [
         VmEvent::PgallocDma,
         VmEvent::PgallocDma32,
         VmEvent::PgallocNormal,
         VmEvent::PgallocMovable,
+        VmEvent::PgscanKswapd,
+        VmEvent::PgscanDirect,
+        VmEvent::Pgfree,
     ]
     .iter()
     .map(|&e| after.event(e))
-    .sum::<u64>()
-        + after.event(VmEvent::PgscanKswapd)
-        + after.event(VmEvent::PgscanDirect)
-        + after.event(VmEvent::Pgfree);
+    .sum::<u64>();
     let result = RunResult {
         kind: "sim",
         scenario: s.name.clone(),
-        workload: "dd",
+        workload: s.workload.kind.clone(),
         window_start_s: secs(base.at),
         elapsed_s: elapsed,
         start_condition_met: start_met,
-        metrics,
-        page_events,
-        managed_pages: k.managed_pages(),
-        page_state_bytes: k.page_state_bytes(),
+        metrics: work.metrics(elapsed),
+        model: ModelStats {
+            page_events,
+            managed_pages: k.managed_pages(),
+            page_state_bytes: k.page_state_bytes(),
+            lru_lock_contended_pct: if lock_acq > 0 {
+                lock_cont as f64 * 100.0 / lock_acq as f64
+            } else {
+                0.0
+            },
+            oom_retries: k.nr_oom_retries - base.oom_retries,
+        },
     };
     let tasks_file = TasksFile {
         elapsed_s: elapsed,
@@ -448,6 +422,9 @@ fn finish(
         tasks_json: serde_json::to_string_pretty(&tasks_file).unwrap_or_default() + "\n",
         result_json: serde_json::to_string_pretty(&result).unwrap_or_default() + "\n",
         result,
+        before: base.vmstat.clone(),
+        after,
+        tasks: tasks_file,
         trace_error: None,
     }
 }

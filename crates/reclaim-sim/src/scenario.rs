@@ -7,10 +7,7 @@ use std::fmt;
 use std::path::Path;
 
 use crate::variant::Variant;
-
-/// The most dd tasks a scenario may start (far beyond any machine's CPUs; each is a task the
-/// event queue names by id).
-const MAX_TASKS: u32 = 1_000_000;
+use crate::workload;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -20,8 +17,8 @@ pub struct Scenario {
     pub name: String,
     #[serde(default)]
     pub description: String,
-    /// Seed for the model's random choices. The models in this version draw none, so a run is
-    /// a pure function of the rest of the scenario; the seed is kept in results for provenance.
+    /// Seed for the model's random choices (each block device's transfer-time jitter draws
+    /// from a generator seeded with it). The same scenario and seed give the same bytes.
     #[serde(default = "default_seed")]
     pub seed: u64,
     #[serde(default)]
@@ -32,7 +29,7 @@ pub struct Scenario {
     pub sysctl: Sysctl,
     #[serde(default)]
     pub costs: Costs,
-    pub workload: Workload,
+    pub workload: WorkloadSpec,
     #[serde(default)]
     pub run: RunWindow,
     /// Values to sweep: `"workload.tasks" = [6, 10, 16]` runs one point per value.
@@ -79,16 +76,24 @@ impl Default for Machine {
 
 /// A block device: a FIFO transfer queue of `bandwidth_mb_s` with a fixed completion
 /// `latency_us` per request that overlaps other requests' transfers (NVMe's internal
-/// parallelism). `count` identical devices are created.
+/// parallelism). `count` identical devices are created (hw/block.rs).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Device {
     pub name: String,
     pub count: u32,
     pub bandwidth_mb_s: f64,
+    /// Write bandwidth, if it differs from `bandwidth_mb_s`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_bandwidth_mb_s: Option<f64>,
     pub latency_us: f64,
-    /// Largest request the device takes; larger reads are split (max_sectors_kb).
+    /// Largest request the device takes; larger I/Os are split (max_sectors_kb).
     pub max_request_kb: u64,
+    /// Time the transfer stage spends on each request besides its data (command
+    /// processing: it bounds IOPS).
+    pub request_us: f64,
+    /// Requests the device takes at once (0: no limit); more wait in the block layer.
+    pub queue_depth: u32,
     /// Fraction of each transfer time drawn from an exponential distribution (0: fixed).
     pub jitter: f64,
 }
@@ -99,8 +104,11 @@ impl Default for Device {
             name: "nvme".into(),
             count: 1,
             bandwidth_mb_s: 3000.0,
+            write_bandwidth_mb_s: None,
             latency_us: 100.0,
             max_request_kb: 4096,
+            request_us: 0.0,
+            queue_depth: 0,
             jitter: 0.0,
         }
     }
@@ -193,32 +201,13 @@ impl Default for Costs {
     }
 }
 
+/// The `[workload]` table: its `kind` (one of `workload::REGISTRY`) and that workload's keys,
+/// every default filled in once the scenario is read.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, tag = "kind", rename_all = "kebab-case")]
-pub enum Workload {
-    /// Parallel dd readers, one file per task, spread round-robin over the devices.
-    Dd(DdWorkload),
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DdWorkload {
-    pub tasks: u32,
-    #[serde(default = "default_block_kb")]
-    pub block_kb: u64,
-    /// `iflag=direct`: bypass the page cache.
-    #[serde(default)]
-    pub direct: bool,
-    /// How many readahead windows may be in flight ahead of the reader (sync + async).
-    #[serde(default = "default_ra_depth")]
-    pub readahead_depth: u32,
-}
-
-fn default_block_kb() -> u64 {
-    4096
-}
-fn default_ra_depth() -> u32 {
-    2
+pub struct WorkloadSpec {
+    pub kind: String,
+    #[serde(flatten)]
+    pub params: toml::Table,
 }
 
 /// When the measured window starts and stops.
@@ -320,9 +309,9 @@ impl Scenario {
         Self::from_table(table, file)
     }
 
-    pub fn from_table(table: toml::Table, file: &str) -> Result<Scenario, ScenarioError> {
-        if let Some(w) = table.get("workload") {
-            check_workload(w, file)?;
+    pub fn from_table(mut table: toml::Table, file: &str) -> Result<Scenario, ScenarioError> {
+        if let Some(w) = table.get_mut("workload") {
+            resolve_workload(w, file)?;
         }
         let de = toml::Value::Table(table);
         let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(
@@ -426,23 +415,6 @@ impl Scenario {
         if self.costs.remote_factor < 1.0 || !self.costs.remote_factor.is_finite() {
             return err("costs.remote_factor", "expected a number ≥ 1");
         }
-        match &self.workload {
-            Workload::Dd(dd) => {
-                if dd.tasks == 0 {
-                    return err("workload.tasks", "expected at least one task");
-                }
-                // The event queue packs a task's id into 24 bits (engine::EventQueue).
-                if dd.tasks > MAX_TASKS {
-                    return err("workload.tasks", "expected at most 1000000 tasks");
-                }
-                if dd.block_kb < 4 || dd.block_kb % 4 != 0 {
-                    return err("workload.block_kb", "expected a multiple of 4 KiB");
-                }
-                if dd.readahead_depth == 0 {
-                    return err("workload.readahead_depth", "expected at least 1");
-                }
-            }
-        }
         let r = &self.run;
         if r.duration_s.is_nan() || r.duration_s <= 0.0 || !r.duration_s.is_finite() {
             return err("run.duration_s", "expected a positive number of seconds");
@@ -507,46 +479,40 @@ impl Scenario {
     }
 }
 
-/// The workload table is an internally tagged enum, for which serde loses the key path; check
-/// it on its own first so that an error names `workload.<key>`.
-fn check_workload(w: &toml::Value, file: &str) -> Result<(), ScenarioError> {
+/// Check the `[workload]` table against its kind's registration and fill in its defaults,
+/// so that an error names `workload.<key>`.
+fn resolve_workload(w: &mut toml::Value, file: &str) -> Result<(), ScenarioError> {
     let err = |key: &str, message: String| ScenarioError {
         file: file.into(),
-        key: key.into(),
+        key: if key.is_empty() {
+            "workload".into()
+        } else {
+            format!("workload.{key}")
+        },
         message,
     };
     let table = w
-        .as_table()
-        .ok_or_else(|| err("workload", "expected a table".into()))?;
-    let kind = match table.get("kind") {
-        None => {
-            return Err(err(
-                "workload.kind",
-                "missing; expected one of \"dd\"".into(),
-            ))
-        }
-        Some(toml::Value::String(k)) => k.as_str(),
-        Some(_) => return Err(err("workload.kind", "expected a string".into())),
+        .as_table_mut()
+        .ok_or_else(|| err("", "expected a table".into()))?;
+    let kinds = || {
+        workload::REGISTRY
+            .iter()
+            .map(|r| format!("\"{}\"", r.kind))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
-    let mut rest = table.clone();
-    rest.remove("kind");
-    let result: Result<(), serde_path_to_error::Error<toml::de::Error>> = match kind {
-        "dd" => {
-            serde_path_to_error::deserialize::<_, DdWorkload>(toml::Value::Table(rest)).map(|_| ())
-        }
-        other => {
-            return Err(err(
-                "workload.kind",
-                format!("unknown workload `{other}`; expected one of \"dd\""),
-            ))
-        }
+    let kind = match table.remove("kind") {
+        None => return Err(err("kind", format!("missing; expected one of {}", kinds()))),
+        Some(toml::Value::String(k)) => k,
+        Some(_) => return Err(err("kind", "expected a string".into())),
     };
-    result.map_err(|e| {
-        err(
-            &format!("workload.{}", e.path()),
-            e.inner().message().to_string(),
-        )
-    })
+    let registration = workload::lookup(&kind).map_err(|e| err(&e.key, e.message))?;
+    let mut resolved = (registration.resolve)(table).map_err(|e| err(&e.key, e.message))?;
+    let mut out = toml::Table::new();
+    out.insert("kind".into(), toml::Value::String(kind));
+    out.extend(std::mem::take(&mut resolved));
+    *table = out;
+    Ok(())
 }
 
 fn apply_override(table: &mut toml::Table, o: &str) -> Result<(), String> {
@@ -651,8 +617,7 @@ mod tests {
             ],
         )
         .unwrap();
-        let Workload::Dd(dd) = &s.workload;
-        assert_eq!(dd.tasks, 12);
+        assert_eq!(s.workload.params["tasks"].as_integer(), Some(12));
         assert_eq!(s.variant.kswapd_threads, 4);
     }
 
@@ -663,8 +628,7 @@ mod tests {
         let pts = s.sweep_points("s.toml").unwrap();
         assert_eq!(pts.len(), 2);
         assert_eq!(pts[1].0, "workload.tasks=8");
-        let Workload::Dd(dd) = &pts[1].1.workload;
-        assert_eq!(dd.tasks, 8);
+        assert_eq!(pts[1].1.workload.params["tasks"].as_integer(), Some(8));
         assert!(pts[1].1.sweep.is_empty());
     }
 
@@ -674,8 +638,7 @@ mod tests {
         let s = Scenario::parse(&text, "s.toml", &["workload.tasks=5".into()]).unwrap();
         let pts = s.sweep_points("s.toml").unwrap();
         assert_eq!(pts.len(), 1);
-        let Workload::Dd(dd) = &pts[0].1.workload;
-        assert_eq!(dd.tasks, 5);
+        assert_eq!(pts[0].1.workload.params["tasks"].as_integer(), Some(5));
     }
 
     #[test]

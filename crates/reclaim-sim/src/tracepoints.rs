@@ -11,9 +11,7 @@ use reclaim_trace::event::{
 use reclaim_trace::writer::{Context, TraceWriter};
 
 use crate::kernel::Kernel;
-
-/// The GFP mask of page-cache allocations, as show_gfp_flags() prints it.
-const GFP_PAGECACHE: &str = "GFP_HIGHUSER_MOVABLE";
+use crate::mm::gfp::{show_gfp_flags, Gfp};
 
 pub type Tracer = TraceWriter<Box<dyn Write>>;
 
@@ -36,7 +34,7 @@ impl Kernel {
         let Some(t) = self.tracer.as_mut() else {
             return;
         };
-        let task = &self.tasks[self.current as usize];
+        let task = &self.sched.tasks[self.current as usize];
         let ctx = Context {
             comm: &task.comm,
             pid: task.pid,
@@ -46,7 +44,7 @@ impl Kernel {
         t.write(ctx, &ev);
     }
 
-    pub fn trace_kswapd_sleep(&mut self, _tid: u32, nid: u32) {
+    pub fn trace_kswapd_sleep(&mut self, nid: u32) {
         if self.tracer.is_none() {
             return;
         }
@@ -64,30 +62,32 @@ impl Kernel {
         });
     }
 
-    pub fn trace_wakeup_kswapd(&mut self, nid: u32, _zid: usize, order: u32) {
+    pub fn trace_wakeup_kswapd(&mut self, nid: u32, _zid: usize, order: u32, gfp: Gfp) {
         if self.tracer.is_none() {
             return;
         }
+        let gfp_flags = show_gfp_flags(gfp);
         self.trace(Event::WakeupKswapd {
             nid: nid as i32,
             zid: None,
             order: order as i32,
-            gfp_flags: Some(GFP_PAGECACHE),
+            gfp_flags: Some(gfp_flags.as_str()),
         });
     }
 
-    pub fn trace_direct_reclaim_begin(&mut self, _tid: u32, order: u32) {
+    pub fn trace_direct_reclaim_begin(&mut self, order: u32, gfp: Gfp) {
         if self.tracer.is_none() {
             return;
         }
+        let gfp_flags = show_gfp_flags(gfp);
         self.trace(Event::DirectReclaimBegin(ReclaimBegin {
             order: order as i32,
-            gfp_flags: GFP_PAGECACHE,
+            gfp_flags: &gfp_flags,
             may_writepage: None,
         }));
     }
 
-    pub fn trace_direct_reclaim_end(&mut self, _tid: u32, nr_reclaimed: u64) {
+    pub fn trace_direct_reclaim_end(&mut self, nr_reclaimed: u64) {
         if self.tracer.is_none() {
             return;
         }

@@ -1,5 +1,6 @@
-//! Kernel variants: each change the seed documents describe is a switch here, so that a seed
-//! experiment is a scenario file rather than code. One table, one place to add a variant.
+//! Kernel variants: each change the seed documents describe, and each kernel behaviour that
+//! differs between the seed's kernel and today's, is a switch here, so that a seed experiment
+//! is a scenario file rather than code. One table, one place to add a variant.
 
 use serde::{Deserialize, Serialize};
 
@@ -10,10 +11,22 @@ pub struct Variant {
     /// unchanged `kswapd()` on the node's pgdat and waits on the same `kswapd_wait`, as in
     /// the RFC patch ("vmscan: Support multiple kswapd threads per node", 2018).
     pub kswapd_threads: u32,
+    /// Readahead allocates with `readahead_gfp_mask()` (`__GFP_NORETRY | __GFP_NOWARN`, since
+    /// v4.7): an allocation that fails after one round of direct reclaim cuts the window, and
+    /// the reader reads a missing folio synchronously (mm/filemap.rs). Off: readahead
+    /// allocates with the mapping's mask and retries like any page-cache allocation.
+    pub readahead_noretry: bool,
+    /// The ceiling of the boot-time `min_free_kbytes` (`calculate_min_free_kbytes`):
+    /// 262144 since v5.7, 65536 before (the seed-000 kernel's).
+    pub min_free_kbytes_cap: u64,
 }
 
 impl Default for Variant {
     fn default() -> Self {
-        Variant { kswapd_threads: 1 }
+        Variant {
+            kswapd_threads: 1,
+            readahead_noretry: false,
+            min_free_kbytes_cap: 262_144,
+        }
     }
 }

@@ -1,9 +1,9 @@
 //! Whole-model checks on small machines: invariants (debug builds check page conservation
 //! during the run), determinism, and the qualitative behaviour seed 000 describes.
 
-use reclaim_sim::mm::vmstat::VM_EVENT_NAMES;
+use reclaim_sim::mm::vmstat::{VmEvent, VM_EVENT_NAMES};
 use reclaim_sim::run::simulate;
-use reclaim_sim::Scenario;
+use reclaim_sim::{RunOutput, Scenario};
 
 /// Two nodes of `mb` MiB, 52 CPUs each, eight NVMe drives (seed 000's machine, less memory).
 fn scenario(
@@ -49,7 +49,7 @@ fn counters(text: &str) -> Vec<u64> {
 fn pages_are_conserved_and_lists_consistent_after_reclaim() {
     let s = scenario(20, 1, false, 512, 1.0, "kswapd_wake");
     let (k, out) = simulate(&s, None, &mut |_| {});
-    assert!(out.result.metrics.pgscan_kswapd > 0, "the run must reclaim");
+    assert!(out.delta(VmEvent::PgscanKswapd) > 0, "the run must reclaim");
     k.check_conservation(0).unwrap();
     k.check_lists().unwrap();
 }
@@ -92,29 +92,30 @@ fn same_scenario_same_bytes() {
     assert_eq!(a.iostat_samples, b.iostat_samples);
 }
 
+fn run(s: &Scenario) -> RunOutput {
+    reclaim_sim::run(s, None, &mut |_| {})
+}
+
+fn throughput_kb_s(out: &RunOutput) -> f64 {
+    out.result.metrics["throughput_kB_s"].as_f64().unwrap()
+}
+
 #[test]
 fn direct_io_saturates_the_drives() {
     // Eight drives of 3360 MB/s: one stream per drive is latency-bound, many streams reach the
     // device bandwidth and no more (seed 000 Test 1).
-    let few = reclaim_sim::run(&scenario(8, 1, true, 256, 2.0, "start"), None, &mut |_| {})
-        .result
-        .metrics;
-    let many = reclaim_sim::run(&scenario(64, 1, true, 256, 2.0, "start"), None, &mut |_| {})
-        .result
-        .metrics;
+    let few = run(&scenario(8, 1, true, 256, 2.0, "start"));
+    let many = run(&scenario(64, 1, true, 256, 2.0, "start"));
     let peak_kb = 8.0 * 3360e6 / 1024.0;
     assert!(
-        few.throughput_kb_s < 0.8 * peak_kb,
+        throughput_kb_s(&few) < 0.8 * peak_kb,
         "{}",
-        few.throughput_kb_s
+        throughput_kb_s(&few)
     );
-    assert!(
-        (many.throughput_kb_s - peak_kb).abs() / peak_kb < 0.01,
-        "{} vs {peak_kb}",
-        many.throughput_kb_s
-    );
+    let got = throughput_kb_s(&many);
+    assert!((got - peak_kb).abs() / peak_kb < 0.01, "{got} vs {peak_kb}");
     assert_eq!(
-        many.pgscan_kswapd + many.pgscan_direct,
+        many.delta(VmEvent::PgscanKswapd) + many.delta(VmEvent::PgscanDirect),
         0,
         "O_DIRECT bypasses the page cache"
     );
@@ -122,57 +123,37 @@ fn direct_io_saturates_the_drives() {
 
 #[test]
 fn kswapd_keeps_up_with_few_readers_and_direct_reclaim_follows_demand() {
-    let light = reclaim_sim::run(
-        &scenario(2, 1, false, 2048, 2.0, "kswapd_wake"),
-        None,
-        &mut |_| {},
-    )
-    .result
-    .metrics;
-    let heavy = reclaim_sim::run(
-        &scenario(90, 1, false, 2048, 2.0, "kswapd_wake"),
-        None,
-        &mut |_| {},
-    )
-    .result
-    .metrics;
-    assert!(light.pgscan_kswapd > 0);
-    assert_eq!(light.dr, 0, "2 readers must not outrun kswapd");
-    assert!(heavy.dr > 0, "90 readers must outrun one kswapd per node");
-    assert!(heavy.pgscan_direct > 0);
+    let light = run(&scenario(2, 1, false, 2048, 2.0, "kswapd_wake"));
+    let heavy = run(&scenario(90, 1, false, 2048, 2.0, "kswapd_wake"));
+    assert!(light.delta(VmEvent::PgscanKswapd) > 0);
+    assert_eq!(light.allocstall(), 0, "2 readers must not outrun kswapd");
     assert!(
-        heavy.kswapd_cpu.iter().all(|&c| c > 90.0),
-        "kswapd saturated: {:?}",
-        heavy.kswapd_cpu
+        heavy.allocstall() > 0,
+        "90 readers must outrun one kswapd per node"
+    );
+    assert!(heavy.delta(VmEvent::PgscanDirect) > 0);
+    let kswapd_cpu: Vec<f64> = (0..2)
+        .map(|n| heavy.cpu_pct("kswapd", n).unwrap())
+        .collect();
+    assert!(
+        kswapd_cpu.iter().all(|&c| c > 90.0),
+        "kswapd saturated: {kswapd_cpu:?}"
     );
 }
 
 #[test]
 fn more_kswapd_threads_mean_fewer_direct_reclaims() {
-    let one = reclaim_sim::run(
-        &scenario(90, 1, false, 1024, 2.0, "kswapd_wake"),
-        None,
-        &mut |_| {},
-    )
-    .result
-    .metrics;
-    let four = reclaim_sim::run(
-        &scenario(90, 4, false, 1024, 2.0, "kswapd_wake"),
-        None,
-        &mut |_| {},
-    )
-    .result
-    .metrics;
-    assert!(
-        four.pgscan_kswapd > one.pgscan_kswapd,
-        "{} vs {}",
-        four.pgscan_kswapd,
-        one.pgscan_kswapd
+    let one = run(&scenario(90, 1, false, 1024, 2.0, "kswapd_wake"));
+    let four = run(&scenario(90, 4, false, 1024, 2.0, "kswapd_wake"));
+    let (k1, k4) = (
+        one.delta(VmEvent::PgscanKswapd),
+        four.delta(VmEvent::PgscanKswapd),
     );
+    assert!(k4 > k1, "{k4} vs {k1}");
     assert!(
-        four.dr < one.dr,
+        four.allocstall() < one.allocstall(),
         "direct reclaims: 4 threads {} vs 1 thread {}",
-        four.dr,
-        one.dr
+        four.allocstall(),
+        one.allocstall()
     );
 }

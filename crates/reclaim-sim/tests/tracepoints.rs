@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+use reclaim_sim::mm::vmstat::VmEvent;
 use reclaim_sim::{RunOutput, Scenario};
 
 #[derive(Clone, Default)]
@@ -58,9 +59,8 @@ trace = true
 fn trace_totals_equal_the_vmstat_deltas() {
     let (trace, out) = traced_dd(52, 512, 8, 60);
     let trace = String::from_utf8(trace).unwrap();
-    let m = &out.result.metrics;
     assert!(
-        m.dr > 0 && m.pgscan_kswapd > 0,
+        out.allocstall() > 0 && out.delta(VmEvent::PgscanKswapd) > 0,
         "the scenario must exercise both reclaim paths"
     );
     let (mut begins, mut ends, mut scanned_k, mut scanned_d, mut stolen_k, mut stolen_d, mut wakes) =
@@ -88,15 +88,15 @@ fn trace_totals_equal_the_vmstat_deltas() {
         }
     }
     // Each counter and its tracepoint are emitted at the same instant, so they agree exactly.
-    assert_eq!(begins, m.dr);
+    assert_eq!(begins, out.allocstall());
     assert!(
         ends <= begins + 90,
         "a reclaim begun before the window may end in it"
     );
-    assert_eq!(scanned_k, m.pgscan_kswapd);
-    assert_eq!(scanned_d, m.pgscan_direct);
-    assert_eq!(stolen_k, m.pgsteal_kswapd);
-    assert_eq!(stolen_d, m.pgsteal_direct);
+    assert_eq!(scanned_k, out.delta(VmEvent::PgscanKswapd));
+    assert_eq!(scanned_d, out.delta(VmEvent::PgscanDirect));
+    assert_eq!(stolen_k, out.delta(VmEvent::PgstealKswapd));
+    assert_eq!(stolen_d, out.delta(VmEvent::PgstealDirect));
     assert!(wakes >= 1);
 }
 

@@ -1,6 +1,8 @@
 //! The discrete-event engine: a virtual clock in nanoseconds and an event queue ordered by
 //! `(time, sequence)`. Nothing here reads the wall clock, so a run is a pure function of its
-//! scenario and seed (in the manner of SimPy's core: a heap, a counter, nothing else).
+//! scenario and seed (in the manner of SimPy's core: a heap, a counter, nothing else). What
+//! runs when an event fires (a task's process, an I/O completion) is the kernel's business
+//! (`process`, `hw::block`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -15,24 +17,31 @@ pub const NSEC_PER_SEC: Ns = 1_000_000_000;
 pub const HZ: Ns = 250;
 pub const JIFFY: Ns = NSEC_PER_SEC / HZ;
 
-/// What an event does when it fires. Tasks are state machines; an event only says which task
-/// to advance, or which periodic job to run.
+/// What an event does when it fires: which task runs next, which I/O completes, or which
+/// periodic job runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum EventKind {
-    /// Advance task `id` by one step.
+    /// Task `id` runs its process until it next yields.
     Task(u32),
+    /// Block I/O `id` completes (`bio_endio`).
+    Io(u32),
     /// Take a vmstat/iostat/cpu sample.
     Sample,
     /// The measured window ends.
     End,
 }
 
-/// Bits of the packed key that hold the event's kind; the sequence number takes the other
-/// 40 of its low word (10^12 events: days of wall time at full speed).
+/// Bits of the packed key that hold the event's kind and id; the sequence number takes the
+/// other 40 of its low word (10^12 events: days of wall time at full speed).
 const KIND_BITS: u32 = 24;
-/// Kinds other than `Task` take the codes above the largest task id.
-const CODE_SAMPLE: u64 = (1 << KIND_BITS) - 2;
-const CODE_END: u64 = (1 << KIND_BITS) - 1;
+/// The id's bits: tasks and I/Os are numbered below `1 << ID_BITS`.
+const ID_BITS: u32 = 22;
+/// The largest task or I/O id an event can carry.
+pub const MAX_EVENT_ID: u32 = (1 << ID_BITS) - 1;
+const CLASS_TASK: u64 = 0;
+const CLASS_IO: u64 = 1 << ID_BITS;
+const CODE_SAMPLE: u64 = 2 << ID_BITS;
+const CODE_END: u64 = (2 << ID_BITS) | 1;
 
 /// The pending events, ordered by `(time, sequence)`. Each is one `u128`: the time in the
 /// high word, then the sequence number, then the kind's code, so that ordering events is
@@ -53,8 +62,12 @@ impl EventQueue {
         );
         let code = match kind {
             EventKind::Task(id) => {
-                assert!(u64::from(id) < CODE_SAMPLE, "task id {id} too large");
-                u64::from(id)
+                assert!(id <= MAX_EVENT_ID, "task id {id} too large");
+                CLASS_TASK | u64::from(id)
+            }
+            EventKind::Io(id) => {
+                assert!(id <= MAX_EVENT_ID, "I/O id {id} too large");
+                CLASS_IO | u64::from(id)
             }
             EventKind::Sample => CODE_SAMPLE,
             EventKind::End => CODE_END,
@@ -67,10 +80,12 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<(Ns, EventKind)> {
         let Reverse(key) = self.heap.pop()?;
         let code = key as u64 & ((1 << KIND_BITS) - 1);
-        let kind = match code {
-            CODE_SAMPLE => EventKind::Sample,
-            CODE_END => EventKind::End,
-            id => EventKind::Task(id as u32),
+        let id = (code & u64::from(MAX_EVENT_ID)) as u32;
+        let kind = match code >> ID_BITS {
+            0 => EventKind::Task(id),
+            1 => EventKind::Io(id),
+            _ if code == CODE_SAMPLE => EventKind::Sample,
+            _ => EventKind::End,
         };
         Some(((key >> 64) as Ns, kind))
     }
@@ -98,18 +113,22 @@ mod tests {
         q.push(10, EventKind::End);
         q.push(10, EventKind::Task(0));
         q.push(5, EventKind::Sample);
-        q.push(20, EventKind::Task(CODE_SAMPLE as u32 - 1));
+        q.push(20, EventKind::Task(MAX_EVENT_ID));
+        q.push(7, EventKind::Io(MAX_EVENT_ID));
+        q.push(7, EventKind::Io(0));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
             vec![
                 (5, EventKind::Sample),
+                (7, EventKind::Io(MAX_EVENT_ID)),
+                (7, EventKind::Io(0)),
                 (10, EventKind::Task(2)),
                 (10, EventKind::Task(3)),
                 (10, EventKind::End),
                 (10, EventKind::Task(0)),
                 (20, EventKind::Task(1)),
-                (20, EventKind::Task(CODE_SAMPLE as u32 - 1)),
+                (20, EventKind::Task(MAX_EVENT_ID)),
             ]
         );
     }
@@ -117,6 +136,6 @@ mod tests {
     #[test]
     #[should_panic(expected = "too large")]
     fn a_task_id_that_would_collide_with_another_kind_is_refused() {
-        EventQueue::default().push(0, EventKind::Task(CODE_SAMPLE as u32));
+        EventQueue::default().push(0, EventKind::Task(MAX_EVENT_ID + 1));
     }
 }

@@ -1,26 +1,66 @@
-//! Block devices as queues: a FIFO transfer stage at the device's bandwidth, then a fixed
-//! completion latency that overlaps other requests' transfers (an NVMe drive's internal
-//! parallelism). One stream sees `latency + size/bandwidth` per request; enough concurrent
-//! streams keep the transfer stage busy and the device saturates at its bandwidth
-//! (seed 000, Test 1). Transfer times vary from request to request (`jitter`: the fraction of
-//! a transfer drawn from an exponential distribution with the same mean), so that queues form
-//! before saturation as on a real drive and throughput bends towards the bandwidth rather
-//! than hitting it (seed 000, Test 2). Counters follow /proc/diskstats.
+//! Block devices as queues, and the I/Os (`Bio`) submitted to them.
+//!
+//! A device is a FIFO transfer stage at the device's bandwidth, then a fixed completion
+//! latency that overlaps other requests' transfers (an NVMe drive's internal parallelism).
+//! One stream sees `latency + size/bandwidth` per request; enough concurrent streams keep the
+//! transfer stage busy and the device saturates at its bandwidth (seed 000, Test 1). Transfer
+//! times vary from request to request (`jitter`: the fraction of a transfer drawn from an
+//! exponential distribution with the same mean), so that queues form before saturation as on
+//! a real drive and throughput bends towards the bandwidth rather than hitting it (seed 000,
+//! Test 2). Each request may also cost the transfer stage a fixed time (`request_ns`: command
+//! processing, which bounds IOPS), and a device takes at most `queue_depth` requests at once:
+//! a request beyond that waits in the block layer for the oldest to complete. Counters follow
+//! /proc/diskstats, reads and writes apart.
+//!
+//! An I/O is submitted whole (its requests are the parts of at most `max_request_bytes`) and
+//! completes when its last part does: `Kernel::submit_bio` queues the completion event, and
+//! `Kernel::bio_endio` marks it done and wakes the tasks waiting on it.
+
+use std::collections::VecDeque;
 
 use rand::Rng;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::engine::{Ns, NSEC_PER_SEC};
+use crate::sched::WaitQueue;
+
+/// The direction of an I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+}
+
+/// How a device is built (from a scenario's `[[machine.devices]]`).
+#[derive(Clone, Debug)]
+pub struct DeviceParams {
+    pub bandwidth_mb_s: f64,
+    /// Write bandwidth; the read bandwidth when not given.
+    pub write_bandwidth_mb_s: Option<f64>,
+    pub latency_us: f64,
+    pub max_request_kb: u64,
+    pub request_us: f64,
+    /// Requests in flight at most (0: no limit).
+    pub queue_depth: u32,
+    pub jitter: f64,
+}
 
 #[derive(Clone, Debug)]
 pub struct BlockDevice {
     pub name: String,
-    /// Bytes per nanosecond.
-    bandwidth: f64,
+    /// Bytes per nanosecond, reading and writing.
+    read_bandwidth: f64,
+    write_bandwidth: f64,
     latency: Ns,
     pub max_request_bytes: u64,
+    request_ns: Ns,
+    queue_depth: u32,
     transfer_free_at: Ns,
+    /// Completion times and request counts of the I/Os in flight, oldest first (they
+    /// complete in submission order: one FIFO transfer stage, one latency).
+    in_flight: VecDeque<(Ns, u32)>,
+    nr_in_flight: u32,
     jitter: f64,
     rng: Pcg64Mcg,
     pub stats: DiskStats,
@@ -33,50 +73,148 @@ pub struct DiskStats {
     pub rd_bytes: u64,
     /// Σ per-request time from submission to completion (rd_ticks, in ns).
     pub rd_ticks_ns: u64,
+    pub wr_ios: u64,
+    pub wr_bytes: u64,
+    pub wr_ticks_ns: u64,
     /// Time the transfer stage was busy (io_ticks).
     pub busy_ns: u64,
 }
 
 impl BlockDevice {
-    pub fn new(
-        name: String,
-        bandwidth_mb_s: f64,
-        latency_us: f64,
-        max_request_kb: u64,
-        jitter: f64,
-        seed: u64,
-    ) -> BlockDevice {
+    pub fn new(name: String, p: &DeviceParams, seed: u64) -> BlockDevice {
+        let per_ns = |mb_s: f64| mb_s * 1e6 / NSEC_PER_SEC as f64;
         BlockDevice {
             name,
-            bandwidth: bandwidth_mb_s * 1e6 / NSEC_PER_SEC as f64,
-            latency: (latency_us * 1e3) as Ns,
-            max_request_bytes: max_request_kb * 1024,
+            read_bandwidth: per_ns(p.bandwidth_mb_s),
+            write_bandwidth: per_ns(p.write_bandwidth_mb_s.unwrap_or(p.bandwidth_mb_s)),
+            latency: (p.latency_us * 1e3) as Ns,
+            max_request_bytes: p.max_request_kb * 1024,
+            request_ns: (p.request_us * 1e3) as Ns,
+            queue_depth: p.queue_depth,
             transfer_free_at: 0,
-            jitter,
+            in_flight: VecDeque::new(),
+            nr_in_flight: 0,
+            jitter: p.jitter,
             rng: Pcg64Mcg::seed_from_u64(seed),
             stats: DiskStats::default(),
         }
     }
 
-    /// Submit a read of `bytes` at `now` (split into max-size requests submitted together);
+    /// Submit an I/O of `bytes` at `now` (split into max-size requests submitted together);
     /// returns when the last part completes.
-    pub fn submit_read(&mut self, now: Ns, bytes: u64) -> Ns {
+    pub fn submit(&mut self, op: Op, now: Ns, bytes: u64) -> Ns {
         let parts = bytes.div_ceil(self.max_request_bytes).max(1);
-        let start = self.transfer_free_at.max(now);
-        let mean = bytes as f64 / self.bandwidth;
+        let mut start = self.transfer_free_at.max(now);
+        // Requests that completed by now have left the queue; beyond the queue depth, wait
+        // for the oldest to complete.
+        while let Some(&(done, n)) = self.in_flight.front() {
+            let full =
+                self.queue_depth > 0 && self.nr_in_flight as u64 + parts > self.queue_depth as u64;
+            if done > now && !full {
+                break;
+            }
+            start = start.max(done);
+            self.in_flight.pop_front();
+            self.nr_in_flight -= n;
+        }
+        let bandwidth = match op {
+            Op::Read => self.read_bandwidth,
+            Op::Write => self.write_bandwidth,
+        };
+        let mean = bytes as f64 / bandwidth;
         let exp = if self.jitter > 0.0 {
             -(1.0 - self.rng.gen::<f64>()).ln()
         } else {
             1.0
         };
-        let transfer = (mean * ((1.0 - self.jitter) + self.jitter * exp)) as Ns;
+        let transfer =
+            (mean * ((1.0 - self.jitter) + self.jitter * exp)) as Ns + parts * self.request_ns;
         self.transfer_free_at = start + transfer;
         let done = self.transfer_free_at + self.latency;
-        self.stats.rd_ios += parts;
-        self.stats.rd_bytes += bytes;
-        self.stats.rd_ticks_ns += (done - now) * parts;
-        self.stats.busy_ns += transfer;
+        let s = &mut self.stats;
+        let (ios, bytes_done, ticks) = match op {
+            Op::Read => (&mut s.rd_ios, &mut s.rd_bytes, &mut s.rd_ticks_ns),
+            Op::Write => (&mut s.wr_ios, &mut s.wr_bytes, &mut s.wr_ticks_ns),
+        };
+        *ios += parts;
+        *bytes_done += bytes;
+        *ticks += (done - now) * parts;
+        s.busy_ns += transfer;
+        if self.queue_depth > 0 {
+            self.in_flight.push_back((done, parts as u32));
+            self.nr_in_flight += parts as u32;
+        }
         done
+    }
+}
+
+/// One I/O in flight (`struct bio`): the device, the direction, the pages it moves, and the
+/// tasks waiting for it.
+#[derive(Debug)]
+pub struct Bio {
+    pub dev: usize,
+    pub op: Op,
+    pub pages: Vec<u32>,
+    pub done: bool,
+    /// When it completes (set at submission).
+    pub done_at: Ns,
+    pub waiters: WaitQueue,
+}
+
+/// The I/Os, in slots reused once their owner puts them (`bio_put`), so that their page
+/// vectors are allocated once.
+#[derive(Debug, Default)]
+pub struct Bios {
+    slots: Vec<Bio>,
+    free: Vec<u32>,
+}
+
+impl Bios {
+    /// `bio_alloc()`: an empty I/O to device `dev`.
+    pub fn alloc(&mut self, dev: usize, op: Op) -> u32 {
+        if let Some(id) = self.free.pop() {
+            let b = &mut self.slots[id as usize];
+            b.dev = dev;
+            b.op = op;
+            b.done = false;
+            return id;
+        }
+        self.slots.push(Bio {
+            dev,
+            op,
+            pages: Vec::new(),
+            done: false,
+            done_at: 0,
+            waiters: WaitQueue::default(),
+        });
+        (self.slots.len() - 1) as u32
+    }
+
+    /// `bio_put()`: the owner is done with I/O `id`, which must have completed.
+    pub fn put(&mut self, id: u32) {
+        let b = &mut self.slots[id as usize];
+        assert!(b.done, "bio {id} put before it completed");
+        debug_assert!(!b.waiters.is_active());
+        b.pages.clear();
+        self.free.push(id);
+    }
+
+    /// I/Os allocated and not yet put.
+    pub fn nr_in_use(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+impl std::ops::Index<u32> for Bios {
+    type Output = Bio;
+    fn index(&self, id: u32) -> &Bio {
+        &self.slots[id as usize]
+    }
+}
+
+impl std::ops::IndexMut<u32> for Bios {
+    fn index_mut(&mut self, id: u32) -> &mut Bio {
+        &mut self.slots[id as usize]
     }
 }
 
@@ -84,18 +222,33 @@ impl BlockDevice {
 mod tests {
     use super::*;
 
+    fn params(bandwidth_mb_s: f64, latency_us: f64, jitter: f64) -> DeviceParams {
+        DeviceParams {
+            bandwidth_mb_s,
+            write_bandwidth_mb_s: None,
+            latency_us,
+            max_request_kb: 4096,
+            request_us: 0.0,
+            queue_depth: 0,
+            jitter,
+        }
+    }
+
     #[test]
     fn one_stream_sees_latency_plus_transfer() {
-        let mut d = BlockDevice::new("nvme0n1".into(), 4000.0, 100.0, 4096, 0.0, 1);
-        let done = d.submit_read(0, 4_000_000);
+        let mut d = BlockDevice::new("nvme0n1".into(), &params(4000.0, 100.0, 0.0), 1);
+        let done = d.submit(Op::Read, 0, 4_000_000);
         assert_eq!(done, 1_000_000 + 100_000);
     }
 
     #[test]
     fn concurrent_streams_saturate_the_bandwidth() {
-        let mut d = BlockDevice::new("nvme0n1".into(), 1000.0, 500.0, 4096, 0.0, 1);
+        let mut d = BlockDevice::new("nvme0n1".into(), &params(1000.0, 500.0, 0.0), 1);
         // Eight back-to-back 1 MB requests: the transfers serialise at 1 GB/s.
-        let last = (0..8).map(|_| d.submit_read(0, 1_000_000)).max().unwrap();
+        let last = (0..8)
+            .map(|_| d.submit(Op::Read, 0, 1_000_000))
+            .max()
+            .unwrap();
         assert_eq!(last, 8_000_000 + 500_000);
         assert_eq!(d.stats.rd_bytes, 8_000_000);
     }
@@ -103,9 +256,9 @@ mod tests {
     #[test]
     fn jitter_keeps_the_mean_and_repeats_with_the_seed() {
         let run = |seed| {
-            let mut d = BlockDevice::new("nvme0n1".into(), 1000.0, 0.0, 4096, 1.0, seed);
+            let mut d = BlockDevice::new("nvme0n1".into(), &params(1000.0, 0.0, 1.0), seed);
             (0..20_000)
-                .map(|_| d.submit_read(0, 100_000))
+                .map(|_| d.submit(Op::Read, 0, 100_000))
                 .max()
                 .unwrap()
         };
@@ -114,5 +267,62 @@ mod tests {
         assert_ne!(total, run(8));
         let mean = total as f64 / 20_000.0;
         assert!((mean - 100_000.0).abs() < 3_000.0, "{mean}");
+    }
+
+    #[test]
+    fn writes_count_apart_at_their_own_bandwidth() {
+        let mut p = params(1000.0, 0.0, 0.0);
+        p.write_bandwidth_mb_s = Some(500.0);
+        let mut d = BlockDevice::new("nvme0n1".into(), &p, 1);
+        assert_eq!(d.submit(Op::Write, 0, 1_000_000), 2_000_000);
+        assert_eq!(d.submit(Op::Read, 0, 1_000_000), 3_000_000);
+        assert_eq!((d.stats.wr_ios, d.stats.wr_bytes), (1, 1_000_000));
+        assert_eq!((d.stats.rd_ios, d.stats.rd_bytes), (1, 1_000_000));
+        assert_eq!(d.stats.wr_ticks_ns, 2_000_000);
+    }
+
+    #[test]
+    fn a_full_queue_holds_a_request_until_the_oldest_completes() {
+        // Depth 2, 1 ms transfers, 10 ms latency: two requests go at once; the third starts
+        // when the first completes, not when the transfer stage frees.
+        let mut p = params(1000.0, 10_000.0, 0.0);
+        p.queue_depth = 2;
+        let mut d = BlockDevice::new("nvme0n1".into(), &p, 1);
+        let a = d.submit(Op::Read, 0, 1_000_000);
+        let b = d.submit(Op::Read, 0, 1_000_000);
+        assert_eq!((a, b), (11_000_000, 12_000_000));
+        let c = d.submit(Op::Read, 0, 1_000_000);
+        assert_eq!(c, a + 1_000_000 + 10_000_000);
+        // Unlimited depth: it would have followed b's transfer.
+        let mut free = BlockDevice::new("nvme1n1".into(), &params(1000.0, 10_000.0, 0.0), 1);
+        for _ in 0..2 {
+            free.submit(Op::Read, 0, 1_000_000);
+        }
+        assert_eq!(free.submit(Op::Read, 0, 1_000_000), 13_000_000);
+    }
+
+    #[test]
+    fn each_request_costs_the_transfer_stage_its_overhead() {
+        let mut p = params(1000.0, 0.0, 0.0);
+        p.request_us = 10.0;
+        p.max_request_kb = 512;
+        let mut d = BlockDevice::new("nvme0n1".into(), &p, 1);
+        // 2 MiB in 512 KiB requests: 4 requests, 40 µs on top of the transfer.
+        let done = d.submit(Op::Read, 0, 2 << 20);
+        assert_eq!(done, ((2u64 << 20) as f64 / 1.0) as u64 + 40_000);
+        assert_eq!(d.stats.rd_ios, 4);
+    }
+
+    #[test]
+    fn bios_are_reused_once_put() {
+        let mut b = Bios::default();
+        let a = b.alloc(0, Op::Read);
+        b[a].pages.push(7);
+        b[a].done = true;
+        b.put(a);
+        let again = b.alloc(3, Op::Write);
+        assert_eq!(again, a);
+        assert!(b[again].pages.is_empty() && !b[again].done);
+        assert_eq!((b[again].dev, b.nr_in_use()), (3, 1));
     }
 }

@@ -1,8 +1,14 @@
-//! The per-node lruvec: five lists threaded through the page array, with per-zone sizes
-//! (`lru_zone_size`) and the decayed reclaim costs that `get_scan_count` balances. Models
-//! include/linux/mm_inline.h and mm/swap.c (6.x) for the classic two-list LRU (MGLRU off).
+//! The lruvec: five lists threaded through the page array, with per-zone sizes
+//! (`lru_zone_size`), the decayed reclaim costs that `get_scan_count` balances, and the
+//! `lru_lock` that guards them. There is one per (node, memory cgroup), as in the kernel;
+//! `Kernel::mem_cgroup_lruvec` finds it. The list primitives (`lruvec_add_folio`,
+//! `lruvec_del_folio`) are here. Models include/linux/mm_inline.h and mm/swap.c (6.x) for the
+//! classic two-list LRU (MGLRU off). The per-CPU LRU-add batch's contents are here too; its
+//! drain, which takes the locks, is in `mm::swap`.
 
+use super::page::{pg, ListId, PageFields, Pages};
 use super::zone::MAX_NR_ZONES;
+use crate::hw::lock::SpinLock;
 
 pub const LRU_INACTIVE_ANON: usize = 0;
 pub const LRU_ACTIVE_ANON: usize = 1;
@@ -31,30 +37,36 @@ pub fn is_active_lru(lru: usize) -> bool {
 
 #[derive(Clone, Debug)]
 pub struct Lruvec {
-    /// List id of `lists[0]` in `Pages`.
-    pub list_base: u32,
+    /// The node (`lruvec_pgdat`) and memory cgroup id (`lruvec_memcg`) it belongs to.
+    pub nid: u32,
+    pub memcg: u16,
+    lists: [ListId; NR_LRU_LISTS],
     /// `lru_zone_size[zone][lru]`.
     pub zone_size: [[u64; NR_LRU_LISTS]; MAX_NR_ZONES],
     pub anon_cost: u64,
     pub file_cost: u64,
-    /// WORKINGSET_ACTIVATE_{ANON,FILE} as of the last `snapshot_refaults()`.
-    pub refaults: [u64; 2],
+    /// `lruvec->lru_lock` (per node before 5.11, when it was `pgdat->lru_lock`; with only
+    /// the root memory cgroup the two are the same lock).
+    pub lru_lock: SpinLock,
 }
 
 impl Lruvec {
-    pub fn new(list_base: u32) -> Lruvec {
+    /// The lruvec of node `nid` and memory cgroup `memcg`, its lists `lists`.
+    pub fn new(nid: u32, memcg: u16, lists: [ListId; NR_LRU_LISTS]) -> Lruvec {
         Lruvec {
-            list_base,
+            nid,
+            memcg,
+            lists,
             zone_size: [[0; NR_LRU_LISTS]; MAX_NR_ZONES],
             anon_cost: 0,
             file_cost: 0,
-            refaults: [0; 2],
+            lru_lock: SpinLock::new(nid),
         }
     }
 
     #[inline]
-    pub fn list(&self, lru: usize) -> u32 {
-        self.list_base + lru as u32
+    pub fn list(&self, lru: usize) -> ListId {
+        self.lists[lru]
     }
 
     /// `lruvec_lru_size(lruvec, lru, zone_idx)`: pages on `lru` in zones ≤ `zone_idx`.
@@ -97,6 +109,116 @@ impl Lruvec {
             self.anon_cost /= 2;
         }
     }
+
+    /// `lruvec_add_folio()` (caller holds lru_lock): folio `p` of zone `zone_idx` goes to the
+    /// head of `lru`, with PG_lru.
+    #[inline]
+    pub fn add_folio(&mut self, pages: &mut Pages, p: u32, lru: usize, zone_idx: usize) {
+        self.zone_size[zone_idx][lru] += 1;
+        let d = pages.fields_mut(p);
+        d.flags |= pg::LRU;
+        d.lru = lru as u8;
+        pages.add_head(self.lists[lru], p);
+    }
+
+    /// `lruvec_add_folio()` for each folio of `run`, all of zone `zone_idx`, in turn: each
+    /// folio's owner becomes `owner` and its flags `flags` with PG_lru. The same list and
+    /// counters as one `add_folio` per folio after setting those fields, with the list and
+    /// counters updated once per run.
+    pub fn add_folio_run(
+        &mut self,
+        pages: &mut Pages,
+        run: &[u32],
+        lru: usize,
+        zone_idx: usize,
+        owner: u32,
+        flags: u16,
+    ) {
+        // Allocated pages have order 0 (`take_block` clears the block's head; the pages
+        // inside a free block keep 0), which the fields written here keep.
+        debug_assert!(run.iter().all(|&p| pages.fields(p).order == 0));
+        self.zone_size[zone_idx][lru] += run.len() as u64;
+        let f = PageFields {
+            owner,
+            flags: flags | pg::LRU,
+            order: 0,
+            lru: lru as u8,
+        };
+        pages.add_head_run(self.lists[lru], run, f);
+    }
+
+    /// `lruvec_del_folio()` (caller holds lru_lock): folio `p` of zone `zone_idx` leaves
+    /// `lru`, and PG_lru.
+    #[inline]
+    pub fn del_folio(&mut self, pages: &mut Pages, p: u32, lru: usize, zone_idx: usize) {
+        pages.unlink(p);
+        pages.clear(p, pg::LRU);
+        self.zone_size[zone_idx][lru] -= 1;
+    }
+}
+
+/// Folios per per-CPU LRU-add batch: a batch is moved to the LRU under one lru_lock
+/// acquisition when it fills (`PAGEVEC_SIZE`, 15 in the seed's 4.16 kernel; the 6.x
+/// `folio_batch` keeps the size).
+pub const LRU_ADD_BATCH: u64 = 15;
+
+/// The per-CPU `cpu_fbatches.lru_add` batch (`folio_add_lru()`): folios collect in it and
+/// move to the LRU under lru_lock when it fills (`mm::swap`), the lock taken once per run of
+/// folios of the same lruvec. It carries over from one caller to the next, as the kernel's
+/// per-CPU batch does.
+///
+/// Departure: the model puts each folio on its LRU list when it is added (the list state is
+/// exact) and defers only the lock's cost to the drain; in the kernel the up to 14 folios
+/// still in the batch are invisible to reclaim until then.
+#[derive(Debug, Default, Clone)]
+pub struct LruAddBatch {
+    /// The batch's folios as runs of one lruvec: `(lruvec index, folios)`, in the order they
+    /// came.
+    runs: [(u16, u8); LRU_ADD_BATCH as usize],
+    nr_runs: u8,
+    /// Folios in the runs (their sum), kept so a fill tests full-ness without summing.
+    len: u8,
+}
+
+impl LruAddBatch {
+    /// Up to `n` more folios of lruvec `lv` at the end of the batch: as many as fit before
+    /// it is full. Returns how many went in.
+    #[inline]
+    pub fn push(&mut self, lv: usize, n: usize) -> usize {
+        let take = n.min(LRU_ADD_BATCH as usize - self.len as usize);
+        let lv = lv as u16;
+        match self.runs[..self.nr_runs as usize].last_mut() {
+            Some((last, count)) if *last == lv => *count += take as u8,
+            _ => {
+                self.runs[self.nr_runs as usize] = (lv, take as u8);
+                self.nr_runs += 1;
+            }
+        }
+        self.len += take as u8;
+        take
+    }
+
+    pub fn is_full(&self) -> bool {
+        u64::from(self.len) == LRU_ADD_BATCH
+    }
+
+    /// The runs, emptying the batch.
+    pub fn take_runs(&mut self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let n = std::mem::take(&mut self.nr_runs) as usize;
+        self.len = 0;
+        self.runs[..n]
+            .iter()
+            .map(|&(lv, k)| (usize::from(lv), u64::from(k)))
+    }
+
+    /// Folios waiting in the batch.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 #[cfg(test)]
@@ -105,7 +227,8 @@ mod tests {
 
     #[test]
     fn inactive_ratio_follows_the_table() {
-        let mut l = Lruvec::new(0);
+        let pages = Pages::new(0, 5);
+        let mut l = Lruvec::new(0, 0, std::array::from_fn(|i| pages.list(i as u32)));
         let gib = 1u64 << 18; // pages per GiB
                               // 10 GiB: ratio 10, so 1 GiB inactive against 9 GiB active is not low, 0.8 is.
         l.zone_size[2][LRU_INACTIVE_FILE] = gib;
@@ -116,5 +239,16 @@ mod tests {
         assert!(l.inactive_is_low(LRU_INACTIVE_FILE, 2));
         // Zones above reclaim_idx are not counted.
         assert_eq!(l.lru_size(LRU_ACTIVE_FILE, 1), 0);
+    }
+
+    #[test]
+    fn a_full_batch_takes_no_more() {
+        let mut b = LruAddBatch::default();
+        assert_eq!(b.push(0, 10), 10);
+        assert_eq!(b.push(1, 10), 5);
+        assert!(b.is_full());
+        let runs: Vec<_> = b.take_runs().collect();
+        assert_eq!(runs, vec![(0, 10), (1, 5)]);
+        assert!(b.is_empty());
     }
 }

@@ -3,23 +3,17 @@
 //! LRU list or a buddy free list — so the two share the `next`/`prev` links, as `page->lru`
 //! does in the kernel. Budget: 16 bytes per page.
 
-/// Folio flags, with the kernel's names.
+/// Folio flags, with the kernel's names. Only the flags the model sets are defined; dirty,
+/// writeback, swap-backed and mapped folios arrive with the writeback and swap models.
 pub mod pg {
     pub const LRU: u16 = 1 << 0;
     pub const ACTIVE: u16 = 1 << 1;
     pub const REFERENCED: u16 = 1 << 2;
-    pub const DIRTY: u16 = 1 << 3;
-    pub const WRITEBACK: u16 = 1 << 4;
-    pub const SWAPBACKED: u16 = 1 << 5;
-    /// page_mapped(): mapped into at least one page table.
-    pub const MAPPED: u16 = 1 << 6;
-    pub const RECLAIM: u16 = 1 << 7;
     pub const WORKINGSET: u16 = 1 << 8;
     /// PageBuddy: free, on a buddy list of order `PageDesc::order`.
     pub const BUDDY: u16 = 1 << 9;
     /// Locked while its read is in flight; reclaim's trylock fails on it.
     pub const LOCKED: u16 = 1 << 10;
-    pub const UNEVICTABLE: u16 = 1 << 11;
     /// PG_uptodate: its data has been read.
     pub const UPTODATE: u16 = 1 << 12;
 }
@@ -49,13 +43,18 @@ pub struct PageDesc {
 pub const NO_OWNER: u32 = u32::MAX;
 const _: () = assert!(std::mem::size_of::<PageDesc>() == 16);
 
+/// A list head of a [`Pages`]: an LRU list or a buddy free list, made by [`Pages::list`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListId(u32);
+
 /// All page descriptors, followed by the list-head sentinels.
 ///
 /// The list operations index the array with links read from it without a bounds check.
 /// That is sound because the array never changes length and nothing outside this module can
-/// write a link: every `next`/`prev` is set from a page or list index that was checked
-/// against the array (the arguments of [`Pages::add_head`] and its siblings) or from another
-/// link. Debug builds check every access anyway.
+/// write a link: every `next`/`prev` is set from a page index or list head checked against
+/// the array (the arguments of [`Pages::add_head`] and its siblings; list heads in
+/// [`Pages::head`], once per call, not per page) or from another link. Debug builds check
+/// every access anyway.
 pub struct Pages {
     desc: Box<[PageDesc]>,
     nr_pages: u32,
@@ -93,10 +92,22 @@ impl Pages {
         (self.desc.len() * std::mem::size_of::<PageDesc>()) as u64
     }
 
-    /// The sentinel of list `l`.
+    /// List `l` of the `nr_lists` this array was made with.
+    pub fn list(&self, l: u32) -> ListId {
+        assert!(
+            (self.nr_pages as usize + l as usize) < self.desc.len(),
+            "list {l} out of range"
+        );
+        ListId(l)
+    }
+
+    /// The sentinel of list `l`, checked against the array (a `ListId` of another, larger
+    /// array would otherwise reach past this one's end).
     #[inline]
-    pub fn head(&self, l: u32) -> u32 {
-        self.nr_pages + l
+    fn head(&self, l: ListId) -> u32 {
+        let h = self.nr_pages as usize + l.0 as usize;
+        assert!(h < self.desc.len(), "list {} out of range", l.0);
+        h as u32
     }
 
     /// The descriptor at a link: `i` was read from a link (or checked against the array by
@@ -150,9 +161,9 @@ impl Pages {
     }
 
     #[inline]
-    pub fn is_empty(&self, l: u32) -> bool {
+    pub fn is_empty(&self, l: ListId) -> bool {
         let h = self.head(l);
-        self.desc[h as usize].next == h
+        self.at(h).next == h
     }
 
     /// `__list_add`: link `p` between the adjacent entries `prev` and `next`.
@@ -167,7 +178,7 @@ impl Pages {
 
     /// `list_add`: insert `p` at the head of list `l`.
     #[inline]
-    pub fn add_head(&mut self, l: u32, p: u32) {
+    pub fn add_head(&mut self, l: ListId, p: u32) {
         let h = self.head(l);
         let first = self.at(h).next;
         self.add_between(p, h, first);
@@ -177,7 +188,7 @@ impl Pages {
     /// ends as that many [`Pages::add_head`] calls leave it (the run's last page first), with
     /// each link written once instead of through the head on every call.
     #[inline]
-    pub fn add_head_run(&mut self, l: u32, run: &[u32], f: PageFields) {
+    pub fn add_head_run(&mut self, l: ListId, run: &[u32], f: PageFields) {
         let (Some(&oldest), Some(&newest)) = (run.first(), run.last()) else {
             return;
         };
@@ -198,7 +209,7 @@ impl Pages {
 
     /// `list_add_tail`: insert `p` at the tail of list `l`.
     #[inline]
-    pub fn add_tail(&mut self, l: u32, p: u32) {
+    pub fn add_tail(&mut self, l: ListId, p: u32) {
         let h = self.head(l);
         let last = self.at(h).prev;
         self.add_between(p, last, h);
@@ -214,9 +225,9 @@ impl Pages {
 
     /// The tail of list `l` (`lru_to_folio`), if any.
     #[inline]
-    pub fn tail(&self, l: u32) -> Option<u32> {
+    pub fn tail(&self, l: ListId) -> Option<u32> {
         let h = self.head(l);
-        let t = self.desc[h as usize].prev;
+        let t = self.at(h).prev;
         (t != h).then_some(t)
     }
 
@@ -227,7 +238,7 @@ impl Pages {
     #[inline]
     pub fn walk_tail(
         &self,
-        l: u32,
+        l: ListId,
         out: &mut [u32],
         mut take: impl FnMut(u32) -> bool,
     ) -> (usize, Option<u32>) {
@@ -251,7 +262,7 @@ impl Pages {
     /// flags. The list is left as one `unlink` of its tail per page leaves it; the taken
     /// pages' own links go stale, as `unlink` leaves them, until they join a list again.
     #[inline]
-    pub fn cut_tail(&mut self, l: u32, run: &[u32], clear: u16) {
+    pub fn cut_tail(&mut self, l: ListId, run: &[u32], clear: u16) {
         let Some(&newest) = run.last() else {
             return;
         };
@@ -263,26 +274,27 @@ impl Pages {
             })
         });
         for &p in run {
-            self.at_mut(p).f.flags &= !clear;
+            // Checked: `run` is the caller's.
+            self.desc[p as usize].f.flags &= !clear;
         }
         let h = self.head(l);
-        let new_tail = self.at(newest).prev;
+        let new_tail = self.desc[newest as usize].prev;
         self.at_mut(h).prev = new_tail;
         self.at_mut(new_tail).next = h;
     }
 
     /// The first page of list `l`, if any.
     #[inline]
-    pub fn first(&self, l: u32) -> Option<u32> {
+    pub fn first(&self, l: ListId) -> Option<u32> {
         let h = self.head(l);
-        let f = self.desc[h as usize].next;
+        let f = self.at(h).next;
         (f != h).then_some(f)
     }
 
     /// The pages on list `l`, head first (tests and debug checks).
-    pub fn iter(&self, l: u32) -> impl Iterator<Item = u32> + '_ {
+    pub fn iter(&self, l: ListId) -> impl Iterator<Item = u32> + '_ {
         let h = self.head(l);
-        let mut p = self.desc[h as usize].next;
+        let mut p = self.at(h).next;
         std::iter::from_fn(move || {
             (p != h).then(|| {
                 let cur = p;
@@ -293,7 +305,7 @@ impl Pages {
     }
 
     /// Count the pages on list `l` by walking it (tests and debug checks only).
-    pub fn walk_len(&self, l: u32) -> u64 {
+    pub fn walk_len(&self, l: ListId) -> u64 {
         self.iter(l).count() as u64
     }
 }
@@ -305,20 +317,27 @@ mod tests {
     #[test]
     fn lists_keep_order_and_links() {
         let mut p = Pages::new(8, 2);
+        let (l0, l1) = (p.list(0), p.list(1));
         for i in 0..4 {
-            p.add_head(0, i);
+            p.add_head(l0, i);
         }
-        p.add_tail(0, 7);
-        assert_eq!(p.tail(0), Some(7));
-        assert_eq!(p.first(0), Some(3));
+        p.add_tail(l0, 7);
+        assert_eq!(p.tail(l0), Some(7));
+        assert_eq!(p.first(l0), Some(3));
         p.unlink(7);
-        assert_eq!(p.tail(0), Some(0));
-        assert_eq!(p.walk_len(0), 4);
-        assert!(p.is_empty(1));
+        assert_eq!(p.tail(l0), Some(0));
+        assert_eq!(p.walk_len(l0), 4);
+        assert!(p.is_empty(l1));
+    }
+
+    #[test]
+    #[should_panic(expected = "out of range")]
+    fn a_list_beyond_the_heads_is_refused() {
+        Pages::new(8, 2).list(2);
     }
 
     /// List `l` walked tail first through the `prev` links.
-    fn walk_back(p: &Pages, l: u32) -> Vec<u32> {
+    fn walk_back(p: &Pages, l: ListId) -> Vec<u32> {
         let h = p.head(l);
         let mut out = Vec::new();
         let mut q = p.desc[h as usize].prev;
@@ -345,15 +364,16 @@ mod tests {
             let mut one = Pages::new(48, 2);
             let mut cut = Pages::new(48, 2);
             for (i, &q) in order.iter().enumerate() {
-                let l = u32::from(i >= listed);
+                let l = one.list(u32::from(i >= listed));
                 for pages in [&mut one, &mut cut] {
                     pages.set(q, pg::LRU);
                     pages.add_head(l, q);
                 }
             }
             let mut expect = Vec::new();
+            let (l0, l1) = (one.list(0), one.list(1));
             while expect.len() < want {
-                match one.tail(0) {
+                match one.tail(l0) {
                     Some(t) if !refuse[t as usize] => {
                         one.unlink(t);
                         one.clear(t, pg::LRU);
@@ -363,11 +383,11 @@ mod tests {
                 }
             }
             let mut out = vec![0; want];
-            let (n, refused) = cut.walk_tail(0, &mut out, |q| !refuse[q as usize]);
-            cut.cut_tail(0, &out[..n], pg::LRU);
+            let (n, refused) = cut.walk_tail(l0, &mut out, |q| !refuse[q as usize]);
+            cut.cut_tail(l0, &out[..n], pg::LRU);
             prop_assert_eq!(&out[..n], &expect[..]);
-            prop_assert_eq!(refused, if n < want { one.tail(0) } else { None });
-            for l in 0..2 {
+            prop_assert_eq!(refused, if n < want { one.tail(l0) } else { None });
+            for l in [l0, l1] {
                 prop_assert!(one.iter(l).eq(cut.iter(l)));
                 prop_assert_eq!(walk_back(&one, l), walk_back(&cut, l));
             }
@@ -388,17 +408,18 @@ mod tests {
             let f = PageFields { owner: 7, flags: pg::LRU | pg::LOCKED, order: 0, lru: 2 };
             let mut one = Pages::new(64, 1);
             let mut all = Pages::new(64, 1);
+            let l = one.list(0);
             for &q in before {
-                one.add_head(0, q);
-                all.add_head(0, q);
+                one.add_head(l, q);
+                all.add_head(l, q);
             }
             for &q in run {
                 *one.fields_mut(q) = f;
-                one.add_head(0, q);
+                one.add_head(l, q);
             }
-            all.add_head_run(0, run, f);
-            prop_assert!(one.iter(0).eq(all.iter(0)));
-            prop_assert_eq!(walk_back(&one, 0), walk_back(&all, 0));
+            all.add_head_run(l, run, f);
+            prop_assert!(one.iter(l).eq(all.iter(l)));
+            prop_assert_eq!(walk_back(&one, l), walk_back(&all, l));
             for q in 0..64 {
                 prop_assert_eq!(one.fields(q).owner, all.fields(q).owner);
                 prop_assert_eq!(one.flags(q), all.flags(q));

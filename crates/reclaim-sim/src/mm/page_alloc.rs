@@ -1,134 +1,325 @@
-//! The page allocator: `get_page_from_freelist()` over the zonelist, `wake_all_kswapds()`,
-//! and the slow path's decisions (mm/page_alloc.c, 6.2). The slow path's direct reclaim is
-//! a resumable `DirectReclaim` driven by the allocating task (see `workload`).
+//! The page allocator (mm/page_alloc.c, 6.2 with the 6.x deltas noted): `alloc_pages()` →
+//! `__alloc_pages()`, its fast path `get_page_from_freelist()` at the low watermark, and
+//! `__alloc_pages_slowpath()`: wake the kswapds, try the min watermark, direct reclaim, and
+//! retry while `should_reclaim_retry()` says reclaim may still help.
 //!
-//! Per-CPU page lists are not modelled as lists: pages come straight from the buddy lists,
-//! and the PCP batching shows only in the cost model (one zone->lock acquisition per
-//! `PCP_BATCH` pages).
+//! Not modelled: compaction (an order > 0 request does no direct compaction), the OOM killer
+//! (an allocation whose retries run out is counted in `Kernel::nr_oom_retries` and retries,
+//! as it would after the killer freed memory), cpusets, `__GFP_MEMALLOC`/PF_MEMALLOC reserves,
+//! highatomic reserves, and the drain of the per-CPU lists after a failed post-reclaim
+//! attempt (`drain_all_pages`: the model keeps no pages on them). Per-CPU page lists are not
+//! lists here: pages come straight from the buddy lists, and the PCP batching shows only in
+//! the cost model (one zone->lock acquisition per `PCP_BATCH` pages, per CPU).
 
 use crate::engine::Ns;
-use crate::kernel::Kernel;
+use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
+use crate::mm::gfp::*;
+use crate::mm::vmscan::try_to_free_pages;
 use crate::mm::vmstat::VmEvent;
-use crate::mm::zone::{WMARK_LOW, WMARK_MIN};
+use crate::mm::zone::{PcpCredit, WMARK_LOW, WMARK_MIN};
+use crate::process::{cond_resched, Cx};
 
 /// Pages moved per zone->lock acquisition when a per-CPU list is refilled (`pcp->batch`
 /// is 63 on large zones).
 pub const PCP_BATCH: u32 = 63;
+/// Orders above this are "costly": the slow path gives up on them sooner.
+pub const PAGE_ALLOC_COSTLY_ORDER: u32 = 3;
 
-/// The per-CPU list refill state of one task (cost model only).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PcpCredit {
-    zone: usize,
-    credit: u32,
+/// `alloc_flags` (mm/internal.h): the watermark to check, and what may go below it.
+pub type AllocFlags = u32;
+pub const ALLOC_WMARK_MIN: AllocFlags = WMARK_MIN as u32;
+pub const ALLOC_WMARK_LOW: AllocFlags = WMARK_LOW as u32;
+pub const ALLOC_WMARK_MASK: AllocFlags = 0x3;
+/// `__GFP_HIGH`: half the watermark may be used.
+pub const ALLOC_HIGH: AllocFlags = 0x20;
+/// The caller may wake kswapd (`__GFP_KSWAPD_RECLAIM`).
+pub const ALLOC_KSWAPD: AllocFlags = 0x800;
+
+/// `struct alloc_context`: what one allocation asks for.
+#[derive(Clone, Copy, Debug)]
+pub struct AllocContext {
+    pub gfp: Gfp,
+    pub order: u32,
+    /// The preferred node: its zonelist is walked.
+    pub nid: u32,
+    /// `gfp_zone(gfp)`.
+    pub highest_zoneidx: usize,
 }
 
-/// Which watermark an allocation attempt checks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AllocWmark {
-    Low,
-    Min,
+impl AllocContext {
+    pub fn new(gfp: Gfp, order: u32, nid: u32) -> AllocContext {
+        AllocContext {
+            gfp,
+            order,
+            nid,
+            highest_zoneidx: gfp_zone(gfp),
+        }
+    }
+}
+
+/// `gfp_to_alloc_flags()`: the slow path's flags, at the min watermark.
+fn gfp_to_alloc_flags(gfp: Gfp) -> AllocFlags {
+    let mut flags = ALLOC_WMARK_MIN;
+    if gfp & __GFP_HIGH != 0 {
+        flags |= ALLOC_HIGH;
+    }
+    if gfp & __GFP_KSWAPD_RECLAIM != 0 {
+        flags |= ALLOC_KSWAPD;
+    }
+    flags
+}
+
+/// `alloc_pages(gfp, order)` on node `nid` (`__alloc_pages()`): the fast path, then the slow
+/// path. Returns the first pfn of the 2^order pages, or None if the allocation failed
+/// (`__GFP_NORETRY` after one round of direct reclaim, no `__GFP_DIRECT_RECLAIM`, a costly
+/// order without `__GFP_RETRY_MAYFAIL`, or `__GFP_RETRY_MAYFAIL` when the OOM killer would
+/// be next).
+pub async fn alloc_pages(cx: &Cx, gfp: Gfp, order: u32, nid: u32) -> Option<u32> {
+    let ac = AllocContext::new(gfp, order, nid);
+    let fast = cx.k().get_page(&ac, ALLOC_WMARK_LOW, cx.cpu);
+    if fast.is_some() {
+        return fast;
+    }
+    __alloc_pages_slowpath(cx, &ac).await
+}
+
+/// `__alloc_pages_slowpath()`.
+async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
+    let gfp = ac.gfp;
+    let can_direct_reclaim = gfp & __GFP_DIRECT_RECLAIM != 0;
+    let costly_order = ac.order > PAGE_ALLOC_COSTLY_ORDER;
+    let alloc_flags = gfp_to_alloc_flags(gfp);
+    let mut no_progress_loops = 0;
+    // restart: wake the kswapds, then the min watermark.
+    {
+        let mut k = cx.k();
+        if alloc_flags & ALLOC_KSWAPD != 0 {
+            k.wake_all_kswapds(ac);
+        }
+        let page = k.get_page(ac, alloc_flags, cx.cpu);
+        if page.is_some() {
+            return page;
+        }
+    }
+    loop {
+        // retry:
+        {
+            let mut k = cx.k();
+            if alloc_flags & ALLOC_KSWAPD != 0 {
+                k.wake_all_kswapds(ac);
+            }
+            let page = k.get_page(ac, alloc_flags, cx.cpu);
+            if page.is_some() {
+                return page;
+            }
+        }
+        if !can_direct_reclaim {
+            return None;
+        }
+        // __alloc_pages_direct_reclaim(): reclaim, then one more attempt if it made progress.
+        let progress = try_to_free_pages(cx, ac.nid, ac.order, gfp).await;
+        if progress > 0 {
+            let page = cx.k().get_page(ac, alloc_flags, cx.cpu);
+            if page.is_some() {
+                return page;
+            }
+        }
+        if gfp & __GFP_NORETRY != 0 {
+            return None;
+        }
+        if costly_order && gfp & __GFP_RETRY_MAYFAIL == 0 {
+            return None;
+        }
+        let retry = cx
+            .k()
+            .should_reclaim_retry(ac, progress > 0, &mut no_progress_loops);
+        if !retry {
+            // __alloc_pages_may_oom(): the OOM killer is skipped for __GFP_RETRY_MAYFAIL;
+            // otherwise it would free memory (not modelled) and the allocation retries.
+            if gfp & __GFP_RETRY_MAYFAIL != 0 {
+                return None;
+            }
+            cx.k().nr_oom_retries += 1;
+            no_progress_loops = 0;
+        }
+        // should_reclaim_retry() ends with cond_resched() before the retry.
+        cond_resched(cx).await;
+    }
 }
 
 impl Kernel {
-    /// `get_page_from_freelist()` for up to `want` order-0 pages, as that many consecutive
-    /// calls would return them: each page comes from the first zone of `nid`'s zonelist
-    /// (≤ highest_zoneidx) that still passes the watermark. Pages are appended to `out`.
-    /// Returns the CPU time spent (zone->lock whenever the per-CPU list needs a refill).
-    #[allow(clippy::too_many_arguments)]
-    pub fn get_pages_from_freelist(
+    /// `alloc_pages(gfp, 0)` on node `nid` called up to `out.len()` times in a row, as far as
+    /// the calls need no direct reclaim: the fast path at the low watermark, then the slow
+    /// path's first steps (wake the kswapds, the min watermark) for the rest. Fills `out`
+    /// from the start and returns how many pages; each is as its own call would give it.
+    /// Fewer than `out.len()` means the next call enters direct reclaim: the caller adds the
+    /// pages it has (as the kernel's caller adds each before allocating the next) and then
+    /// calls `alloc_pages`.
+    pub fn alloc_pages_batch(&mut self, gfp: Gfp, nid: u32, cpu: u32, out: &mut [u32]) -> usize {
+        let ac = AllocContext::new(gfp, 0, nid);
+        let mut got = self.get_page_from_freelist(&ac, ALLOC_WMARK_LOW, cpu, out);
+        if got < out.len() {
+            let alloc_flags = gfp_to_alloc_flags(gfp);
+            if alloc_flags & ALLOC_KSWAPD != 0 {
+                self.wake_all_kswapds(&ac);
+            }
+            got += self.get_page_from_freelist(&ac, alloc_flags, cpu, &mut out[got..]);
+        }
+        got
+    }
+
+    /// `get_page_from_freelist()` for one allocation of `ac.order`: its first pfn, or None.
+    pub fn get_page(
         &mut self,
-        nid: u32,
-        wmark: AllocWmark,
-        highest_zoneidx: usize,
-        cpu_node: u32,
-        pcp: &mut PcpCredit,
-        at: Ns,
-        want: usize,
-        out: &mut Vec<u32>,
-    ) -> Ns {
-        let w = match wmark {
-            AllocWmark::Low => WMARK_LOW,
-            AllocWmark::Min => WMARK_MIN,
-        };
-        let mut cost = 0;
-        let mut left = want;
-        for i in 0..self.zonelists[nid as usize].len() {
-            if left == 0 {
+        ac: &AllocContext,
+        alloc_flags: AllocFlags,
+        cpu: u32,
+    ) -> Option<u32> {
+        let mut page = [0u32];
+        (self.get_page_from_freelist(ac, alloc_flags, cpu, &mut page) == 1).then_some(page[0])
+    }
+
+    /// `get_page_from_freelist()` for up to `out.len()` allocations of `ac.order` in a row,
+    /// as that many consecutive calls would return them: each comes from the first zone of
+    /// the zonelist (≤ highest_zoneidx) that still passes the watermark. Fills `out` from the
+    /// start (first pfns) and returns how many. The CPU time (zone->lock whenever `cpu`'s
+    /// per-CPU list needs a refill; once per block above order 0) is charged to the slice.
+    pub fn get_page_from_freelist(
+        &mut self,
+        ac: &AllocContext,
+        alloc_flags: AllocFlags,
+        cpu: u32,
+        out: &mut [u32],
+    ) -> usize {
+        let cpu_node = self.cpus.node_of(cpu);
+        let wmark = (alloc_flags & ALLOC_WMARK_MASK) as usize;
+        let hz = ac.highest_zoneidx;
+        let mut got = 0;
+        for i in 0..self.zonelists[ac.nid as usize].len() {
+            if got == out.len() {
                 break;
             }
-            let zi = self.zonelists[nid as usize][i];
+            let zi = self.zonelists[ac.nid as usize][i];
             let z = &self.zones[zi];
-            if z.zone_idx > highest_zoneidx {
+            if z.zone_idx > hz {
                 continue;
             }
-            // zone_watermark_fast() for order 0 passes while free > mark + lowmem_reserve.
-            let floor = z.wmark_pages(w) + z.lowmem_reserve[highest_zoneidx];
-            let allowed = z.nr_free_pages.saturating_sub(floor) as usize;
-            let n = left.min(allowed);
-            let zone_idx = z.zone_idx;
-            let mut taken = 0;
-            while taken < n {
-                if pcp.zone != zi || pcp.credit == 0 {
-                    let hold = PCP_BATCH as u64 * self.costs.buddy_ns;
-                    cost += self.zone_lock(zi, cpu_node, hold, at + cost).total();
-                    *pcp = PcpCredit {
-                        zone: zi,
-                        credit: PCP_BATCH,
-                    };
-                }
-                // The pages this refill's credit covers, taken in one run.
-                let run = (n - taken).min(pcp.credit as usize);
-                pcp.credit -= run as u32;
-                taken += run;
-                let got = self.zones[zi].rmqueue_order0_run(&mut self.pages, run, out);
-                debug_assert_eq!(got, run, "watermark passed but the buddy lists are empty");
+            let mut mark = z.wmark_pages(wmark);
+            if alloc_flags & ALLOC_HIGH != 0 {
+                mark -= mark / 2;
             }
+            let zone_idx = z.zone_idx;
+            let n = if ac.order == 0 {
+                // zone_watermark_fast() for order 0 passes while free > mark + lowmem_reserve.
+                let allowed = z.nr_free_pages.saturating_sub(mark + z.lowmem_reserve[hz]);
+                let n = (out.len() - got).min(allowed as usize);
+                self.rmqueue_pcplist_run(zi, cpu, cpu_node, &mut out[got..got + n]);
+                n
+            } else {
+                self.rmqueue_blocks(zi, ac.order, mark, hz, cpu_node, &mut out[got..])
+            };
             self.events
-                .count_zid(VmEvent::PgallocDma, zone_idx, n as u64);
-            left -= n;
+                .count_zid(VmEvent::PgallocDma, zone_idx, (n as u64) << ac.order);
+            got += n;
         }
-        cost
+        got
+    }
+
+    /// `rmqueue_pcplist()` for `out.len()` order-0 pages of zone `zi` that the watermark
+    /// allows: refill `cpu`'s per-CPU list under zone->lock whenever its credit runs out,
+    /// and take each refill's pages as one run.
+    fn rmqueue_pcplist_run(&mut self, zi: usize, cpu: u32, cpu_node: u32, out: &mut [u32]) {
+        let mut taken = 0;
+        while taken < out.len() {
+            let pcp = self.pcp[cpu as usize];
+            if pcp.zone != zi || pcp.credit == 0 {
+                let hold = PCP_BATCH as Ns * self.costs.buddy_ns;
+                let at = self.clock();
+                let lock = self.zone_lock(zi, cpu_node, hold, at);
+                self.charge(lock.total());
+                self.pcp[cpu as usize] = PcpCredit {
+                    zone: zi,
+                    credit: PCP_BATCH,
+                };
+            }
+            let pcp = &mut self.pcp[cpu as usize];
+            let run = (out.len() - taken).min(pcp.credit as usize);
+            pcp.credit -= run as u32;
+            let got =
+                self.zones[zi].rmqueue_order0_run(&mut self.pages, &mut out[taken..taken + run]);
+            debug_assert_eq!(got, run, "watermark passed but the buddy lists are empty");
+            taken += run;
+        }
+    }
+
+    /// `rmqueue_buddy()` for blocks of `order` from zone `zi` while `__zone_watermark_ok()`
+    /// passes, one zone->lock acquisition each; returns how many were put in `out`.
+    fn rmqueue_blocks(
+        &mut self,
+        zi: usize,
+        order: u32,
+        mark: u64,
+        hz: usize,
+        cpu_node: u32,
+        out: &mut [u32],
+    ) -> usize {
+        let mut n = 0;
+        while n < out.len() {
+            let z = &self.zones[zi];
+            if !z.zone_watermark_ok(order, mark, hz) {
+                break;
+            }
+            let Some(page) = self.zones[zi].rmqueue(&mut self.pages, order) else {
+                break;
+            };
+            let at = self.clock();
+            let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
+            self.charge(lock.total());
+            out[n] = page;
+            n += 1;
+        }
+        n
     }
 
     /// `wake_all_kswapds()`: wake the kswapd of each node in the zonelist once.
-    pub fn wake_all_kswapds(&mut self, nid: u32, order: u32, highest_zoneidx: usize) {
+    pub fn wake_all_kswapds(&mut self, ac: &AllocContext) {
         let mut last = u32::MAX;
-        for i in 0..self.zonelists[nid as usize].len() {
-            let zi = self.zonelists[nid as usize][i];
+        for i in 0..self.zonelists[ac.nid as usize].len() {
+            let zi = self.zonelists[ac.nid as usize][i];
             let z = &self.zones[zi];
-            if z.zone_idx > highest_zoneidx || z.managed_pages == 0 || z.nid == last {
+            if z.zone_idx > ac.highest_zoneidx || z.managed_pages == 0 || z.nid == last {
                 continue;
             }
             last = z.nid;
-            self.wakeup_kswapd(z.nid, order, highest_zoneidx);
+            self.wakeup_kswapd(z.nid, ac.order, ac.highest_zoneidx, ac.gfp);
         }
     }
 
-    /// `should_reclaim_retry()` for order 0: retry while any zone could reach its min
-    /// watermark with everything reclaimable, and fewer than MAX_RECLAIM_RETRIES passes made
-    /// no progress.
+    /// `should_reclaim_retry()`: retry while any zone could reach its min watermark with
+    /// everything reclaimable, and no more than MAX_RECLAIM_RETRIES passes in a row made no
+    /// progress (costly orders always count as no progress).
     pub fn should_reclaim_retry(
         &self,
-        nid: u32,
-        highest_zoneidx: usize,
+        ac: &AllocContext,
         progress: bool,
         no_progress_loops: &mut u32,
     ) -> bool {
-        if progress {
+        if progress && ac.order <= PAGE_ALLOC_COSTLY_ORDER {
             *no_progress_loops = 0;
         } else {
             *no_progress_loops += 1;
         }
-        if *no_progress_loops > crate::kernel::MAX_RECLAIM_RETRIES {
+        if *no_progress_loops > MAX_RECLAIM_RETRIES {
             return false;
         }
-        self.zonelists[nid as usize].iter().any(|&zi| {
+        let hz = ac.highest_zoneidx;
+        self.zonelists[ac.nid as usize].iter().any(|&zi| {
             let z = &self.zones[zi];
-            if z.zone_idx > highest_zoneidx {
+            if z.zone_idx > hz {
                 return false;
             }
             let available = (self.zone_reclaimable_pages(zi) + z.nr_free_pages) as i64;
-            z.watermark_ok(0, z.wmark_pages(WMARK_MIN), highest_zoneidx, available)
+            z.watermark_ok(ac.order, z.wmark_pages(WMARK_MIN), hz, available)
         })
     }
 }

@@ -1,96 +1,41 @@
-//! mm/swap.c (6.x): the LRU-side helpers page users call, and the per-CPU LRU-add batch
-//! ([`LruAddBatch`]) whose drains are what lru_lock costs a page-cache filler.
+//! mm/swap.c (6.x): the LRU-side helpers page users call: `folio_add_lru()` through the
+//! per-CPU LRU-add batch (`mm::lru::LruAddBatch`), whose drains are what lru_lock costs a
+//! page-cache filler, and `folio_mark_accessed()`.
 
-use crate::engine::Ns;
 use crate::kernel::Kernel;
 use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_ANON};
 use crate::mm::page::pg;
 use crate::mm::vmstat::VmEvent;
 
-/// Folios per per-CPU LRU-add batch: a batch is moved to the LRU under one lru_lock
-/// acquisition when it fills (`PAGEVEC_SIZE`, 15 in the seed's 4.16 kernel; the 6.x
-/// `folio_batch` keeps the size).
-pub const LRU_ADD_BATCH: u64 = 15;
-
-/// The per-CPU `cpu_fbatches.lru_add` batch (`folio_add_lru()` → `folio_batch_move_lru()`):
-/// folios collect in it and move to the LRU under lru_lock when it fills, the lock taken
-/// once per run of folios from the same node (`folio_lruvec_relock_irqsave` relocks only
-/// when the lruvec changes). It carries over from one caller to the next, as the kernel's
-/// per-CPU batch does; a task bound to one CPU owns one.
-///
-/// Departure: the model puts each folio on its LRU list when it is added (the list state is
-/// exact) and defers only the lock's cost to the drain; in the kernel the up to 14 folios
-/// still in the batch are invisible to reclaim until then.
-#[derive(Debug, Default, Clone)]
-pub struct LruAddBatch {
-    /// The batch's folios as runs of one node: `(nid, folios)`, in the order they came.
-    runs: [(u8, u8); LRU_ADD_BATCH as usize],
-    nr_runs: u8,
-    /// Folios in the runs (their sum), kept so a fill tests full-ness without summing.
-    len: u8,
-}
-
-impl LruAddBatch {
-    /// Adds one folio of node `nid`; when the batch is full, drains it and returns the CPU
-    /// time of the lru_lock acquisitions (spinning included) for a CPU on `cpu_node` whose
-    /// clock is at `at`.
-    pub fn add(&mut self, k: &mut Kernel, nid: u32, cpu_node: u32, at: Ns) -> Ns {
-        self.add_run(k, nid, 1, cpu_node, at)
-    }
-
-    /// `n` folios of node `nid`, as `n` calls of [`LruAddBatch::add`] with the clock moved
-    /// on by each drain's time: returns the CPU time of the drains.
-    pub fn add_run(&mut self, k: &mut Kernel, nid: u32, n: usize, cpu_node: u32, at: Ns) -> Ns {
-        let mut sys = 0;
+impl Kernel {
+    /// `folio_add_lru()` for `n` folios of lruvec `lv` on `cpu`'s batch, as `n` calls: the
+    /// batch drains (`folio_batch_move_lru`) whenever it fills, and the lock time of the
+    /// drains is charged to the running slice.
+    pub fn folio_add_lru_run(&mut self, cpu: u32, lv: usize, n: usize) {
         let mut left = n;
         while left > 0 {
-            let take = left.min(LRU_ADD_BATCH as usize - self.len as usize);
-            self.push(nid as u8, take as u8);
-            left -= take;
-            if u64::from(self.len) == LRU_ADD_BATCH {
-                sys += self.drain(k, cpu_node, at + sys);
+            left -= self.lru_add[cpu as usize].push(lv, left);
+            if self.lru_add[cpu as usize].is_full() {
+                self.folio_batch_move_lru(cpu);
             }
         }
-        sys
     }
 
-    /// `n` more folios of node `nid` at the end of the batch.
-    #[inline]
-    fn push(&mut self, nid: u8, n: u8) {
-        match self.runs[..self.nr_runs as usize].last_mut() {
-            Some((last, count)) if *last == nid => *count += n,
-            _ => {
-                self.runs[self.nr_runs as usize] = (nid, n);
-                self.nr_runs += 1;
-            }
+    /// `folio_batch_move_lru()` of `cpu`'s LRU-add batch: one lru_lock acquisition per run
+    /// of folios of the same lruvec (`folio_lruvec_relock_irqsave` relocks only when the
+    /// lruvec changes), held `lru_add_ns` per folio.
+    pub fn folio_batch_move_lru(&mut self, cpu: u32) {
+        let cpu_node = self.cpus.node_of(cpu);
+        let mut batch = std::mem::take(&mut self.lru_add[cpu as usize]);
+        for (lv, n) in batch.take_runs() {
+            let hold = n * self.costs.lru_add_ns;
+            let at = self.clock();
+            let lock = self.lru_lock(lv, cpu_node, hold, at);
+            self.charge(lock.total());
         }
-        self.len += n;
+        self.lru_add[cpu as usize] = batch;
     }
 
-    /// `folio_batch_move_lru()`: one lru_lock acquisition per run of same-node folios, held
-    /// `lru_add_ns` per folio. Returns the CPU time.
-    pub fn drain(&mut self, k: &mut Kernel, cpu_node: u32, at: Ns) -> Ns {
-        let mut sys = 0;
-        for &(nid, run) in &self.runs[..self.nr_runs as usize] {
-            let hold = u64::from(run) * k.costs.lru_add_ns;
-            sys += k.lru_lock(u32::from(nid), cpu_node, hold, at + sys).total();
-        }
-        self.nr_runs = 0;
-        self.len = 0;
-        sys
-    }
-
-    /// Folios waiting in the batch.
-    pub fn len(&self) -> usize {
-        self.len as usize
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-impl Kernel {
     /// `folio_mark_accessed()`: the two-step activation inactive,unreferenced →
     /// inactive,referenced → active,unreferenced. A use-once page (one touch, as a streaming
     /// read gives) stays inactive and referenced, and reclaim frees it as RECLAIM_CLEAN.
@@ -141,13 +86,14 @@ impl Kernel {
 
     /// The second step of `folio_mark_accessed()` for a referenced folio with `flags`.
     fn folio_activate(&mut self, p: u32, flags: u16) -> bool {
-        if flags & (pg::UNEVICTABLE | pg::ACTIVE) != 0 || flags & pg::LRU == 0 {
+        if flags & pg::ACTIVE != 0 || flags & pg::LRU == 0 {
             return false;
         }
         let lru = self.pages.fields(p).lru as usize;
-        let zone = &self.zones[self.page_zone(p)];
-        let (zone_idx, nid) = (zone.zone_idx, zone.nid);
-        self.lru_del_locked(nid, p, lru, zone_idx);
+        let zone_idx = self.page_zonenum(p);
+        let lv = self.folio_lruvec(p);
+        let lruvec = &mut self.lruvecs[lv];
+        lruvec.del_folio(&mut self.pages, p, lru, zone_idx);
         self.pages.set(p, pg::ACTIVE);
         self.pages.clear(p, pg::REFERENCED);
         let active = if lru >= LRU_INACTIVE_ANON + 2 {
@@ -155,7 +101,7 @@ impl Kernel {
         } else {
             lru + 1
         };
-        self.lru_add_locked(nid, p, active);
+        lruvec.add_folio(&mut self.pages, p, active, zone_idx);
         self.count(VmEvent::Pgactivate, 1);
         true
     }
@@ -163,8 +109,7 @@ impl Kernel {
 
 #[cfg(test)]
 mod tests {
-    use super::{LruAddBatch, LRU_ADD_BATCH};
-    use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
+    use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_ADD_BATCH, LRU_INACTIVE_FILE};
     use crate::mm::page::pg;
     use crate::{kernel::Kernel, Scenario};
 
@@ -181,39 +126,35 @@ mod tests {
     #[test]
     fn lru_add_batch_carries_its_remainder_between_callers() {
         let mut k = two_node_kernel();
-        let mut b = LruAddBatch::default();
         // 32 + 16 folios, as one readahead window filled in two allocation batches: the
         // batch drains at 15, 30 and 45 folios, and 3 wait for the next caller.
-        let mut sys = 0;
-        for _ in 0..48 {
-            sys += b.add(&mut k, 0, 0, sys);
-        }
-        assert_eq!(k.nodes[0].lru_lock.acquisitions, 3);
-        assert_eq!(b.len(), 3);
-        assert_eq!(sys, 3 * LRU_ADD_BATCH * k.costs.lru_add_ns);
-        assert_eq!(k.nodes[1].lru_lock.acquisitions, 0);
+        k.folio_add_lru_run(0, 0, 32);
+        k.folio_add_lru_run(0, 0, 16);
+        assert_eq!(k.lruvecs[0].lru_lock.acquisitions, 3);
+        assert_eq!(k.lru_add[0].len(), 3);
+        assert_eq!(k.slice, 3 * LRU_ADD_BATCH * k.costs.lru_add_ns);
+        assert_eq!(k.lruvecs[1].lru_lock.acquisitions, 0);
+        assert!(k.lru_add[1].is_empty(), "each CPU has its own batch");
     }
 
     #[test]
-    fn lru_add_batch_locks_each_run_of_a_node_once() {
+    fn lru_add_batch_locks_each_run_of_a_lruvec_once() {
         let mut k = two_node_kernel();
-        let mut b = LruAddBatch::default();
         // 5 folios of node 0, 5 of node 1, 5 of node 0: three relocks, each for its own run.
-        for i in 0..LRU_ADD_BATCH {
-            let nid = u32::from((5..10).contains(&i));
-            b.add(&mut k, nid, 0, 0);
+        for lv in [0, 1, 0] {
+            k.folio_add_lru_run(0, lv, 5);
         }
-        assert!(b.is_empty());
-        assert_eq!(k.nodes[0].lru_lock.acquisitions, 2);
-        assert_eq!(k.nodes[1].lru_lock.acquisitions, 1);
-        assert_eq!(k.nodes[1].lru_lock.hold_ns, 5 * 2 * k.costs.lru_add_ns); // remote: ×2
+        assert!(k.lru_add[0].is_empty());
+        assert_eq!(k.lruvecs[0].lru_lock.acquisitions, 2);
+        assert_eq!(k.lruvecs[1].lru_lock.acquisitions, 1);
+        assert_eq!(k.lruvecs[1].lru_lock.hold_ns, 5 * 2 * k.costs.lru_add_ns); // remote: ×2
     }
 
     #[test]
     fn a_run_drains_as_single_adds_do() {
         // Runs of folios from alternating nodes, across several drains and remainders.
         let runs = [
-            (0u32, 7usize),
+            (0usize, 7usize),
             (1, 20),
             (0, 3),
             (0, 31),
@@ -222,37 +163,44 @@ mod tests {
             (1, 9),
         ];
         let (mut k1, mut k2) = (two_node_kernel(), two_node_kernel());
-        let (mut b1, mut b2) = (LruAddBatch::default(), LruAddBatch::default());
-        let (mut sys1, mut sys2) = (0, 0);
-        for (nid, n) in runs {
+        k1.now = 1000;
+        k2.now = 1000;
+        for (lv, n) in runs {
             for _ in 0..n {
-                sys1 += b1.add(&mut k1, nid, 0, 1000 + sys1);
+                k1.folio_add_lru_run(0, lv, 1);
             }
-            sys2 += b2.add_run(&mut k2, nid, n, 0, 1000 + sys2);
-            assert_eq!(sys1, sys2);
-            assert_eq!(b1.len(), b2.len());
+            k2.folio_add_lru_run(0, lv, n);
+            assert_eq!(k1.slice, k2.slice);
+            assert_eq!(k1.lru_add[0].len(), k2.lru_add[0].len());
         }
-        for nid in 0..2 {
-            let (l1, l2) = (&k1.nodes[nid].lru_lock, &k2.nodes[nid].lru_lock);
+        for lv in 0..2 {
+            let (l1, l2) = (&k1.lruvecs[lv].lru_lock, &k2.lruvecs[lv].lru_lock);
             assert_eq!(l1.acquisitions, l2.acquisitions);
             assert_eq!(l1.hold_ns, l2.hold_ns);
         }
-        assert!(k1.nodes[1].lru_lock.acquisitions > 1);
+        assert!(k1.lruvecs[1].lru_lock.acquisitions > 1);
+    }
+
+    /// A page of zone list 0 on node 0's inactive file list.
+    fn page_on_lru(k: &mut Kernel, lru: usize) -> u32 {
+        let zi = k.zonelists[0][0];
+        let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
+        let z = k.page_zonenum(p);
+        k.lruvecs[0].add_folio(&mut k.pages, p, lru, z);
+        p
     }
 
     #[test]
     fn two_touches_activate_a_page() {
         let s = Scenario::parse("[workload]\nkind = \"dd\"\ntasks = 1\n", "t.toml", &[]).unwrap();
         let mut k = Kernel::new(&s);
-        let zi = k.zonelists[0][0];
-        let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
-        k.lru_add_locked(0, p, LRU_INACTIVE_FILE);
+        let p = page_on_lru(&mut k, LRU_INACTIVE_FILE);
         assert!(!k.folio_mark_accessed(p));
         assert!(k.pages.flags(p) & pg::REFERENCED != 0);
-        assert_eq!(k.nodes[0].lruvec.total(LRU_INACTIVE_FILE), 1);
+        assert_eq!(k.lruvecs[0].total(LRU_INACTIVE_FILE), 1);
         assert!(k.folio_mark_accessed(p));
-        assert_eq!(k.nodes[0].lruvec.total(LRU_INACTIVE_FILE), 0);
-        assert_eq!(k.nodes[0].lruvec.total(LRU_ACTIVE_FILE), 1);
+        assert_eq!(k.lruvecs[0].total(LRU_INACTIVE_FILE), 0);
+        assert_eq!(k.lruvecs[0].total(LRU_ACTIVE_FILE), 1);
         assert_eq!(k.pages.flags(p) & (pg::ACTIVE | pg::REFERENCED), pg::ACTIVE);
         assert!(
             !k.folio_mark_accessed(p),
@@ -269,16 +217,14 @@ mod tests {
         const OWNER: u32 = 3;
         let setup = || {
             let mut k = two_node_kernel();
-            let zi = k.zonelists[0][0];
             let mut window = Vec::new();
             for i in 0..20u32 {
-                let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
                 let lru = if i % 5 == 2 {
                     LRU_ACTIVE_FILE
                 } else {
                     LRU_INACTIVE_FILE
                 };
-                k.lru_add_locked(0, p, lru);
+                let p = page_on_lru(&mut k, lru);
                 let f = k.pages.fields_mut(p);
                 f.owner = if i % 5 == 4 { OWNER + 1 } else { OWNER };
                 f.flags |= pg::LOCKED;
@@ -312,12 +258,9 @@ mod tests {
             assert_eq!(one.pages.fields(p).lru, all.pages.fields(p).lru);
         }
         for lru in [LRU_INACTIVE_FILE, LRU_ACTIVE_FILE] {
-            let list = one.nodes[0].lruvec.list(lru);
+            let list = one.lruvecs[0].list(lru);
             assert!(one.pages.iter(list).eq(all.pages.iter(list)), "list {lru}");
-            assert_eq!(
-                one.nodes[0].lruvec.total(lru),
-                all.nodes[0].lruvec.total(lru)
-            );
+            assert_eq!(one.lruvecs[0].total(lru), all.lruvecs[0].total(lru));
         }
     }
 }

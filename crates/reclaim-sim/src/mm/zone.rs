@@ -2,10 +2,11 @@
 //! `calculate_min_free_kbytes`), the watermark check (`__zone_watermark_ok`) and a buddy
 //! allocator over per-order free lists. Models mm/page_alloc.c of Linux 6.2 (the per-order
 //! check) with the 6.x NR_PAGE_ORDERS = 11. Not modelled: per-CPU page lists (their batching
-//! is charged as lock cost in `page_alloc`), migratetypes and pageblocks, CMA, highatomic
-//! reserves, and ZONE_DMA (16 MiB, too small to matter here).
+//! is charged as lock cost in `page_alloc`, through [`PcpCredit`]), migratetypes and
+//! pageblocks (and so watermark boosting, which a migratetype fallback triggers), CMA,
+//! highatomic reserves, and ZONE_DMA (16 MiB, too small to matter here).
 
-use super::page::{pg, Pages, NO_OWNER};
+use super::page::{pg, ListId, Pages, NO_OWNER};
 
 pub const ZONE_DMA: usize = 0;
 pub const ZONE_DMA32: usize = 1;
@@ -35,25 +36,37 @@ pub struct Zone {
     pub managed_pages: u64,
     /// `_watermark[WMARK_MIN..=WMARK_PROMO]`.
     pub watermark: [u64; 4],
-    pub watermark_boost: u64,
     pub lowmem_reserve: [u64; MAX_NR_ZONES],
     /// NR_FREE_PAGES.
     pub nr_free_pages: u64,
     /// `free_area[order].nr_free`.
     pub nr_free: [u64; NR_PAGE_ORDERS],
-    /// List id of `free_area[0]` in `Pages`; order o is `free_list_base + o`.
-    pub free_list_base: u32,
+    /// `free_area[order].free_list` in `Pages`.
+    pub free_lists: [ListId; NR_PAGE_ORDERS],
+}
+
+/// The per-CPU page list refill state of one CPU (`struct per_cpu_pages`, cost model only):
+/// which zone's list it last refilled and how many pages that refill still covers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PcpCredit {
+    pub zone: usize,
+    pub credit: u32,
+}
+
+/// The free lists of one zone: list ids `first .. first + NR_PAGE_ORDERS` of `pages`.
+pub fn free_lists(pages: &Pages, first: u32) -> [ListId; NR_PAGE_ORDERS] {
+    std::array::from_fn(|o| pages.list(first + o as u32))
 }
 
 impl Zone {
     /// An empty zone (no free pages yet, watermarks unset) of `managed_pages` pages from
-    /// `start_pfn`, whose free lists start at list id `free_list_base`.
+    /// `start_pfn`, with its free lists.
     pub fn new(
         zone_idx: usize,
         nid: u32,
         start_pfn: u32,
         managed_pages: u64,
-        free_list_base: u32,
+        free_lists: [ListId; NR_PAGE_ORDERS],
     ) -> Zone {
         Zone {
             zone_idx,
@@ -61,18 +74,18 @@ impl Zone {
             start_pfn,
             managed_pages,
             watermark: [0; 4],
-            watermark_boost: 0,
             lowmem_reserve: [0; MAX_NR_ZONES],
             nr_free_pages: 0,
             nr_free: [0; NR_PAGE_ORDERS],
-            free_list_base,
+            free_lists,
         }
     }
 
-    /// `wmark_pages(z, i)`: the watermark plus the boost (the boost applies to MIN too).
+    /// `wmark_pages(z, i)`. The kernel adds `watermark_boost`, which is never raised here
+    /// (no migratetype fallbacks are modelled).
     #[inline]
     pub fn wmark_pages(&self, i: usize) -> u64 {
-        self.watermark[i] + self.watermark_boost
+        self.watermark[i]
     }
 
     pub fn end_pfn(&self) -> u32 {
@@ -118,7 +131,7 @@ impl Zone {
     /// split-off upper half goes back on its list).
     fn take_block(&mut self, pages: &mut Pages, o: usize, order: usize) -> u32 {
         let page = pages
-            .first(self.free_list_base + o as u32)
+            .first(self.free_lists[o])
             .expect("nr_free counts a block");
         self.del_from_free_list(pages, page, o);
         let mut high = o;
@@ -131,28 +144,30 @@ impl Zone {
         page
     }
 
-    /// `n` consecutive order-0 `rmqueue()` calls, appending the pages to `out`; returns how
-    /// many there were pages for. When the smallest free block is no larger than what is
-    /// still wanted, the calls would split it and take every piece in address order, leaving
-    /// the lists below it as empty as they were: the block is taken whole, with the same
-    /// result and without writing each split-off buddy.
-    pub fn rmqueue_order0_run(&mut self, pages: &mut Pages, n: usize, out: &mut Vec<u32>) -> usize {
-        let mut left = n;
-        while left > 0 {
+    /// `out.len()` consecutive order-0 `rmqueue()` calls, filling `out` from the start;
+    /// returns how many there were pages for. When the smallest free block is no larger than
+    /// what is still wanted, the calls would split it and take every piece in address order,
+    /// leaving the lists below it as empty as they were: the block is taken whole, with the
+    /// same result and without writing each split-off buddy.
+    pub fn rmqueue_order0_run(&mut self, pages: &mut Pages, out: &mut [u32]) -> usize {
+        let mut got = 0;
+        while got < out.len() {
             let Some(o) = (0..NR_PAGE_ORDERS).find(|&o| self.nr_free[o] > 0) else {
                 break;
             };
-            let order = if 1usize << o <= left { o } else { 0 };
+            let order = if 1usize << o <= out.len() - got { o } else { 0 };
             let page = self.take_block(pages, o, order);
             let size = 1u32 << order;
             // Pages inside a free block are as a split would leave them once taken.
             debug_assert!(
                 (page + 1..page + size).all(|p| pages.flags(p) == 0 && pages.fields(p).order == 0)
             );
-            out.extend(page..page + size);
-            left -= size as usize;
+            for (slot, p) in out[got..got + size as usize].iter_mut().zip(page..) {
+                *slot = p;
+            }
+            got += size as usize;
         }
-        n - left
+        got
     }
 
     /// Free a block of `order` and merge it with its buddies (`__free_one_page`).
@@ -211,7 +226,7 @@ impl Zone {
         d.flags = pg::BUDDY;
         d.order = o as u8;
         d.owner = NO_OWNER;
-        pages.add_head(self.free_list_base + o as u32, page);
+        pages.add_head(self.free_lists[o], page);
         self.nr_free[o] += 1;
     }
 
@@ -239,9 +254,10 @@ pub fn int_sqrt(x: u64) -> u64 {
     r
 }
 
-/// `calculate_min_free_kbytes()` (6.x): `4·√lowmem_kbytes`, clamped to 128 KiB … 256 MiB.
-pub fn calculate_min_free_kbytes(lowmem_kbytes: u64) -> u64 {
-    int_sqrt(lowmem_kbytes * 16).clamp(128, 262_144)
+/// `calculate_min_free_kbytes()`: `4·√lowmem_kbytes`, clamped to 128 KiB … `cap` (256 MiB
+/// since v5.7, 64 MiB before).
+pub fn calculate_min_free_kbytes(lowmem_kbytes: u64, cap: u64) -> u64 {
+    int_sqrt(lowmem_kbytes * 16).clamp(128, cap.max(128))
 }
 
 /// `__setup_per_zone_wmarks()` (6.x) over every zone of every node. No highmem on 64-bit;
@@ -263,7 +279,6 @@ pub fn setup_per_zone_wmarks(
             .checked_div(lowmem_pages)
             .unwrap_or(0);
         let d = std::cmp::max(tmp >> 2, z.managed_pages * watermark_scale_factor / 10_000);
-        z.watermark_boost = 0;
         z.watermark[WMARK_MIN] = if z.zone_idx == ZONE_MOVABLE {
             (z.managed_pages / 1024).clamp(32, 128)
         } else {
@@ -302,7 +317,7 @@ mod tests {
     use super::*;
 
     fn zone(pages: u64) -> Zone {
-        Zone::new(ZONE_NORMAL, 0, 0, pages, 0)
+        Zone::new(ZONE_NORMAL, 0, 0, pages, free_lists(&Pages::new(0, 11), 0))
     }
 
     #[test]
@@ -315,9 +330,13 @@ mod tests {
             (4096, 8192),
             (16384, 16384),
         ] {
-            assert_eq!(calculate_min_free_kbytes(mb * 1024), kb, "{mb} MB");
+            assert_eq!(calculate_min_free_kbytes(mb * 1024, 262_144), kb, "{mb} MB");
         }
-        assert_eq!(calculate_min_free_kbytes(1 << 40), 262_144);
+        assert_eq!(calculate_min_free_kbytes(1 << 40, 262_144), 262_144);
+        // The seed-000 machine: 756 GiB gives 112 621 KiB, which v4.16 capped at 65 536.
+        let seed = 756 * 1024 * 1024;
+        assert_eq!(calculate_min_free_kbytes(seed, 262_144), 112_621);
+        assert_eq!(calculate_min_free_kbytes(seed, 65_536), 65_536);
     }
 
     #[test]
@@ -377,7 +396,8 @@ mod tests {
         proptest::prop_assert_eq!(z1.nr_free, z2.nr_free);
         proptest::prop_assert_eq!(z1.nr_free_pages, z2.nr_free_pages);
         for o in 0..NR_PAGE_ORDERS as u32 {
-            proptest::prop_assert!(p1.iter(o).eq(p2.iter(o)), "free list of order {}", o);
+            let l = p1.list(o);
+            proptest::prop_assert!(p1.iter(l).eq(p2.iter(l)), "free list of order {}", o);
         }
         for p in 0..4096 {
             proptest::prop_assert_eq!(p1.flags(p), p2.flags(p));
@@ -399,10 +419,9 @@ mod tests {
             let (mut z1, mut p1, _) = churned_zone(&ops);
             let (mut z2, mut p2, _) = churned_zone(&ops);
             let one_by_one: Vec<u32> = (0..n).map_while(|_| z1.rmqueue(&mut p1, 0)).collect();
-            let mut run = Vec::new();
-            let got = z2.rmqueue_order0_run(&mut p2, n, &mut run);
-            proptest::prop_assert_eq!(got, run.len());
-            proptest::prop_assert_eq!(&run, &one_by_one);
+            let mut run = vec![0; n];
+            let got = z2.rmqueue_order0_run(&mut p2, &mut run);
+            proptest::prop_assert_eq!(&run[..got], &one_by_one[..]);
             same_zone_state((&z1, &p1), (&z2, &p2))?;
         }
     }

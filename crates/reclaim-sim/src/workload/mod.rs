@@ -1,3 +1,108 @@
-//! Workloads: the benchmarks of the seed documents as simulated tasks.
+//! Workloads: the benchmarks of the seed documents as processes on the simulated machine.
+//!
+//! A workload is one file here that implements [`Workload`] and one line in [`REGISTRY`].
+//! The scenario, the run loop and the command line know workloads only through that table:
+//! its `[workload]` keys (checked and defaulted by `resolve`), the processes it starts, the
+//! metrics it reports, and the columns `reclaimlab run` prints for it. docs/model.md shows how
+//! to add one.
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::engine::Ns;
+use crate::process::Sim;
 
 pub mod dd;
+
+/// A workload's metrics: `result.json`'s `"metrics"` (names in docs/workloads.md).
+pub type Metrics = serde_json::Map<String, serde_json::Value>;
+
+/// A running workload.
+pub trait Workload {
+    /// Start the workload's tasks on the machine (spawned and made runnable).
+    fn start(&mut self, sim: &mut Sim);
+    /// The measured window starts at `now`: what the metrics count from.
+    fn window_started(&mut self, now: Ns);
+    /// The metrics over the measured window, which lasted `elapsed_s` simulated seconds.
+    fn metrics(&self, elapsed_s: f64) -> Metrics;
+}
+
+/// A `[workload]` key that is wrong: the key (relative to `[workload]`) and what was
+/// expected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadError {
+    pub key: String,
+    pub message: String,
+}
+
+impl WorkloadError {
+    pub fn new(key: &str, message: impl Into<String>) -> WorkloadError {
+        WorkloadError {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One column of the table `reclaimlab run` (and `live run`) prints: its header and where
+/// its value comes from in a run directory, one of
+/// `metrics.<name>` (result.json), `vmstat.<counter>` (its delta; `vmstat.<prefix>*` sums
+/// counters by prefix), `cpu.sy_max` (the highest `sy` sample), `tasks.workload_cpu` (mean
+/// CPU % per workload task) or `tasks.kswapd_cpu.<node>` (CPU % of a node's kswapd threads).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Column {
+    pub header: &'static str,
+    pub source: &'static str,
+}
+
+/// A workload kind: its name in scenarios, what it is, how its keys are read, how it is
+/// built, and its table.
+pub struct Registration {
+    pub kind: &'static str,
+    pub about: &'static str,
+    /// Check a `[workload]` table (without `kind`) and fill in its defaults.
+    pub resolve: fn(&toml::Table) -> Result<toml::Table, WorkloadError>,
+    /// The workload a resolved table describes.
+    pub build: fn(&toml::Table) -> Box<dyn Workload>,
+    pub columns: &'static [Column],
+}
+
+/// Every workload the simulator runs.
+pub const REGISTRY: &[Registration] = &[dd::REGISTRATION];
+
+/// The registration of workload `kind`, or an error listing the kinds there are.
+pub fn lookup(kind: &str) -> Result<&'static Registration, WorkloadError> {
+    REGISTRY.iter().find(|r| r.kind == kind).ok_or_else(|| {
+        let kinds: Vec<String> = REGISTRY.iter().map(|r| format!("\"{}\"", r.kind)).collect();
+        WorkloadError::new(
+            "kind",
+            format!(
+                "unknown workload `{kind}`; expected one of {}",
+                kinds.join(", ")
+            ),
+        )
+    })
+}
+
+/// Read a workload's keys into its parameter type `P` (unknown keys and wrong types name
+/// the key) and write them back with every default filled in.
+pub fn resolve_params<P: DeserializeOwned + Serialize>(
+    table: &toml::Table,
+) -> Result<(P, toml::Table), WorkloadError> {
+    let p: P = serde_path_to_error::deserialize(toml::Value::Table(table.clone())).map_err(
+        |e: serde_path_to_error::Error<toml::de::Error>| {
+            let key = e.path().to_string();
+            WorkloadError::new(if key == "." { "" } else { &key }, e.inner().message())
+        },
+    )?;
+    let resolved = toml::Table::try_from(&p)
+        .map_err(|e| WorkloadError::new("", format!("cannot write back: {e}")))?;
+    Ok((p, resolved))
+}
+
+/// The columns of every registered workload, by kind (for the command line).
+pub fn columns_by_kind() -> BTreeMap<&'static str, &'static [Column]> {
+    REGISTRY.iter().map(|r| (r.kind, r.columns)).collect()
+}

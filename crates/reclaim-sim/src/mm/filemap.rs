@@ -1,0 +1,219 @@
+//! The page cache (mm/filemap.c, mm/readahead.c, 6.x): adding folios to a mapping and the
+//! LRU, and a task's sequential buffered `read()` of a file, `filemap_read()` with ondemand
+//! readahead.
+//!
+//! A sequential reader keeps up to `depth` readahead windows of `ra_pages` in flight (the
+//! synchronous window and the asynchronous one ahead of it, as ondemand readahead settles to
+//! on a sequential stream). Building a window allocates its folios
+//! (`page_cache_ra_unbounded` → `filemap_alloc_folio`), adds them to the page cache and the
+//! LRU, and submits one read; when the read completes and the reader reaches the window, its
+//! folios are copied to user space and marked accessed once (`folio_mark_accessed`:
+//! inactive, referenced — a use-once stream).
+//!
+//! Departure: a window's folios stay locked until they are copied (the kernel unlocks them
+//! when the read completes, but the reader holds references on them until it has copied
+//! them, which keeps reclaim off them just the same).
+//!
+//! Readahead's allocations use `readahead_gfp_mask()` (`__GFP_NORETRY | __GFP_NOWARN`) when
+//! `variant.readahead_noretry` is on: an allocation that fails after one round of direct
+//! reclaim ends the window there, and when a window cannot get even its first folio the
+//! reader reads that folio synchronously (`filemap_create_folio`, with the mapping's own gfp
+//! mask) and copies it before reading further ahead. Off, readahead allocates with the
+//! mapping's mask and retries as long as any allocation would.
+
+use std::collections::VecDeque;
+
+use crate::hw::block::Op;
+use crate::kernel::Kernel;
+use crate::mm::gfp::{Gfp, __GFP_NORETRY, __GFP_NOWARN, GFP_HIGHUSER_MOVABLE};
+use crate::mm::lru::LRU_INACTIVE_FILE;
+use crate::mm::memcontrol::ROOT_MEM_CGROUP;
+use crate::mm::page::pg;
+use crate::mm::page_alloc::alloc_pages;
+use crate::mm::vmscan::SWAP_CLUSTER_MAX;
+use crate::process::{wait_on_bio, Cx};
+
+/// `mapping_gfp_mask()` of a regular file's page cache (`inode_init_always`).
+pub const MAPPING_GFP: Gfp = GFP_HIGHUSER_MOVABLE;
+
+/// `readahead_gfp_mask()`.
+pub const fn readahead_gfp_mask(mapping_gfp: Gfp) -> Gfp {
+    mapping_gfp | __GFP_NORETRY | __GFP_NOWARN
+}
+
+impl Kernel {
+    /// `filemap_add_folio()` for freshly allocated order-0 `folios` of `mapping`, by the task
+    /// on `cpu`: each joins the page cache, locked for its read, and, through `cpu`'s
+    /// LRU-add batch, the head of its node's inactive file list. The CPU time is charged.
+    pub fn filemap_add_folios(&mut self, mapping: u32, folios: &[u32], cpu: u32) {
+        let cpu_node = self.cpus.node_of(cpu);
+        let work = self.nodes[cpu_node as usize]
+            .memory
+            .scale(folios.len() as u64 * self.costs.page_cache_insert_ns);
+        self.charge(work);
+        // Runs of folios of one zone: an allocation run comes from whole free blocks.
+        let mut i = 0;
+        while i < folios.len() {
+            let (zi, n) = self.zone_run(&folios[i..]);
+            let (nid, zone_idx) = (self.zones[zi].nid, self.zones[zi].zone_idx);
+            let lv = self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid);
+            let run = &folios[i..i + n];
+            self.lruvecs[lv].add_folio_run(
+                &mut self.pages,
+                run,
+                LRU_INACTIVE_FILE,
+                zone_idx,
+                mapping,
+                pg::LOCKED,
+            );
+            self.nodes[nid as usize].nr_file_pages += n as u64;
+            self.folio_add_lru_run(cpu, lv, n);
+            i += n;
+        }
+    }
+}
+
+/// A task's sequential buffered read of one file (mapping `mapping` on device `device`).
+pub struct SequentialReader {
+    mapping: u32,
+    device: usize,
+    ra_pages: usize,
+    depth: usize,
+    /// The gfp mask readahead allocates with.
+    ra_gfp: Gfp,
+    /// Windows read or being read, oldest first (their I/Os, which hold their folios).
+    in_flight: VecDeque<u32>,
+    /// Folios of the window being built.
+    filling: Vec<u32>,
+    /// A folio read synchronously is in flight: read no further ahead until it is copied.
+    sync_read: Option<u32>,
+}
+
+impl SequentialReader {
+    /// A reader of `mapping` on `device` with `depth` windows of `ra_pages` pages.
+    pub fn new(mapping: u32, device: usize, ra_pages: usize, depth: usize, noretry: bool) -> Self {
+        SequentialReader {
+            mapping,
+            device,
+            ra_pages,
+            depth,
+            ra_gfp: if noretry {
+                readahead_gfp_mask(MAPPING_GFP)
+            } else {
+                MAPPING_GFP
+            },
+            in_flight: VecDeque::new(),
+            filling: Vec::with_capacity(ra_pages),
+            sync_read: None,
+        }
+    }
+
+    /// Whether the reader reads further ahead before it copies: fewer than `depth` windows
+    /// are in flight and no synchronous read is awaited.
+    pub fn wants_readahead(&self) -> bool {
+        self.in_flight.len() < self.depth && self.sync_read.is_none()
+    }
+
+    /// `page_cache_ra_unbounded()` for up to SWAP_CLUSTER_MAX more folios of the window
+    /// being built; the window's read is submitted once it is whole (or cut short). The
+    /// allocations that need no direct reclaim are taken in one batch
+    /// (`Kernel::alloc_pages_batch`), each as its own `alloc_pages()` call would be served;
+    /// the next one, if any, enters the slow path.
+    pub async fn readahead(&mut self, cx: &Cx) {
+        let want = (SWAP_CLUSTER_MAX as usize).min(self.ra_pages - self.filling.len());
+        let first = self.filling.len();
+        self.filling.resize(first + want, 0);
+        let got = {
+            let mut k = cx.k();
+            let got = k.alloc_pages_batch(self.ra_gfp, cx.node, cx.cpu, &mut self.filling[first..]);
+            self.filling.truncate(first + got);
+            self.add(&mut k, first, cx.cpu);
+            got
+        };
+        if got == want {
+            return;
+        }
+        let page = alloc_pages(cx, self.ra_gfp, 0, cx.node).await;
+        let mut k = cx.k();
+        match page {
+            Some(p) => {
+                self.filling.push(p);
+                self.add(&mut k, self.filling.len() - 1, cx.cpu);
+            }
+            None if !self.filling.is_empty() => {
+                self.submit(&mut k);
+            }
+            None => {
+                // Not even the window's first folio: the reader creates it itself.
+                drop(k);
+                let p = alloc_pages(cx, MAPPING_GFP, 0, cx.node).await;
+                let p = p.expect("an allocation without __GFP_NORETRY retries until it succeeds");
+                let mut k = cx.k();
+                self.filling.push(p);
+                self.add(&mut k, 0, cx.cpu);
+                self.sync_read = self.submit(&mut k);
+            }
+        }
+    }
+
+    /// Add `filling[first..]` to the page cache; submit the window once it is whole.
+    fn add(&mut self, k: &mut Kernel, first: usize, cpu: u32) {
+        k.filemap_add_folios(self.mapping, &self.filling[first..], cpu);
+        if self.filling.len() == self.ra_pages {
+            self.submit(k);
+        }
+    }
+
+    /// `read_pages()`: submit the window being built as one read; returns its I/O.
+    fn submit(&mut self, k: &mut Kernel) -> Option<u32> {
+        if self.filling.is_empty() {
+            return None;
+        }
+        let bio = k.bios.alloc(self.device, Op::Read);
+        let bytes = self.filling.len() as u64 * 4096;
+        std::mem::swap(&mut k.bios[bio].pages, &mut self.filling);
+        k.submit_bio(bio, bytes);
+        self.in_flight.push_back(bio);
+        Some(bio)
+    }
+
+    /// `filemap_read()` of the oldest window: wait for its read, mark its folios accessed
+    /// and copy them to user space. Returns the bytes copied (0 if nothing was in flight).
+    pub async fn read(&mut self, cx: &Cx) -> u64 {
+        let Some(&bio) = self.in_flight.front() else {
+            return 0;
+        };
+        wait_on_bio(cx, bio).await;
+        self.in_flight.pop_front();
+        if self.sync_read == Some(bio) {
+            self.sync_read = None;
+        }
+        let mut k = cx.k();
+        let mut folios = std::mem::take(&mut k.bios[bio].pages);
+        let n = folios.len() as u64;
+        // The read's DMA and the copy's read hit the folios' node, the copy's write ours.
+        let now = k.now;
+        let page_node = folios
+            .first()
+            .map_or(cx.node, |&p| k.zones[k.page_zone(p)].nid);
+        // The read is done: unlock, then folio_mark_accessed() as the copy touches it.
+        let activated = k.folio_mark_accessed_after_read(&mut folios, self.mapping);
+        k.nodes[page_node as usize].memory.add(now, 2 * n * 4096);
+        k.nodes[cx.node as usize].memory.add(now, n * 4096);
+        let copy = k.nodes[page_node as usize]
+            .memory
+            .scale(n * k.costs.copy_to_user_ns);
+        k.charge(copy);
+        if activated > 0 {
+            let lv = k.mem_cgroup_lruvec(ROOT_MEM_CGROUP, page_node);
+            let at = k.clock();
+            let hold = activated * k.costs.lru_add_ns;
+            let lock = k.lru_lock(lv, cx.node, hold, at);
+            k.charge(lock.total());
+        }
+        folios.clear();
+        k.bios[bio].pages = folios;
+        k.bios.put(bio);
+        n * 4096
+    }
+}

@@ -1,0 +1,235 @@
+//! Processes: what simulated tasks run. A process is an `async fn` written as the kernel's
+//! code is, with its loops as loops (`kswapd` → `balance_pgdat` → `shrink_node` → …); it
+//! `.await`s where the task gives up its CPU: at the end of a time slice ([`cond_resched`]),
+//! asleep on a wait queue ([`schedule`]), for a timer ([`schedule_timeout`]) or for an I/O
+//! ([`wait_on_bio`]).
+//!
+//! A tiny executor ([`Sim`]) drives them from the event queue. A task's event polls its
+//! process once; the process runs until it yields, charging the CPU time its work takes to
+//! the kernel's running slice (`Kernel::charge`), and the yield tells the scheduler what it
+//! waits for (`sched::Req`). The executor then accounts the slice to the task and its CPU and
+//! queues the task's next event. Polls are deterministic: nothing uses a waker, since every
+//! wake-up is an event in the queue.
+//!
+//! The kernel state is shared by all processes as `Rc<RefCell<Kernel>>`: a process borrows
+//! it (`cx.k()`) for each piece of work between two yields, never across one (clippy's
+//! `await_holding_refcell_ref` guards this).
+//!
+//! Time slices are the model's, not the scheduler tick's: all the work of one slice happens
+//! at the slice's start in simulated time (lock acquisitions within it are booked at their
+//! own offsets), so reclaim yields after every SWAP_CLUSTER_MAX batch and other tasks
+//! interleave between two batches as they do on a real machine.
+
+use std::cell::{RefCell, RefMut};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use crate::engine::Ns;
+use crate::kernel::Kernel;
+use crate::sched::{Req, TaskClass};
+
+/// A process's handle on its task and the kernel.
+#[derive(Clone)]
+pub struct Cx {
+    kernel: Rc<RefCell<Kernel>>,
+    pub tid: u32,
+    pub cpu: u32,
+    /// The node of the task's CPU (lock costs depend on it).
+    pub node: u32,
+}
+
+impl Cx {
+    /// The kernel, for the work up to the next yield.
+    #[inline]
+    pub fn k(&self) -> RefMut<'_, Kernel> {
+        self.kernel.borrow_mut()
+    }
+}
+
+/// The future of a yield: pending once (with its request set), ready when polled again.
+pub struct Yield<'a> {
+    cx: &'a Cx,
+    req: Option<Req>,
+}
+
+impl Future for Yield<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        match self.req.take() {
+            Some(req) => {
+                self.cx.k().sched.tasks[self.cx.tid as usize].req = req;
+                Poll::Pending
+            }
+            None => Poll::Ready(()),
+        }
+    }
+}
+
+/// `cond_resched()`: the task's slice ends; it runs again once the CPU time the slice used
+/// has passed (and its CPU is free).
+pub fn cond_resched(cx: &Cx) -> Yield<'_> {
+    Yield {
+        cx,
+        req: Some(Req::Run),
+    }
+}
+
+/// `schedule()` in TASK_(UN)INTERRUPTIBLE: sleep until woken. The caller has put the task on
+/// a wait queue (or waits for an I/O) first.
+pub fn schedule(cx: &Cx) -> Yield<'_> {
+    Yield {
+        cx,
+        req: Some(Req::Wait),
+    }
+}
+
+/// Sleep until `at` (or an earlier wake-up).
+pub fn sleep_until(cx: &Cx, at: Ns) -> Yield<'_> {
+    Yield {
+        cx,
+        req: Some(Req::SleepUntil(at)),
+    }
+}
+
+/// `schedule_timeout(timeout)` after `prepare_to_wait()`: sleep `timeout` ns from the task's
+/// clock, or until a wake-up on the wait queue. Returns the time left (`remaining`; 0 when
+/// the timer expired, or the wake-up came no earlier than it would have).
+pub async fn schedule_timeout(cx: &Cx, timeout: Ns) -> Ns {
+    let until = {
+        let mut k = cx.k();
+        k.sched.tasks[cx.tid as usize].woken = false;
+        k.clock() + timeout
+    };
+    sleep_until(cx, until).await;
+    let k = cx.k();
+    if k.sched.tasks[cx.tid as usize].woken {
+        until.saturating_sub(k.now)
+    } else {
+        0
+    }
+}
+
+/// Wait for I/O `bio` to complete (`submit_bio_wait`, `folio_wait_locked` on its pages).
+///
+/// The waiter also sets its own timer at the completion time, so that among events of the
+/// same nanosecond it runs in the order it went to sleep, as the models before completion
+/// events ran it (the completion's wake-up then finds it already due).
+pub async fn wait_on_bio(cx: &Cx, bio: u32) {
+    loop {
+        let done_at = {
+            let mut k = cx.k();
+            if k.bios[bio].done {
+                return;
+            }
+            k.bios[bio].waiters.add(cx.tid);
+            k.bios[bio].done_at
+        };
+        sleep_until(cx, done_at).await;
+    }
+}
+
+type Process = Pin<Box<dyn Future<Output = ()>>>;
+
+/// The simulated machine: the kernel and the tasks' processes.
+pub struct Sim {
+    pub kernel: Rc<RefCell<Kernel>>,
+    procs: Vec<Option<Process>>,
+}
+
+impl Sim {
+    pub fn new(kernel: Kernel) -> Sim {
+        Sim {
+            kernel: Rc::new(RefCell::new(kernel)),
+            procs: Vec::new(),
+        }
+    }
+
+    /// The kernel, between events.
+    pub fn k(&self) -> RefMut<'_, Kernel> {
+        self.kernel.borrow_mut()
+    }
+
+    /// The kernel as the run left it, its processes dropped.
+    pub fn into_kernel(self) -> Kernel {
+        drop(self.procs);
+        match Rc::try_unwrap(self.kernel) {
+            Ok(k) => k.into_inner(),
+            Err(_) => unreachable!("only the processes share the kernel"),
+        }
+    }
+
+    /// A new task `comm` on `cpu` running the process `body` makes. It does not run until
+    /// something wakes it (`Sched::wake`, or a wait queue it was put on).
+    pub fn spawn<F, P>(&mut self, comm: String, cpu: u32, class: TaskClass, body: F) -> u32
+    where
+        F: FnOnce(Cx) -> P,
+        P: Future<Output = ()> + 'static,
+    {
+        let (tid, node) = {
+            let mut k = self.k();
+            let tid = k.add_task(comm, cpu, class);
+            (tid, k.sched.tasks[tid as usize].node)
+        };
+        let cx = Cx {
+            kernel: Rc::clone(&self.kernel),
+            tid,
+            cpu,
+            node,
+        };
+        debug_assert_eq!(self.procs.len(), tid as usize);
+        self.procs.push(Some(Box::pin(body(cx))));
+        tid
+    }
+
+    /// Task `id`'s event at `at` fires: unless stale or its CPU is busy, its process runs
+    /// until it yields, and its next event is queued.
+    pub fn run_task(&mut self, id: u32, at: Ns) {
+        let (cpu, start) = {
+            let mut k = self.k();
+            let t = &mut k.sched.tasks[id as usize];
+            if t.next_at != Some(at) {
+                return; // stale: superseded by an earlier wake-up
+            }
+            t.next_at = None;
+            let cpu = t.cpu;
+            let start = k.cpus.start(cpu, at);
+            if start > at {
+                // Its CPU is busy with another task: run when it is free.
+                k.sched.wake(id, start);
+                return;
+            }
+            k.now = start;
+            k.slice = 0;
+            k.current = id;
+            (cpu, start)
+        };
+        let mut proc = self.procs[id as usize]
+            .take()
+            .unwrap_or_else(|| panic!("task {id} re-entered its own process"));
+        let done = proc
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+            .is_ready();
+        if !done {
+            self.procs[id as usize] = Some(proc);
+        }
+        let mut k = self.k();
+        let sys = k.slice;
+        let t = &mut k.sched.tasks[id as usize];
+        t.sys_ns += sys;
+        let wake = match t.req {
+            _ if done => None,
+            Req::Run => Some(start + sys.max(1)),
+            Req::SleepUntil(until) => Some(until.max(start + sys)),
+            Req::Wait => None,
+        };
+        k.cpus.total_sys_ns += sys;
+        k.cpus.occupy(cpu, start + sys);
+        if let Some(w) = wake {
+            k.sched.wake(id, w);
+        }
+    }
+}
