@@ -4,7 +4,7 @@
 
 use pyo3::exceptions::{PyFileExistsError, PyOSError, PyValueError};
 use pyo3::prelude::*;
-use reclaim_sim::Scenario;
+use reclaim_sim::{workload, Scenario};
 use std::path::PathBuf;
 
 fn load(path: &str, overrides: Vec<String>) -> PyResult<Scenario> {
@@ -43,11 +43,8 @@ fn run_scenario(
 ) -> PyResult<String> {
     let s = Scenario::parse(scenario_toml, "<scenario>", &[])
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    if out_dir.join("result.json").exists() && !overwrite {
-        return Err(PyFileExistsError::new_err(format!(
-            "{} already holds a run (result.json); choose another directory or pass --force",
-            out_dir.display()
-        )));
+    if !overwrite {
+        check_run_dir_free(out_dir.clone())?;
     }
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| PyOSError::new_err(format!("{}: {e}", out_dir.display())))?;
@@ -83,7 +80,45 @@ fn run_scenario(
     Ok(out.result_json)
 }
 
+/// Raise FileExistsError (naming the directory and `--force`) if `out_dir` already holds a
+/// run: the check every writer of run directories makes before writing anything.
+#[pyfunction]
+fn check_run_dir_free(out_dir: PathBuf) -> PyResult<()> {
+    reclaim_sim::check_run_dir_free(&out_dir).map_err(|e| PyFileExistsError::new_err(e.to_string()))
+}
+
+/// A `--set key=value` override as `(dotted key, value as JSON text)`; ValueError if
+/// malformed. Scenarios of both backends parse overrides with it.
+#[pyfunction]
+fn parse_override(assignment: &str) -> PyResult<(String, String)> {
+    let (key, value) = reclaim_sim::scenario::parse_override(assignment)
+        .map_err(|e| PyValueError::new_err(format!("--set {assignment:?}: {e}")))?;
+    let json = serde_json::to_string(&value).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((key, json))
+}
+
+/// The simulated workloads: `[(kind, what it is)]`.
+#[pyfunction]
+fn workload_kinds() -> Vec<(&'static str, &'static str)> {
+    workload::REGISTRY
+        .iter()
+        .map(|r| (r.kind, r.about))
+        .collect()
+}
+
+/// The table columns of workload `kind`: `[(header, source)]` (sources as
+/// `workload::Column` documents them); ValueError for a kind the simulator does not know.
+#[pyfunction]
+fn workload_columns(kind: &str) -> PyResult<Vec<(&'static str, &'static str)>> {
+    let r = workload::lookup(kind).map_err(|e| PyValueError::new_err(e.message))?;
+    Ok(r.columns.iter().map(|c| (c.header, c.source)).collect())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(check_run_dir_free, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_override, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_columns, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_points, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;

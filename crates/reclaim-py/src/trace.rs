@@ -17,6 +17,16 @@ fn analyse(path: &str, opts: &Options) -> PyResult<Analysis> {
     analyze(&mut r, opts.clone()).map_err(|e| PyOSError::new_err(format!("{shown}: {e}")))
 }
 
+/// mmtests' quantile (`x[int(L·p + 0.5)]` of the ascending samples); 0.0 for no samples.
+#[pyfunction]
+fn quantile(mut xs: Vec<f64>, p: f64) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    xs.sort_by(f64::total_cmp);
+    reclaim_trace::report::quantile(&xs, p)
+}
+
 /// The report of one or more traces side by side: text, or JSON text when `as_json`.
 #[pyfunction]
 #[pyo3(signature = (inputs, ignore_pid=false, as_json=false))]
@@ -57,5 +67,6 @@ fn trace_report(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_report, m)?)?;
+    m.add_function(wrap_pyfunction!(quantile, m)?)?;
     Ok(())
 }

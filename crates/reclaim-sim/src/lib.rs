@@ -18,5 +18,5 @@ pub mod tracepoints;
 pub mod variant;
 pub mod workload;
 
-pub use run::{run, write_run_dir, RunOutput, RunResult};
+pub use run::{check_run_dir_free, run, write_run_dir, RunOutput, RunResult};
 pub use scenario::{Scenario, ScenarioError};

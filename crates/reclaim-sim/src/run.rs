@@ -429,10 +429,10 @@ fn finish(
     }
 }
 
-/// Write a run directory (docs/rundir.md). Refuses to overwrite a directory that already
-/// holds a result unless `overwrite` is set.
-pub fn write_run_dir(out: &RunOutput, dir: &Path, overwrite: bool) -> std::io::Result<()> {
-    if dir.join("result.json").exists() && !overwrite {
+/// Refuse a run directory that already holds a run (its `result.json`): nothing a user
+/// wrote is overwritten without `--force`. The one place this is checked.
+pub fn check_run_dir_free(dir: &Path) -> std::io::Result<()> {
+    if dir.join("result.json").exists() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::AlreadyExists,
             format!(
@@ -440,6 +440,15 @@ pub fn write_run_dir(out: &RunOutput, dir: &Path, overwrite: bool) -> std::io::R
                 dir.display()
             ),
         ));
+    }
+    Ok(())
+}
+
+/// Write a run directory (docs/rundir.md). Refuses to overwrite a directory that already
+/// holds a result unless `overwrite` is set.
+pub fn write_run_dir(out: &RunOutput, dir: &Path, overwrite: bool) -> std::io::Result<()> {
+    if !overwrite {
+        check_run_dir_free(dir)?;
     }
     std::fs::create_dir_all(dir)?;
     let files = [

@@ -515,17 +515,24 @@ fn resolve_workload(w: &mut toml::Value, file: &str) -> Result<(), ScenarioError
     Ok(())
 }
 
-fn apply_override(table: &mut toml::Table, o: &str) -> Result<(), String> {
+/// A `--set key=value` override: the dotted key and the value (TOML syntax; a bare word is
+/// a string). The one parser of overrides, for simulated and live scenarios alike.
+pub fn parse_override(o: &str) -> Result<(String, toml::Value), String> {
     let (key, value) = o
         .split_once('=')
-        .ok_or_else(|| "expected key=value".to_string())?;
-    let key = key.trim();
+        .filter(|(k, _)| !k.trim().is_empty())
+        .ok_or_else(|| "expected key=value, e.g. workload.tasks=16".to_string())?;
     let value = value.trim();
     let parsed: toml::Value = match format!("v = {value}").parse::<toml::Table>() {
         Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(value.into())),
         Err(_) => toml::Value::String(value.into()),
     };
-    set_path(table, key, parsed)
+    Ok((key.trim().to_string(), parsed))
+}
+
+fn apply_override(table: &mut toml::Table, o: &str) -> Result<(), String> {
+    let (key, value) = parse_override(o)?;
+    set_path(table, &key, value)
 }
 
 fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {

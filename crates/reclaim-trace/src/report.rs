@@ -143,8 +143,9 @@ impl Summary {
     }
 }
 
-/// mmtests' quantile: `x[int(L·p + 0.5)]` of the sorted samples, `L = n − 1`.
-fn quantile(sorted: &[f64], p: f64) -> f64 {
+/// mmtests' quantile (VMR/Stat): `x[int(L·p + 0.5)]` of the ascending samples, `L = n − 1`.
+/// `sorted` is not empty.
+pub fn quantile(sorted: &[f64], p: f64) -> f64 {
     let l = sorted.len() - 1;
     sorted[((l as f64) * p + 0.5) as usize]
 }
