@@ -345,7 +345,6 @@ impl Kernel {
         let (dev, op) = (self.bios[bio].dev, self.bios[bio].op);
         let at = self.clock();
         let done = self.devices[dev].submit(op, at, bytes);
-        self.bios[bio].done_at = done;
         if op == Op::Read {
             self.count(VmEvent::PgpginKb, bytes / 1024);
         } else {

@@ -112,22 +112,18 @@ pub async fn schedule_timeout(cx: &Cx, timeout: Ns) -> Ns {
     }
 }
 
-/// Wait for I/O `bio` to complete (`submit_bio_wait`, `folio_wait_locked` on its pages).
-///
-/// The waiter also sets its own timer at the completion time, so that among events of the
-/// same nanosecond it runs in the order it went to sleep, as the models before completion
-/// events ran it (the completion's wake-up then finds it already due).
+/// Wait for I/O `bio` to complete (`submit_bio_wait`, `folio_wait_locked` on its pages):
+/// its completion event wakes the task.
 pub async fn wait_on_bio(cx: &Cx, bio: u32) {
     loop {
-        let done_at = {
+        {
             let mut k = cx.k();
             if k.bios[bio].done {
                 return;
             }
             k.bios[bio].waiters.add(cx.tid);
-            k.bios[bio].done_at
-        };
-        sleep_until(cx, done_at).await;
+        }
+        schedule(cx).await;
     }
 }
 

@@ -156,8 +156,6 @@ pub struct Bio {
     pub op: Op,
     pub pages: Vec<u32>,
     pub done: bool,
-    /// When it completes (set at submission).
-    pub done_at: Ns,
     pub waiters: WaitQueue,
 }
 
@@ -184,7 +182,6 @@ impl Bios {
             op,
             pages: Vec::new(),
             done: false,
-            done_at: 0,
             waiters: WaitQueue::default(),
         });
         (self.slots.len() - 1) as u32
