@@ -18,7 +18,7 @@ use crate::mm::zone::{
     calculate_min_free_kbytes, free_lists, setup_per_zone_lowmem_reserve, setup_per_zone_wmarks,
     PcpCredit, Zone, MAX_NR_ZONES, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS, ZONE_DMA32, ZONE_NORMAL,
 };
-use crate::scenario::{Costs, Scenario, Sysctl};
+use crate::scenario::machine::{Costs, Machine, Sysctl};
 use crate::sched::{Sched, TaskClass, WaitQueue};
 use crate::variant::Variant;
 
@@ -95,9 +95,15 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    /// Build the machine of a scenario: nodes, zones (all memory free), watermarks, devices.
-    pub fn new(s: &Scenario) -> Kernel {
-        let m = &s.machine;
+    /// Build the machine of a scenario: nodes, zones (all memory free), watermarks, devices
+    /// (their jitter generators seeded from `seed`).
+    pub fn new(
+        m: &Machine,
+        sysctl: &Sysctl,
+        costs: &Costs,
+        variant: &Variant,
+        seed: u64,
+    ) -> Kernel {
         let node_pages =
             (m.memory_mb_per_node * 256) / MAX_ORDER_NR_PAGES as u64 * MAX_ORDER_NR_PAGES as u64;
         let dma32_pages =
@@ -164,12 +170,12 @@ impl Kernel {
         }
         // Boot-time watermarks: min_free_kbytes from all (low) memory, then the reserves.
         let lowmem_kbytes: u64 = zones.iter().map(|z| z.managed_pages * 4).sum();
-        let min_free_kbytes = if s.sysctl.min_free_kbytes > 0 {
-            s.sysctl.min_free_kbytes
+        let min_free_kbytes = if sysctl.min_free_kbytes > 0 {
+            sysctl.min_free_kbytes
         } else {
-            calculate_min_free_kbytes(lowmem_kbytes, s.variant.min_free_kbytes_cap)
+            calculate_min_free_kbytes(lowmem_kbytes, variant.min_free_kbytes_cap)
         };
-        setup_per_zone_wmarks(&mut zones, min_free_kbytes, s.sysctl.watermark_scale_factor);
+        setup_per_zone_wmarks(&mut zones, min_free_kbytes, sysctl.watermark_scale_factor);
         for node in &nodes {
             let mut managed = [0u64; MAX_NR_ZONES];
             for &zi in &node.zones {
@@ -203,7 +209,7 @@ impl Kernel {
                 jitter: d.jitter,
             };
             for i in 0..d.count {
-                let seed = s.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ devices.len() as u64;
+                let seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ devices.len() as u64;
                 devices.push(BlockDevice::new(
                     format!("{}{}n1", d.name, i),
                     &params,
@@ -231,14 +237,14 @@ impl Kernel {
             lru_add: vec![LruAddBatch::default(); nr_cpus],
             devices,
             bios: Bios::default(),
-            costs: s.costs.clone(),
+            costs: costs.clone(),
             lock_costs: LockCosts::new(
-                s.costs.lock_handoff_ns,
-                s.costs.lock_per_waiter_ns,
-                s.costs.remote_factor,
+                costs.lock_handoff_ns,
+                costs.lock_per_waiter_ns,
+                costs.remote_factor,
             ),
-            sysctl: s.sysctl.clone(),
-            variant: s.variant.clone(),
+            sysctl: sysctl.clone(),
+            variant: variant.clone(),
             min_free_kbytes,
             block_zone,
             nr_oom_retries: 0,

@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::engine::{EventKind, Ns, NSEC_PER_SEC};
 use crate::hw::block::DiskStats;
 use crate::kernel::Kernel;
-use crate::mm::vmscan::kswapd_run;
+use crate::mm::kswapd::kswapd_run;
 use crate::mm::vmstat::{VmEvent, VmstatSnapshot};
 use crate::mm::zone::MAX_NR_ZONES;
 use crate::process::Sim;
@@ -147,7 +147,9 @@ fn secs(ns: Ns) -> f64 {
 
 /// Build the machine, start its kswapd threads and the workload.
 fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
-    let mut sim = Sim::new(Kernel::new(s));
+    let mut sim = Sim::new(Kernel::new(
+        &s.machine, &s.sysctl, &s.costs, &s.variant, s.seed,
+    ));
     for nid in 0..s.machine.nodes {
         kswapd_run(
             &mut sim,

@@ -1,6 +1,7 @@
-//! Page reclaim: mm/vmscan.c of Linux 6.x (read at ~6.14, classic LRU, MGLRU off). The call
-//! chains are processes that read as the kernel's do: `kswapd` → `balance_pgdat` →
-//! `kswapd_shrink_node` → `shrink_node`, and `try_to_free_pages` → `do_try_to_free_pages` →
+//! Page reclaim: mm/vmscan.c of Linux 6.x (read at ~6.14, classic LRU, MGLRU off); its kswapd
+//! half is `mm::kswapd`. The call chains are processes that read as the kernel's do:
+//! `kswapd` → `balance_pgdat` → `kswapd_shrink_node` → `shrink_node`, and
+//! `try_to_free_pages` → `do_try_to_free_pages` →
 //! `shrink_zones` → `shrink_node` → `shrink_node_memcgs` → `shrink_lruvec` → `shrink_list` →
 //! `shrink_inactive_list` → `shrink_folio_list`. A reclaimer ends its time slice after every
 //! SWAP_CLUSTER_MAX batch (`cond_resched`), so other tasks run, allocate and contend for
@@ -11,16 +12,14 @@
 //! folios and their throttling, memcg reclaim, slab shrinkers, compaction, and the workingset
 //! shadow entries (seed 000 ran with them disabled).
 
-use crate::engine::{HZ, NSEC_PER_SEC};
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::gfp::{gfp_zone, Gfp};
 use crate::mm::lru::*;
 use crate::mm::memcontrol::ROOT_MEM_CGROUP;
 use crate::mm::page::{pg, NO_OWNER};
 use crate::mm::vmstat::VmEvent;
-use crate::mm::zone::{MAX_NR_ZONES, WMARK_HIGH, WMARK_MIN, ZONE_NORMAL};
-use crate::process::{cond_resched, schedule, schedule_timeout, Cx, Sim};
-use crate::sched::TaskClass;
+use crate::mm::zone::{MAX_NR_ZONES, WMARK_MIN, ZONE_NORMAL};
+use crate::process::{cond_resched, schedule, Cx};
 
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 pub const DEF_PRIORITY: i32 = 12;
@@ -56,7 +55,7 @@ pub struct ScanControl {
 }
 
 impl ScanControl {
-    fn new(kswapd: bool, nr_to_reclaim: u64, order: u32, reclaim_idx: usize) -> ScanControl {
+    pub fn new(kswapd: bool, nr_to_reclaim: u64, order: u32, reclaim_idx: usize) -> ScanControl {
         ScanControl {
             nr_to_reclaim,
             order,
@@ -93,145 +92,6 @@ impl Isolated {
             nr_scanned: 0,
         }
     }
-}
-
-// --- kswapd ----------------------------------------------------------------------------------
-
-/// `kswapd_run()`: start node `nid`'s kswapd threads on the last CPUs of the node, asleep on
-/// `kswapd_wait` (as after boot, with every node balanced). With several threads
-/// (`vm.kswapd_threads`, seed 000's RFC) each runs the unchanged `kswapd()` on the same pgdat.
-pub fn kswapd_run(sim: &mut Sim, nid: u32, threads: u32, cpus_per_node: u32) {
-    for t in 0..threads {
-        let comm = if threads == 1 {
-            format!("kswapd{nid}")
-        } else {
-            format!("kswapd{nid}:{t}")
-        };
-        let cpu = nid * cpus_per_node + (cpus_per_node - 1 - (t % cpus_per_node));
-        let id = sim.spawn(comm, cpu, TaskClass::Kswapd, move |cx| kswapd(cx, nid));
-        let mut k = sim.k();
-        k.nodes[nid as usize].kswapd.push(id);
-        k.nodes[nid as usize].kswapd_wait.add(id);
-    }
-}
-
-/// `kswapd()`: read and reset the node's request, balance the node, try to sleep; again.
-/// The thread first runs when woken, at the top of the loop.
-async fn kswapd(cx: Cx, nid: u32) {
-    let mut highest_zoneidx = MAX_NR_ZONES - 1;
-    loop {
-        let alloc_order = {
-            let mut k = cx.k();
-            let pgdat = &mut k.nodes[nid as usize];
-            let alloc_order = pgdat.kswapd_order;
-            if pgdat.kswapd_highest_zoneidx != MAX_NR_ZONES {
-                highest_zoneidx = pgdat.kswapd_highest_zoneidx;
-            }
-            pgdat.kswapd_order = 0;
-            pgdat.kswapd_highest_zoneidx = MAX_NR_ZONES;
-            let now = k.now;
-            k.first_kswapd_wake.get_or_insert(now);
-            k.trace_kswapd_wake(nid, highest_zoneidx, alloc_order);
-            alloc_order
-        };
-        let reclaim_order = balance_pgdat(&cx, nid, alloc_order, highest_zoneidx).await;
-        kswapd_try_to_sleep(&cx, nid, reclaim_order, highest_zoneidx).await;
-    }
-}
-
-/// `kswapd_try_to_sleep()`: if the node is balanced, nap HZ/10 on `kswapd_wait`; woken
-/// during the nap, go back to work (`kswapd_low_wmark_hit_quickly`); otherwise, if it is
-/// still balanced, sleep until woken (`mm_vmscan_kswapd_sleep`). Not balanced at either
-/// check: back to work (`kswapd_high_wmark_hit_quickly`).
-async fn kswapd_try_to_sleep(cx: &Cx, nid: u32, reclaim_order: u32, highest_zoneidx: usize) {
-    {
-        let mut k = cx.k();
-        if !k.prepare_kswapd_sleep(nid, reclaim_order, highest_zoneidx) {
-            k.count(VmEvent::KswapdHighWmarkHitQuickly, 1);
-            return;
-        }
-        k.nodes[nid as usize].kswapd_wait.add(cx.tid);
-    }
-    let remaining = schedule_timeout(cx, NSEC_PER_SEC / HZ * (HZ / 10)).await;
-    let sleep = {
-        let mut k = cx.k();
-        if remaining > 0 {
-            let pgdat = &mut k.nodes[nid as usize];
-            pgdat.kswapd_order = pgdat.kswapd_order.max(reclaim_order);
-            k.count(VmEvent::KswapdLowWmarkHitQuickly, 1);
-            return;
-        }
-        let sleep = k.prepare_kswapd_sleep(nid, reclaim_order, highest_zoneidx);
-        if sleep {
-            k.trace_kswapd_sleep(nid);
-            k.nodes[nid as usize].kswapd_wait.add(cx.tid);
-        } else {
-            k.nodes[nid as usize].kswapd_wait.remove(cx.tid);
-            k.count(VmEvent::KswapdHighWmarkHitQuickly, 1);
-        }
-        sleep
-    };
-    if sleep {
-        schedule(cx).await;
-    }
-}
-
-/// `balance_pgdat()`: reclaim from the node, priority by priority, until a zone up to
-/// `highest_zoneidx` meets its high watermark; returns the order reclaimed for.
-async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) -> u32 {
-    cx.k().count(VmEvent::Pageoutrun, 1);
-    let mut sc = ScanControl::new(true, 0, order, highest_zoneidx);
-    cond_resched(cx).await;
-    loop {
-        {
-            let mut k = cx.k();
-            if sc.priority < 1 {
-                if sc.nr_reclaimed == 0 {
-                    k.nodes[nid as usize].kswapd_failures += 1;
-                }
-                return sc.order;
-            }
-            sc.reclaim_idx = highest_zoneidx;
-            if k.pgdat_balanced(nid, sc.order, highest_zoneidx) {
-                return sc.order;
-            }
-            sc.nr_scanned = 0;
-        }
-        let nr_reclaimed = sc.nr_reclaimed;
-        kswapd_shrink_node(cx, nid, &mut sc).await;
-        {
-            let mut k = cx.k();
-            // Fall back to order-0 once enough was reclaimed for the high-order request.
-            let delta = sc.nr_reclaimed - nr_reclaimed;
-            if sc.order > 0 && delta >= 2u64 << sc.order {
-                sc.order = 0;
-            }
-            // Tasks throttled on pfmemalloc_wait go on as soon as the reserve is met.
-            if k.nodes[nid as usize].pfmemalloc_wait.is_active() && k.allow_direct_reclaim(nid) {
-                k.wake_up_pfmemalloc_wait(nid);
-            }
-            let raise_priority = sc.nr_scanned < sc.nr_to_reclaim;
-            if raise_priority || delta == 0 {
-                sc.priority -= 1;
-            }
-        }
-        cond_resched(cx).await;
-    }
-}
-
-/// `kswapd_shrink_node()`: reclaim up to the high watermarks of the eligible zones.
-async fn kswapd_shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
-    {
-        let k = cx.k();
-        sc.nr_to_reclaim = k.nodes[nid as usize]
-            .zones
-            .iter()
-            .map(|&zi| &k.zones[zi])
-            .filter(|z| z.zone_idx <= sc.reclaim_idx && z.managed_pages > 0)
-            .map(|z| z.wmark_pages(WMARK_HIGH).max(SWAP_CLUSTER_MAX))
-            .sum();
-    }
-    shrink_node(cx, nid, sc).await;
 }
 
 // --- direct reclaim --------------------------------------------------------------------------
@@ -313,7 +173,7 @@ async fn shrink_zones(cx: &Cx, nodes: &[u32], sc: &mut ScanControl) {
 
 /// `shrink_node()`: `prepare_scan_control()`, then the node's lruvecs; progress resets
 /// `kswapd_failures`.
-async fn shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
+pub async fn shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
     let nr_reclaimed = sc.nr_reclaimed;
     {
         let mut k = cx.k();
@@ -425,33 +285,6 @@ async fn shrink_inactive_list(
 }
 
 impl Kernel {
-    /// `pgdat_balanced()`: any managed zone ≤ highest_zoneidx meets its high watermark.
-    pub fn pgdat_balanced(&self, nid: u32, order: u32, highest_zoneidx: usize) -> bool {
-        let mut any_managed = false;
-        for &zi in &self.nodes[nid as usize].zones {
-            let z = &self.zones[zi];
-            if z.zone_idx > highest_zoneidx || z.managed_pages == 0 {
-                continue;
-            }
-            any_managed = true;
-            if z.zone_watermark_ok(order, z.wmark_pages(WMARK_HIGH), highest_zoneidx) {
-                return true;
-            }
-        }
-        !any_managed
-    }
-
-    /// `prepare_kswapd_sleep()`: first wake every task throttled on pfmemalloc_wait (a kswapd
-    /// about to sleep must leave none behind; a premature wake-up makes them wake kswapd and
-    /// sleep again), then let kswapd sleep if the node is hopeless or balanced.
-    pub fn prepare_kswapd_sleep(&mut self, nid: u32, order: u32, highest_zoneidx: usize) -> bool {
-        if self.nodes[nid as usize].pfmemalloc_wait.is_active() {
-            self.wake_up_pfmemalloc_wait(nid);
-        }
-        self.nodes[nid as usize].kswapd_failures >= MAX_RECLAIM_RETRIES
-            || self.pgdat_balanced(nid, order, highest_zoneidx)
-    }
-
     /// `zone_reclaimable_pages()`: the zone's file LRU pages (anon pages need swap, which is
     /// not modelled), over every memory cgroup's lruvec of its node.
     pub fn zone_reclaimable_pages(&self, zi: usize) -> u64 {
@@ -507,31 +340,6 @@ impl Kernel {
         let now = self.now;
         self.nodes[nid as usize]
             .pfmemalloc_wait
-            .wake_up_all(&mut self.sched, now);
-    }
-
-    /// `wakeup_kswapd()` for a zone of node `nid`: merge the request, then wake every thread
-    /// waiting on kswapd_wait unless the node is balanced or hopeless.
-    pub fn wakeup_kswapd(&mut self, nid: u32, order: u32, highest_zoneidx: usize, gfp: Gfp) {
-        let pgdat = &mut self.nodes[nid as usize];
-        if pgdat.kswapd_highest_zoneidx == MAX_NR_ZONES
-            || pgdat.kswapd_highest_zoneidx < highest_zoneidx
-        {
-            pgdat.kswapd_highest_zoneidx = highest_zoneidx;
-        }
-        pgdat.kswapd_order = pgdat.kswapd_order.max(order);
-        if !pgdat.kswapd_wait.is_active() {
-            return;
-        }
-        if pgdat.kswapd_failures >= MAX_RECLAIM_RETRIES
-            || self.pgdat_balanced(nid, order, highest_zoneidx)
-        {
-            return;
-        }
-        self.trace_wakeup_kswapd(nid, highest_zoneidx, order, gfp);
-        let now = self.now;
-        self.nodes[nid as usize]
-            .kswapd_wait
             .wake_up_all(&mut self.sched, now);
     }
 
@@ -595,31 +403,17 @@ impl Kernel {
         let total = anon_cost + file_cost;
         let ap = swappiness * (total + 1) / (anon_cost + 1);
         let fp = (200 - swappiness) * (total + 1) / (file_cost + 1);
-        let mut nr = [0u64; NR_EVICTABLE];
-        for (lru, slot) in nr.iter_mut().enumerate() {
-            let size = lruvec.lru_size(lru, sc.reclaim_idx);
-            let scan = size >> sc.priority;
+        std::array::from_fn(|lru| {
+            let scan = lruvec.lru_size(lru, sc.reclaim_idx) >> sc.priority;
             let file = is_file_lru(lru);
-            *slot = match balance {
+            match balance {
                 Balance::Equal => scan,
                 Balance::Fract => scan * if file { fp } else { ap } / (ap + fp).max(1),
-                Balance::File => {
-                    if file {
-                        scan
-                    } else {
-                        0
-                    }
-                }
-                Balance::Anon => {
-                    if file {
-                        0
-                    } else {
-                        scan
-                    }
-                }
-            };
-        }
-        nr
+                Balance::File if file => scan,
+                Balance::Anon if !file => scan,
+                Balance::File | Balance::Anon => 0,
+            }
+        })
     }
 
     /// `isolate_lru_folios()` under lru_lock: up to `nr_to_scan` folios from the tail of `lru`.
@@ -713,22 +507,8 @@ impl Kernel {
         if sc.kswapd && nr_scanned > 0 {
             self.first_kswapd_scan.get_or_insert(now);
         }
-        self.count(
-            if sc.kswapd {
-                VmEvent::PgscanKswapd
-            } else {
-                VmEvent::PgscanDirect
-            },
-            nr_scanned,
-        );
-        self.count(
-            if file {
-                VmEvent::PgscanFile
-            } else {
-                VmEvent::PgscanAnon
-            },
-            nr_scanned,
-        );
+        self.count(VmEvent::pgscan(sc.kswapd), nr_scanned);
+        self.count(VmEvent::pgscan_type(file), nr_scanned);
         sc.nr_scanned += nr_scanned;
         batch.nr_scanned = nr_scanned;
     }
@@ -792,22 +572,8 @@ impl Kernel {
         pgdat.nr_isolated[file as usize] -= batch.n as u64;
         pgdat.nr_file_pages -= if file { reclaimed } else { 0 };
         self.lruvecs[lv].note_cost(file, 0, batch.nr_scanned - reclaimed.min(batch.nr_scanned));
-        self.count(
-            if sc.kswapd {
-                VmEvent::PgstealKswapd
-            } else {
-                VmEvent::PgstealDirect
-            },
-            reclaimed,
-        );
-        self.count(
-            if file {
-                VmEvent::PgstealFile
-            } else {
-                VmEvent::PgstealAnon
-            },
-            reclaimed,
-        );
+        self.count(VmEvent::pgsteal(sc.kswapd), reclaimed);
+        self.count(VmEvent::pgsteal_type(file), reclaimed);
         self.count(VmEvent::Pgfree, reclaimed);
         self.trace_lru_shrink_inactive(nid, batch.nr_scanned, reclaimed, 0, 0, sc.priority, file);
         reclaimed

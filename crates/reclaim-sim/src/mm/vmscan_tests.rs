@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::engine::EventKind;
+use crate::mm::kswapd::kswapd_run;
 use crate::mm::zone::{ZONE_DMA32, ZONE_MOVABLE};
 use crate::process::Sim;
 use crate::{workload, Scenario};
@@ -13,7 +14,8 @@ fn kernel(mb: u64, dma32_mb: u64) -> Kernel {
     let text = format!(
         "[machine]\nmemory_mb_per_node = {mb}\ndma32_mb = {dma32_mb}\n[workload]\nkind = \"dd\"\ntasks = 1\n"
     );
-    Kernel::new(&Scenario::parse(&text, "t.toml", &[]).unwrap())
+    let s = Scenario::parse(&text, "t.toml", &[]).unwrap();
+    Kernel::new(&s.machine, &s.sysctl, &s.costs, &s.variant, s.seed)
 }
 
 fn zone_of(k: &Kernel, zone_idx: usize) -> usize {

@@ -62,6 +62,44 @@ vm_events! {
     SwapRaHit => "swap_ra_hit",
 }
 
+impl VmEvent {
+    /// PGSCAN_KSWAPD or PGSCAN_DIRECT.
+    pub fn pgscan(kswapd: bool) -> VmEvent {
+        if kswapd {
+            VmEvent::PgscanKswapd
+        } else {
+            VmEvent::PgscanDirect
+        }
+    }
+
+    /// PGSTEAL_KSWAPD or PGSTEAL_DIRECT.
+    pub fn pgsteal(kswapd: bool) -> VmEvent {
+        if kswapd {
+            VmEvent::PgstealKswapd
+        } else {
+            VmEvent::PgstealDirect
+        }
+    }
+
+    /// PGSCAN_FILE or PGSCAN_ANON.
+    pub fn pgscan_type(file: bool) -> VmEvent {
+        if file {
+            VmEvent::PgscanFile
+        } else {
+            VmEvent::PgscanAnon
+        }
+    }
+
+    /// PGSTEAL_FILE or PGSTEAL_ANON.
+    pub fn pgsteal_type(file: bool) -> VmEvent {
+        if file {
+            VmEvent::PgstealFile
+        } else {
+            VmEvent::PgstealAnon
+        }
+    }
+}
+
 /// Node and zone state items printed before the events (current values, not cumulative).
 pub const NR_STAT_ITEMS: [&str; 10] = [
     "nr_free_pages",

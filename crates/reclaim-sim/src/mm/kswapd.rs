@@ -1,0 +1,204 @@
+//! kswapd (the kswapd half of mm/vmscan.c, Linux 6.x): the per-node reclaim thread, its
+//! sleep and wake-up, and `balance_pgdat()`, which reclaims through `vmscan::shrink_node`.
+//! With several threads per node (`variant.kswapd_threads`, seed 000's RFC) each runs the
+//! unchanged `kswapd()` on the same pgdat and waits on the same `kswapd_wait`.
+
+use crate::engine::{HZ, NSEC_PER_SEC};
+use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
+use crate::mm::gfp::Gfp;
+use crate::mm::vmscan::{shrink_node, ScanControl, SWAP_CLUSTER_MAX};
+use crate::mm::vmstat::VmEvent;
+use crate::mm::zone::{MAX_NR_ZONES, WMARK_HIGH};
+use crate::process::{cond_resched, schedule, schedule_timeout, Cx, Sim};
+use crate::sched::TaskClass;
+
+/// `kswapd_run()`: start node `nid`'s kswapd threads on the last CPUs of the node, asleep on
+/// `kswapd_wait` (as after boot, with every node balanced). With several threads
+/// (`vm.kswapd_threads`, seed 000's RFC) each runs the unchanged `kswapd()` on the same pgdat.
+pub fn kswapd_run(sim: &mut Sim, nid: u32, threads: u32, cpus_per_node: u32) {
+    for t in 0..threads {
+        let comm = if threads == 1 {
+            format!("kswapd{nid}")
+        } else {
+            format!("kswapd{nid}:{t}")
+        };
+        let cpu = nid * cpus_per_node + (cpus_per_node - 1 - (t % cpus_per_node));
+        let id = sim.spawn(comm, cpu, TaskClass::Kswapd, move |cx| kswapd(cx, nid));
+        let mut k = sim.k();
+        k.nodes[nid as usize].kswapd.push(id);
+        k.nodes[nid as usize].kswapd_wait.add(id);
+    }
+}
+
+/// `kswapd()`: read and reset the node's request, balance the node, try to sleep; again.
+/// The thread first runs when woken, at the top of the loop.
+async fn kswapd(cx: Cx, nid: u32) {
+    let mut highest_zoneidx = MAX_NR_ZONES - 1;
+    loop {
+        let alloc_order = {
+            let mut k = cx.k();
+            let pgdat = &mut k.nodes[nid as usize];
+            let alloc_order = pgdat.kswapd_order;
+            if pgdat.kswapd_highest_zoneidx != MAX_NR_ZONES {
+                highest_zoneidx = pgdat.kswapd_highest_zoneidx;
+            }
+            pgdat.kswapd_order = 0;
+            pgdat.kswapd_highest_zoneidx = MAX_NR_ZONES;
+            let now = k.now;
+            k.first_kswapd_wake.get_or_insert(now);
+            k.trace_kswapd_wake(nid, highest_zoneidx, alloc_order);
+            alloc_order
+        };
+        let reclaim_order = balance_pgdat(&cx, nid, alloc_order, highest_zoneidx).await;
+        kswapd_try_to_sleep(&cx, nid, reclaim_order, highest_zoneidx).await;
+    }
+}
+
+/// `kswapd_try_to_sleep()`: if the node is balanced, nap HZ/10 on `kswapd_wait`; woken
+/// during the nap, go back to work (`kswapd_low_wmark_hit_quickly`); otherwise, if it is
+/// still balanced, sleep until woken (`mm_vmscan_kswapd_sleep`). Not balanced at either
+/// check: back to work (`kswapd_high_wmark_hit_quickly`).
+async fn kswapd_try_to_sleep(cx: &Cx, nid: u32, reclaim_order: u32, highest_zoneidx: usize) {
+    {
+        let mut k = cx.k();
+        if !k.prepare_kswapd_sleep(nid, reclaim_order, highest_zoneidx) {
+            k.count(VmEvent::KswapdHighWmarkHitQuickly, 1);
+            return;
+        }
+        k.nodes[nid as usize].kswapd_wait.add(cx.tid);
+    }
+    let remaining = schedule_timeout(cx, NSEC_PER_SEC / HZ * (HZ / 10)).await;
+    let sleep = {
+        let mut k = cx.k();
+        if remaining > 0 {
+            let pgdat = &mut k.nodes[nid as usize];
+            pgdat.kswapd_order = pgdat.kswapd_order.max(reclaim_order);
+            k.count(VmEvent::KswapdLowWmarkHitQuickly, 1);
+            return;
+        }
+        let sleep = k.prepare_kswapd_sleep(nid, reclaim_order, highest_zoneidx);
+        if sleep {
+            k.trace_kswapd_sleep(nid);
+            k.nodes[nid as usize].kswapd_wait.add(cx.tid);
+        } else {
+            k.nodes[nid as usize].kswapd_wait.remove(cx.tid);
+            k.count(VmEvent::KswapdHighWmarkHitQuickly, 1);
+        }
+        sleep
+    };
+    if sleep {
+        schedule(cx).await;
+    }
+}
+
+/// `balance_pgdat()`: reclaim from the node, priority by priority, until a zone up to
+/// `highest_zoneidx` meets its high watermark; returns the order reclaimed for.
+async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) -> u32 {
+    cx.k().count(VmEvent::Pageoutrun, 1);
+    let mut sc = ScanControl::new(true, 0, order, highest_zoneidx);
+    cond_resched(cx).await;
+    loop {
+        {
+            let mut k = cx.k();
+            if sc.priority < 1 {
+                if sc.nr_reclaimed == 0 {
+                    k.nodes[nid as usize].kswapd_failures += 1;
+                }
+                return sc.order;
+            }
+            sc.reclaim_idx = highest_zoneidx;
+            if k.pgdat_balanced(nid, sc.order, highest_zoneidx) {
+                return sc.order;
+            }
+            sc.nr_scanned = 0;
+        }
+        let nr_reclaimed = sc.nr_reclaimed;
+        kswapd_shrink_node(cx, nid, &mut sc).await;
+        {
+            let mut k = cx.k();
+            // Fall back to order-0 once enough was reclaimed for the high-order request.
+            let delta = sc.nr_reclaimed - nr_reclaimed;
+            if sc.order > 0 && delta >= 2u64 << sc.order {
+                sc.order = 0;
+            }
+            // Tasks throttled on pfmemalloc_wait go on as soon as the reserve is met.
+            if k.nodes[nid as usize].pfmemalloc_wait.is_active() && k.allow_direct_reclaim(nid) {
+                k.wake_up_pfmemalloc_wait(nid);
+            }
+            let raise_priority = sc.nr_scanned < sc.nr_to_reclaim;
+            if raise_priority || delta == 0 {
+                sc.priority -= 1;
+            }
+        }
+        cond_resched(cx).await;
+    }
+}
+
+/// `kswapd_shrink_node()`: reclaim up to the high watermarks of the eligible zones.
+async fn kswapd_shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
+    {
+        let k = cx.k();
+        sc.nr_to_reclaim = k.nodes[nid as usize]
+            .zones
+            .iter()
+            .map(|&zi| &k.zones[zi])
+            .filter(|z| z.zone_idx <= sc.reclaim_idx && z.managed_pages > 0)
+            .map(|z| z.wmark_pages(WMARK_HIGH).max(SWAP_CLUSTER_MAX))
+            .sum();
+    }
+    shrink_node(cx, nid, sc).await;
+}
+
+impl Kernel {
+    /// `pgdat_balanced()`: any managed zone ≤ highest_zoneidx meets its high watermark.
+    pub fn pgdat_balanced(&self, nid: u32, order: u32, highest_zoneidx: usize) -> bool {
+        let mut any_managed = false;
+        for &zi in &self.nodes[nid as usize].zones {
+            let z = &self.zones[zi];
+            if z.zone_idx > highest_zoneidx || z.managed_pages == 0 {
+                continue;
+            }
+            any_managed = true;
+            if z.zone_watermark_ok(order, z.wmark_pages(WMARK_HIGH), highest_zoneidx) {
+                return true;
+            }
+        }
+        !any_managed
+    }
+
+    /// `prepare_kswapd_sleep()`: first wake every task throttled on pfmemalloc_wait (a kswapd
+    /// about to sleep must leave none behind; a premature wake-up makes them wake kswapd and
+    /// sleep again), then let kswapd sleep if the node is hopeless or balanced.
+    pub fn prepare_kswapd_sleep(&mut self, nid: u32, order: u32, highest_zoneidx: usize) -> bool {
+        if self.nodes[nid as usize].pfmemalloc_wait.is_active() {
+            self.wake_up_pfmemalloc_wait(nid);
+        }
+        self.nodes[nid as usize].kswapd_failures >= MAX_RECLAIM_RETRIES
+            || self.pgdat_balanced(nid, order, highest_zoneidx)
+    }
+
+    /// `wakeup_kswapd()` for a zone of node `nid`: merge the request, then wake every thread
+    /// waiting on kswapd_wait unless the node is balanced or hopeless.
+    pub fn wakeup_kswapd(&mut self, nid: u32, order: u32, highest_zoneidx: usize, gfp: Gfp) {
+        let pgdat = &mut self.nodes[nid as usize];
+        if pgdat.kswapd_highest_zoneidx == MAX_NR_ZONES
+            || pgdat.kswapd_highest_zoneidx < highest_zoneidx
+        {
+            pgdat.kswapd_highest_zoneidx = highest_zoneidx;
+        }
+        pgdat.kswapd_order = pgdat.kswapd_order.max(order);
+        if !pgdat.kswapd_wait.is_active() {
+            return;
+        }
+        if pgdat.kswapd_failures >= MAX_RECLAIM_RETRIES
+            || self.pgdat_balanced(nid, order, highest_zoneidx)
+        {
+            return;
+        }
+        self.trace_wakeup_kswapd(nid, highest_zoneidx, order, gfp);
+        let now = self.now;
+        self.nodes[nid as usize]
+            .kswapd_wait
+            .wake_up_all(&mut self.sched, now);
+    }
+}

@@ -1,0 +1,162 @@
+//! The sections of a scenario that describe the simulated machine and its kernel's tunables:
+//! `[machine]` (nodes, CPUs, memory, block devices), `[sysctl]` and `[costs]`. The kernel is
+//! built from these alone (`Kernel::new`).
+
+use serde::{Deserialize, Serialize};
+
+/// The simulated hardware. Memory is per node; node 0 also holds ZONE_DMA32 (the first 4 GiB
+/// of physical memory on x86-64, less the DMA zone, which is not modelled).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Machine {
+    pub nodes: u32,
+    /// Logical CPUs per node (hardware threads; vmstat percentages are over all of them).
+    pub cpus_per_node: u32,
+    pub memory_mb_per_node: u64,
+    /// Size of ZONE_DMA32 on node 0 (0 for none).
+    pub dma32_mb: u64,
+    /// Effective DRAM bandwidth per node for mixed DMA and copy traffic (0: unlimited);
+    /// memory-bound costs grow as it fills (hw/memory.rs).
+    pub memory_bandwidth_mb_s_per_node: f64,
+    pub devices: Vec<Device>,
+}
+
+impl Default for Machine {
+    fn default() -> Self {
+        Machine {
+            nodes: 1,
+            cpus_per_node: 4,
+            memory_mb_per_node: 4096,
+            dma32_mb: 0,
+            memory_bandwidth_mb_s_per_node: 0.0,
+            devices: vec![Device::default()],
+        }
+    }
+}
+
+/// A block device: a FIFO transfer queue of `bandwidth_mb_s` with a fixed completion
+/// `latency_us` per request that overlaps other requests' transfers (NVMe's internal
+/// parallelism). `count` identical devices are created (hw/block.rs).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Device {
+    pub name: String,
+    pub count: u32,
+    pub bandwidth_mb_s: f64,
+    /// Write bandwidth, if it differs from `bandwidth_mb_s`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_bandwidth_mb_s: Option<f64>,
+    pub latency_us: f64,
+    /// Largest request the device takes; larger I/Os are split (max_sectors_kb).
+    pub max_request_kb: u64,
+    /// Time the transfer stage spends on each request besides its data (command
+    /// processing: it bounds IOPS).
+    pub request_us: f64,
+    /// Requests the device takes at once (0: no limit); more wait in the block layer.
+    pub queue_depth: u32,
+    /// Fraction of each transfer time drawn from an exponential distribution (0: fixed).
+    pub jitter: f64,
+}
+
+impl Default for Device {
+    fn default() -> Self {
+        Device {
+            name: "nvme".into(),
+            count: 1,
+            bandwidth_mb_s: 3000.0,
+            write_bandwidth_mb_s: None,
+            latency_us: 100.0,
+            max_request_kb: 4096,
+            request_us: 0.0,
+            queue_depth: 0,
+            jitter: 0.0,
+        }
+    }
+}
+
+/// Sysctls, with the kernel's defaults. `min_free_kbytes = 0` means "as the kernel computes
+/// it at boot" (`calculate_min_free_kbytes`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Sysctl {
+    pub min_free_kbytes: u64,
+    pub watermark_scale_factor: u64,
+    pub watermark_boost_factor: u64,
+    pub swappiness: u32,
+    pub dirty_ratio: u32,
+    pub dirty_background_ratio: u32,
+    pub page_cluster: u32,
+    pub read_ahead_kb: u64,
+}
+
+impl Default for Sysctl {
+    fn default() -> Self {
+        Sysctl {
+            min_free_kbytes: 0,
+            watermark_scale_factor: 10,
+            watermark_boost_factor: 15000,
+            swappiness: 60,
+            dirty_ratio: 20,
+            dirty_background_ratio: 10,
+            page_cluster: 3,
+            read_ahead_kb: 128,
+        }
+    }
+}
+
+/// CPU cost, in nanoseconds, of each operation the model charges. The defaults are for a
+/// 2 GHz Skylake server core; docs/model.md gives the source of each and which were fitted.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Costs {
+    /// copy_page_to_iter of one 4 KiB page to user space (cache-cold source).
+    pub copy_to_user_ns: u64,
+    /// Allocating one page and inserting it in the page cache (xarray, accounting, memcg).
+    pub page_cache_insert_ns: u64,
+    /// Per-page work under lru_lock when a batch is added to the LRU (lru_add_drain).
+    pub lru_add_ns: u64,
+    /// Per-page work under lru_lock in isolate_lru_folios.
+    pub isolate_ns: u64,
+    /// Per-page work outside locks in shrink_folio_list: trylock, folio_check_references,
+    /// __remove_mapping of a clean unmapped page-cache folio.
+    pub shrink_folio_ns: u64,
+    /// Per-page work under lru_lock putting folios back (move_folios_to_lru).
+    pub putback_ns: u64,
+    /// Per-page work under zone->lock freeing to or taking from the buddy lists.
+    pub buddy_ns: u64,
+    /// Fixed cost of one lock acquisition that had to wait: the cache-line transfer of the
+    /// lock and of the list heads from the previous holder (same node).
+    pub lock_handoff_ns: u64,
+    /// Added to each contended acquisition's hold per CPU still queued behind it (cache-line
+    /// interference from the queue; see hw/lock.rs).
+    pub lock_per_waiter_ns: u64,
+    /// Multiplier on hold times and handoffs when the CPU is on another node than the lock's
+    /// memory (remote struct page and list cache lines).
+    pub remote_factor: f64,
+    /// read()/write() system call entry and exit, per call.
+    pub syscall_ns: u64,
+    /// Setting up one O_DIRECT request (get_user_pages, bio, completion).
+    pub dio_request_ns: u64,
+    /// Per-call cost of the reclaim entry/exit paths (shrink_node setup, get_scan_count).
+    pub shrink_node_overhead_ns: u64,
+}
+
+impl Default for Costs {
+    fn default() -> Self {
+        Costs {
+            copy_to_user_ns: 700,
+            page_cache_insert_ns: 350,
+            lru_add_ns: 40,
+            isolate_ns: 80,
+            shrink_folio_ns: 200,
+            putback_ns: 50,
+            buddy_ns: 40,
+            lock_handoff_ns: 400,
+            lock_per_waiter_ns: 30,
+            remote_factor: 2.0,
+            syscall_ns: 1500,
+            dio_request_ns: 40_000,
+            shrink_node_overhead_ns: 2_000,
+        }
+    }
+}
