@@ -12,11 +12,13 @@ pub mod kernel;
 pub mod mm;
 pub mod process;
 pub mod run;
+pub mod rundir;
 pub mod scenario;
 pub mod sched;
 pub mod tracepoints;
 pub mod variant;
 pub mod workload;
 
-pub use run::{check_run_dir_free, run, write_run_dir, RunOutput, RunResult};
+pub use run::run;
+pub use rundir::{check_run_dir_free, write_run_dir, RunOutput, RunResult};
 pub use scenario::{Scenario, ScenarioError};
