@@ -74,18 +74,17 @@ impl Default for Device {
     }
 }
 
-/// Sysctls, with the kernel's defaults. `min_free_kbytes = 0` means "as the kernel computes
-/// it at boot" (`calculate_min_free_kbytes`).
+/// Sysctls the model honours, with the kernel's defaults. `min_free_kbytes = 0` means "as
+/// the kernel computes it at boot" (`calculate_min_free_kbytes`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Sysctl {
     pub min_free_kbytes: u64,
     pub watermark_scale_factor: u64,
-    pub watermark_boost_factor: u64,
+    /// `get_scan_count()` balances anon against file with it; with no swap modelled yet,
+    /// reclaim is file-only whatever its value, as the kernel's is without swap space.
     pub swappiness: u32,
-    pub dirty_ratio: u32,
-    pub dirty_background_ratio: u32,
-    pub page_cluster: u32,
+    /// The block devices' readahead window (`/sys/block/*/queue/read_ahead_kb`).
     pub read_ahead_kb: u64,
 }
 
@@ -94,15 +93,32 @@ impl Default for Sysctl {
         Sysctl {
             min_free_kbytes: 0,
             watermark_scale_factor: 10,
-            watermark_boost_factor: 15000,
             swappiness: 60,
-            dirty_ratio: 20,
-            dirty_background_ratio: 10,
-            page_cluster: 3,
             read_ahead_kb: 128,
         }
     }
 }
+
+/// Sysctls a live run may set that the simulator does not model yet, and why: a scenario
+/// that sets one for a simulated run is refused rather than run without it.
+pub const UNMODELLED_SYSCTLS: &[(&str, &str)] = &[
+    (
+        "watermark_boost_factor",
+        "watermark boosting needs migratetype fallbacks, which are not modelled",
+    ),
+    (
+        "dirty_ratio",
+        "dirty pages and writeback are not modelled yet (seed 001)",
+    ),
+    (
+        "dirty_background_ratio",
+        "dirty pages and writeback are not modelled yet (seed 001)",
+    ),
+    (
+        "page_cluster",
+        "swap and swap readahead are not modelled yet (seed 002)",
+    ),
+];
 
 /// CPU cost, in nanoseconds, of each operation the model charges. The defaults are for a
 /// 2 GHz Skylake server core; docs/model.md gives the source of each and which were fitted.

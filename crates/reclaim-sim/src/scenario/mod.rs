@@ -10,7 +10,7 @@ use crate::variant::Variant;
 use crate::workload;
 
 pub mod machine;
-pub use machine::{Costs, Device, Machine, Sysctl};
+pub use machine::{Costs, Device, Machine, Sysctl, UNMODELLED_SYSCTLS};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -156,6 +156,18 @@ impl Scenario {
     }
 
     pub fn from_table(mut table: toml::Table, file: &str) -> Result<Scenario, ScenarioError> {
+        if let Some(toml::Value::Table(sysctl)) = table.get("sysctl") {
+            if let Some((key, why)) = UNMODELLED_SYSCTLS
+                .iter()
+                .find(|(key, _)| sysctl.contains_key(*key))
+            {
+                return Err(ScenarioError {
+                    file: file.into(),
+                    key: format!("sysctl.{key}"),
+                    message: format!("not modelled by the simulator: {why}; remove the key"),
+                });
+            }
+        }
         if let Some(w) = table.get_mut("workload") {
             resolve_workload(w, file)?;
         }
@@ -449,6 +461,16 @@ mod tests {
         let e = Scenario::parse(&text, "typo.toml", &[]).unwrap_err();
         assert!(e.key.starts_with("sysctl"), "{e}");
         assert!(e.message.contains("swapiness"), "{e}");
+    }
+
+    #[test]
+    fn a_sysctl_the_model_ignores_is_refused_by_name() {
+        let text = format!("{MIN}[sysctl]\ndirty_ratio = 40\n");
+        let e = Scenario::parse(&text, "wb.toml", &[]).unwrap_err();
+        assert_eq!(e.key, "sysctl.dirty_ratio");
+        assert!(e.message.contains("not modelled"), "{e}");
+        let e = Scenario::parse(MIN, "x.toml", &["sysctl.page_cluster=0".into()]).unwrap_err();
+        assert_eq!(e.key, "sysctl.page_cluster");
     }
 
     #[test]
