@@ -15,6 +15,8 @@ pub mod run;
 pub mod rundir;
 pub mod scenario;
 pub mod sched;
+#[cfg(test)]
+mod testing;
 pub mod tracepoints;
 pub mod variant;
 pub mod workload;

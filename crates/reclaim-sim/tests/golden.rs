@@ -32,7 +32,10 @@ fn scenario(overrides: &[&str]) -> Scenario {
 #[test]
 fn the_golden_run_directory_is_as_recorded() {
     let out = reclaim_sim::run(&scenario(&[]), None, &mut |_| {});
-    assert!(out.allocstall() > 0, "the golden run exercises direct reclaim");
+    assert!(
+        out.allocstall() > 0,
+        "the golden run exercises direct reclaim"
+    );
     insta::assert_snapshot!("result.json", out.result_json);
     insta::assert_snapshot!("vmstat.after", out.vmstat_after);
     insta::assert_snapshot!("vmstat.samples", out.vmstat_samples);

@@ -217,3 +217,102 @@ impl SequentialReader {
         n * 4096
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::mm::vmstat::VmEvent;
+    use crate::mm::zone::{WMARK_MIN, ZONE_NORMAL};
+    use crate::process::Sim;
+    use crate::testing::*;
+
+    /// One 64 MiB node whose Normal zone has `above_min` free pages above its min watermark
+    /// and nothing reclaimable, and a buffered reader with `depth` windows of 32 pages.
+    fn squeezed(noretry: bool, above_min: u64, depth: i64) -> (Sim, u32, Vec<u32>) {
+        let variant = format!("[variant]\nreadahead_noretry = {noretry}\n");
+        let mut sim = Sim::new(kernel_with(64, 0, &variant));
+        let held = {
+            let mut k = sim.k();
+            let normal = zone_of(&k, ZONE_NORMAL);
+            let min = k.zones[normal].wmark_pages(WMARK_MIN);
+            fill_zone(&mut k, normal, min + above_min, 0)
+        };
+        let dd = add_dd_with(&mut sim, depth);
+        (sim, dd, held)
+    }
+
+    /// Runs events until `done` holds (at most `limit` of them).
+    fn run_until(sim: &mut Sim, limit: usize, mut done: impl FnMut(&Sim) -> bool) -> bool {
+        for _ in 0..limit {
+            if done(sim) {
+                return true;
+            }
+            run_next(sim);
+        }
+        done(sim)
+    }
+
+    fn pgpgin_kb(sim: &Sim) -> u64 {
+        sim.k().events.get(VmEvent::PgpginKb)
+    }
+
+    #[test]
+    fn a_noretry_window_is_cut_where_its_allocation_fails() {
+        // Five pages above min: the window gets them, then its next allocation finds
+        // nothing to reclaim (the five are locked for their read) and gives up.
+        let (mut sim, _, _) = squeezed(true, 5, 2);
+        assert!(run_until(&mut sim, 10_000, |s| pgpgin_kb(s) > 0));
+        assert_eq!(pgpgin_kb(&sim), 5 * 4, "a window of the five pages read");
+        let k = sim.k();
+        assert_eq!(k.bios.nr_in_use(), 1);
+        assert_eq!(
+            allocstalls(&k),
+            1,
+            "one round of direct reclaim, then no retry"
+        );
+        assert_eq!(k.nr_oom_retries, 0);
+    }
+
+    #[test]
+    fn without_noretry_the_window_waits_for_its_pages() {
+        let (mut sim, _, _) = squeezed(false, 5, 2);
+        assert!(run_until(&mut sim, 10_000, |s| s.k().nr_oom_retries > 0));
+        assert_eq!(
+            pgpgin_kb(&sim),
+            0,
+            "no read submitted: the allocation retries"
+        );
+        assert!(
+            allocstalls(&sim.k()) > 16,
+            "retried after each failed reclaim"
+        );
+    }
+
+    #[test]
+    fn a_folio_readahead_cannot_get_is_read_synchronously_before_reading_ahead() {
+        // Depth 3, so that without a synchronous read the reader would read ahead again
+        // before copying.
+        let (mut sim, _, mut held) = squeezed(true, 5, 3);
+        assert!(run_until(&mut sim, 10_000, |s| pgpgin_kb(s) > 0));
+        // The next window cannot get its first folio under __GFP_NORETRY: the reader
+        // allocates it with the mapping's mask, which retries until memory is freed.
+        assert!(run_until(&mut sim, 100_000, |s| s.k().nr_oom_retries > 0));
+        assert_eq!(pgpgin_kb(&sim), 20);
+        {
+            let mut guard = sim.k();
+            let k = &mut *guard;
+            let normal = zone_of(k, ZONE_NORMAL);
+            for p in held.drain(..200) {
+                k.zones[normal].free_one_page(&mut k.pages, p, 0);
+            }
+        }
+        assert!(run_until(&mut sim, 10_000, |s| pgpgin_kb(s) > 20));
+        assert_eq!(pgpgin_kb(&sim), 20 + 4, "the one folio, read on its own");
+        // It is copied, after the cut window before it, before anything more is read.
+        assert!(run_until(&mut sim, 100_000, |s| pgpgin_kb(s) > 24));
+        assert_eq!(
+            sim.k().bios.nr_in_use(),
+            1,
+            "both earlier reads were copied before the next window was read"
+        );
+    }
+}
