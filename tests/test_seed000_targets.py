@@ -5,11 +5,13 @@ target can fail."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
+from reclaimlab.rundir import RunDir
 from reclaimlab.seeds import seed000
 
 
-def seed_results() -> dict[int, list[dict]]:
+def seed_results() -> dict[int, list[seed000.Row]]:
     return {test: seed000.reference_results(test) for test in (1, 2, 3, 4)}
 
 
@@ -24,8 +26,8 @@ def test_targets_fail_on_a_model_without_the_kswapd_bottleneck() -> None:
     res = seed_results()
     flat = copy.deepcopy(res)
     for r in flat[3]:
-        r["metrics"]["throughput_kb_s"] = 26_000_000.0  # device-limited: no reclaim ceiling
-        r["metrics"]["dr"] = 0
+        r["throughput"] = 26_000_000.0  # device-limited: no reclaim ceiling
+        r["dr"] = 0
     failed = {t.name for t in seed000.check_targets(flat) if not t.ok}
     assert "T3 throughput plateaus near 17–18 GB/s (52–90)" in failed
     assert "T3 direct reclaims from 22 on, growing with N" in failed
@@ -33,6 +35,16 @@ def test_targets_fail_on_a_model_without_the_kswapd_bottleneck() -> None:
 
 
 def test_counts_are_scaled_to_the_seed_stage() -> None:
-    r = {"elapsed_s": 30.0, "metrics": {"tasks": 10, "sy": 1, "dd_cpu": 1, "kswapd_cpu": [1, 1], "throughput_kb_s": 1, "dr": 7, "pgscan_kswapd": 100, "pgscan_direct": 0}}
+    r = RunDir(
+        path=Path("r"), scenario={}, vmstat_before={"allocstall_normal": 3, "pgscan_kswapd": 0},
+        vmstat_after={"allocstall_normal": 5, "allocstall_movable": 5, "pgscan_kswapd": 100, "pgscan_direct": 0},
+        result={"elapsed_s": 30.0, "metrics": {"tasks": 10, "throughput_kB_s": 1.0}},
+    )  # fmt: skip
     cols = seed000.columns_of(r)
     assert cols["dr"] == 70 and cols["pgscan_kswapd"] == 1000
+    assert cols["dd"] == 10 and cols["throughput"] == 1.0  # not counts: not scaled
+
+
+def test_the_t4_t3_targets_are_the_seeds_own_ratios() -> None:
+    names = [t.name for t in seed000.check_targets(seed_results()) if t.name.startswith("T4/T3")]
+    assert names == ["T4/T3 throughput at 52 within ±15% of the seed's 1.24", "T4/T3 throughput at 90 within ±15% of the seed's 1.34"]

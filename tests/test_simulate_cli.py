@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from reclaimlab.cli import cli
@@ -17,6 +18,14 @@ def invoke(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
+def table_rows(output: str) -> list[dict[str, str]]:
+    """The rows of the table `reclaimlab run` printed, by column header."""
+    lines = output.splitlines()
+    header = next(line for line in lines if line.startswith("┃")).strip("┃").split("┃")
+    cells = [line.strip("│").split("│") for line in lines if line.startswith("│")]
+    return [dict(zip((h.strip() for h in header), (c.strip() for c in row))) for row in cells]
+
+
 def test_run_writes_a_complete_run_directory(tmp_path: Path, small_scenario: Path) -> None:
     out = tmp_path / "run"
     r = invoke("run", str(small_scenario), "-o", str(out), "-j", "1")
@@ -26,11 +35,16 @@ def test_run_writes_a_complete_run_directory(tmp_path: Path, small_scenario: Pat
     result = json.loads((out / "result.json").read_text())
     assert result["kind"] == "sim"
     m = result["metrics"]
-    assert m["tasks"] == 12 and m["throughput_kb_s"] > 0
-    assert m["pgscan_kswapd"] > 0, "the small scenario reclaims"
+    assert m["tasks"] == 12 and m["throughput_kB_s"] > 0
+    assert m["throughput_kB_s"] == pytest.approx(m["bytes"] / 1024 / result["elapsed_s"])
     before = dict(line.split() for line in (out / "vmstat.before").read_text().splitlines())
     after = dict(line.split() for line in (out / "vmstat.after").read_text().splitlines())
-    assert int(after["pgscan_kswapd"]) - int(before["pgscan_kswapd"]) == m["pgscan_kswapd"]
+    pgscan_kswapd = int(after["pgscan_kswapd"]) - int(before["pgscan_kswapd"])
+    assert pgscan_kswapd > 0, "the small scenario reclaims"
+    # the printed row reads the same delta: dd's table, throughput and pgscan_kswapd among it
+    row = table_rows(r.output)[0]
+    assert row["dd"] == "12" and row["pgscan_kswapd"] == str(pgscan_kswapd)
+    assert row["throughput"] == f"{m['throughput_kB_s']:.2f}"
     tasks = json.loads((out / "tasks.json").read_text())
     assert {t["comm"] for t in tasks["tasks"]} >= {"dd", "kswapd0", "kswapd1"}
 
@@ -77,6 +91,7 @@ def test_sweep_writes_one_directory_per_point(tmp_path: Path, small_scenario: Pa
     assert r.exit_code == 0, r.output
     tasks = sorted(json.loads((d / "result.json").read_text())["metrics"]["tasks"] for d in (tmp_path / "sw").iterdir())
     assert tasks == [2, 6]
+    assert [row["dd"] for row in table_rows(r.output)] == ["2", "6"]
 
 
 def test_reproduce_prints_the_seed_rows_beside_the_simulated_ones(tmp_path: Path) -> None:

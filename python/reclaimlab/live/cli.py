@@ -16,8 +16,8 @@ from reclaimlab.live.backend import BackendError, KernelBackend, RealBackend
 from reclaimlab.live.journal import journal_path
 from reclaimlab.live.runner import LiveError, Terminated, restore, run
 from reclaimlab.live.scenario import ScenarioError, load
-from reclaimlab.live.summary import print_summary
 from reclaimlab.rundir import read_rundir
+from reclaimlab.summary import print_summary
 
 
 def backend() -> KernelBackend:

@@ -9,10 +9,13 @@ has its own full schema and ignores what it does not model. A wrong key or type 
 from __future__ import annotations
 
 import copy
+import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
+
+from reclaimlab import _core
 
 LIVE_SECTIONS = ("live", "workload", "sysctl", "swap", "memory")
 # Top-level keys the simulator's schema owns; a live run carries them through untouched.
@@ -245,15 +248,13 @@ def check(doc: dict[str, Any], source: str) -> LiveScenario:
 
 
 def parse_set(assignment: str) -> tuple[list[str], Any]:
-    """`section.key=value` (value in TOML syntax; a bare word is a string) → (path, value)."""
-    key, sep, raw = assignment.partition("=")
-    if not sep or not key.strip():
-        raise ScenarioError(f"--set {assignment!r}: expected key=value, e.g. sysctl.swappiness=100")
+    """`section.key=value` (value in TOML syntax; a bare word is a string) → (path, value),
+    parsed as the simulator parses its overrides."""
     try:
-        value = tomllib.loads(f"v = {raw.strip()}")["v"]
-    except tomllib.TOMLDecodeError:
-        value = raw.strip()
-    return key.strip().split("."), value
+        key, value = _core.parse_override(assignment)
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    return key.split("."), json.loads(value)
 
 
 def load(path: Path | str, sets: list[str] | tuple[str, ...] = ()) -> LiveScenario:

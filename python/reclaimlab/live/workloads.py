@@ -19,6 +19,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from reclaimlab import _core
 from reclaimlab.live.backend import BackendError, Cgroup, KernelBackend, ProcessHandle
 
 HELPER = [sys.executable, "-m", "reclaimlab.live.helpers"]
@@ -339,12 +340,6 @@ def latency_samples_ms(text: str) -> list[float]:
     return out
 
 
-def quantile(xs: list[float], p: float) -> float:
-    """mmtests VMR/Stat: x[int(L·p + 0.5)] on ascending data."""
-    s = sorted(xs)
-    return s[int((len(s) - 1) * p + 0.5)] if s else 0.0
-
-
 class Stutter(Workload):
     """mmtests stutter: the mmap latency probe runs throughout; each iteration starts a memhog,
     lets it settle, times `cp source dest; sync`, then kills the memhog."""
@@ -411,9 +406,9 @@ class Stutter(Workload):
             "mmap_latency_ms": {
                 "samples": len(lat),
                 "mean": round(sum(lat) / len(lat), 4) if lat else 0.0,
-                "p50": round(quantile(lat, 0.50), 4),
-                "p95": round(quantile(lat, 0.95), 4),
-                "p99": round(quantile(lat, 0.99), 4),
+                "p50": round(_core.quantile(lat, 0.50), 4),
+                "p95": round(_core.quantile(lat, 0.95), 4),
+                "p99": round(_core.quantile(lat, 0.99), 4),
                 "max": round(max(lat), 4) if lat else 0.0,
                 "delayed": sum(1 for x in lat if x > 5.0),
             },

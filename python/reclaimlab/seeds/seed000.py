@@ -9,6 +9,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from reclaimlab import _core, columns
+from reclaimlab.rundir import RunDir
+from reclaimlab.summary import format_value
+
 SCENARIO_DIR = Path(__file__).resolve().parents[3] / "scenarios" / "seed000"
 
 TESTS = {
@@ -17,8 +21,11 @@ TESTS = {
     3: "Test #3: 1 kswapd thread per node",
     4: "Test #4: 4 kswapd threads per node",
 }
+DD_SOURCES = dict(_core.workload_columns("dd"))  # header → column source (reclaimlab.columns)
 SHORT_COLUMNS = ["dd", "sy", "dd_cpu", "throughput"]
-LONG_COLUMNS = ["dd", "sy", "dd_cpu", "kswapd0", "kswapd1", "throughput", "dr", "pgscan_kswapd", "pgscan_direct"]
+LONG_COLUMNS = list(DD_SOURCES)
+
+Row = dict[str, float | None]  # a table row: column header → value
 
 
 def scenario_dir() -> Path:
@@ -26,52 +33,32 @@ def scenario_dir() -> Path:
     return SCENARIO_DIR
 
 
-@dataclass
-class Reference:
-    columns: list[str]
-    rows: dict[int, list[float]]
-
-
-def reference(test: int) -> Reference:
+def reference(test: int) -> dict[int, Row]:
+    """The seed's published rows of a test, by dd task count."""
     data = tomllib.loads((scenario_dir() / "reference.toml").read_text())[f"test{test}"]
-    return Reference(data["columns"], {int(r[0]): r for r in data["rows"]})
+    return {int(r[0]): dict(zip(data["columns"], r)) for r in data["rows"]}
 
 
 STAGE_S = 300.0  # the seed's measured stage: five minutes
 
 
-def columns_of(result: dict, stage_s: float | None = STAGE_S) -> dict[str, float]:
-    """The seed's columns from a run's result.json (simulated or live). Counts (dr, pgscan)
-    are scaled to a `stage_s`-second stage, so that shorter runs read beside the seed's."""
-    m = result["metrics"]
-    ks = m.get("kswapd_cpu") or [0.0, 0.0]
-    k = stage_s / result["elapsed_s"] if stage_s and result.get("elapsed_s") else 1.0
-    return {
-        "dd": m["tasks"],
-        "sy": m["sy"],
-        "dd_cpu": m["dd_cpu"],
-        "kswapd0": ks[0] if ks else 0.0,
-        "kswapd1": ks[1] if len(ks) > 1 else 0.0,
-        "throughput": m["throughput_kb_s"],
-        "dr": m["dr"] * k,
-        "pgscan_kswapd": m["pgscan_kswapd"] * k,
-        "pgscan_direct": m["pgscan_direct"] * k,
-    }
+def columns_of(run: RunDir, stage_s: float | None = STAGE_S) -> Row:
+    """The seed's columns (dd's table) of a simulated or live run directory. Counts (the
+    vmstat deltas: dr, pgscan) are scaled to a `stage_s`-second stage, so that shorter runs
+    read beside the seed's."""
+    k = stage_s / run.elapsed_s if stage_s and run.elapsed_s else 1.0
+    row: Row = {}
+    for header, source in DD_SOURCES.items():
+        v = columns.value(run, source)
+        row[header] = v * k if source.startswith("vmstat.") else v
+    return row
 
 
 def _fmt(col: str, v: float | None) -> str:
-    if v is None:
-        return "-"
-    if col in ("dd", "dr", "pgscan_kswapd", "pgscan_direct"):
-        return f"{int(round(v))}"
-    if col == "sy":
-        return f"{v:.0f}"
-    if col == "throughput":
-        return f"{v:.2f}"
-    return f"{v:.2f}"
+    return format_value(DD_SOURCES[col], v)
 
 
-def table(test: int, results: list[dict], title_suffix: str = "") -> Table:
+def table(test: int, rows: list[Row], title_suffix: str = "") -> Table:
     """One seed table: for each task count, the simulated row and the seed's row under it."""
     ref = reference(test)
     cols = SHORT_COLUMNS if test in (1, 2) else LONG_COLUMNS
@@ -79,12 +66,11 @@ def table(test: int, results: list[dict], title_suffix: str = "") -> Table:
     t.add_column("")
     for c in cols:
         t.add_column(c, justify="right")
-    for res in sorted(results, key=lambda r: r["metrics"]["tasks"]):
-        row = columns_of(res)
+    for row in sorted(rows, key=lambda r: r["dd"]):
         t.add_row("sim", *[_fmt(c, row[c]) for c in cols])
-        seed = ref.rows.get(int(row["dd"]))
+        seed = ref.get(int(row["dd"]))
         if seed is not None:
-            t.add_row("[dim]seed[/dim]", *[f"[dim]{_fmt(c, seed[ref.columns.index(c)])}[/dim]" for c in cols])
+            t.add_row("[dim]seed[/dim]", *[f"[dim]{_fmt(c, seed[c])}[/dim]" for c in cols])
     return t
 
 
@@ -102,19 +88,24 @@ class Target:
     detail: str
 
 
-def _by_tasks(results: list[dict]) -> dict[int, dict[str, float]]:
-    return {int(r["metrics"]["tasks"]): columns_of(r) for r in results}
+def _by_tasks(rows: list[Row]) -> dict[int, Row]:
+    return {int(r["dd"]): r for r in rows}
 
 
-def check_targets(results: dict[int, list[dict]]) -> list[Target]:
+def check_targets(rows: dict[int, list[Row]]) -> list[Target]:
     """The fidelity targets for seed 000 (issue: "reproduce seed 000"), evaluated on whatever
-    tests and task counts were run. Each says what it measured."""
+    tests and task counts were run (rows as `columns_of` gives them, by test). Each says what
+    it measured."""
     out: list[Target] = []
-    t = {test: _by_tasks(rs) for test, rs in results.items()}
+    t = {test: _by_tasks(rs) for test, rs in rows.items()}
     plateau = 26_250_000.0
 
     def have(test: int, *ns: int) -> bool:
         return test in t and all(n in t[test] for n in ns)
+
+    def kswapd(test: int, n: int) -> tuple[float, float]:
+        """Both nodes' kswapd CPU (0 for a node the run had no kswapd of)."""
+        return t[test][n]["kswapd0"] or 0.0, t[test][n]["kswapd1"] or 0.0
 
     if 1 in t:
         high = {n: r["throughput"] for n, r in t[1].items() if n >= 22}
@@ -140,19 +131,21 @@ def check_targets(results: dict[int, list[dict]]) -> list[Target]:
                               ", ".join(f"{n}:{d:.0f}" for n, d in zip(mid, drs))))
         busy = [n for n in (22, 28, 34, 40) if n in t[3]]
         if busy:
-            ks = [min(t[3][n]["kswapd0"], t[3][n]["kswapd1"]) for n in busy]
+            ks = [min(kswapd(3, n)) for n in busy]
             out.append(Target("T3 kswapd CPU near 100% at 22–40", all(k >= 85 for k in ks), ", ".join(f"{n}:{k:.0f}%" for n, k in zip(busy, ks))))
         if have(3, 40, 90):
-            a = (t[3][40]["kswapd0"] + t[3][40]["kswapd1"]) / 2
-            b = (t[3][90]["kswapd0"] + t[3][90]["kswapd1"]) / 2
+            a = sum(kswapd(3, 40)) / 2
+            b = sum(kswapd(3, 90)) / 2
             out.append(Target("T3 kswapd CPU falls at high N", b < a - 10, f"40: {a:.0f}%, 90: {b:.0f}%"))
         hi = [n for n in t[3] if n >= 52]
         if hi:
             tps = [t[3][n]["throughput"] / 1e6 for n in sorted(hi)]
             out.append(Target("T3 throughput plateaus near 17–18 GB/s (52–90)", all(15.5 <= v <= 19.5 for v in tps),
                               ", ".join(f"{n}:{v:.1f}" for n, v in zip(sorted(hi), tps))))
-    for n, seed_ratio in ((52, 21758352.0 / 17607680.4), (90, 22516787.6 / 16864428.0)):
+    seed = {test: reference(test) for test in (3, 4)}
+    for n in (52, 90):
         if have(3, n) and have(4, n):
+            seed_ratio = seed[4][n]["throughput"] / seed[3][n]["throughput"]
             r = t[4][n]["throughput"] / t[3][n]["throughput"]
             out.append(Target(f"T4/T3 throughput at {n} within ±15% of the seed's {seed_ratio:.2f}", abs(r / seed_ratio - 1) <= 0.15, f"{r:.2f}"))
     if 4 in t:
@@ -182,19 +175,7 @@ def targets_table(targets: list[Target]) -> Table:
     return t
 
 
-def reference_results(test: int) -> list[dict]:
-    """The seed's own rows as result.json-like dicts (for checking the targets themselves)."""
-    ref = reference(test)
-    out = []
-    for row in ref.rows.values():
-        v = dict(zip(ref.columns, row))
-        out.append({
-            "elapsed_s": STAGE_S,
-            "metrics": {
-                "tasks": v["dd"], "sy": v["sy"], "dd_cpu": v["dd_cpu"],
-                "kswapd_cpu": [v.get("kswapd0", 0.0), v.get("kswapd1", 0.0)],
-                "throughput_kb_s": v["throughput"], "dr": v.get("dr", 0),
-                "pgscan_kswapd": v.get("pgscan_kswapd", 0), "pgscan_direct": v.get("pgscan_direct", 0),
-            },
-        })
-    return out
+def reference_results(test: int) -> list[Row]:
+    """The seed's own rows, in the shape `check_targets` takes (for checking the targets
+    themselves)."""
+    return list(reference(test).values())

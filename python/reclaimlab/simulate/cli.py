@@ -11,8 +11,10 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from reclaimlab.rundir import RunDir, read_rundir
 from reclaimlab.seeds import seed000
 from reclaimlab.simulate.runner import Point, ScenarioError, points, run_points
+from reclaimlab.summary import print_summary
 
 console = Console(width=140)
 
@@ -44,24 +46,18 @@ def run(scenario: str, overrides: tuple[str, ...], out: Path | None, force: bool
     name = Path(scenario).stem
     out = out or _default_out(name)
     try:
-        results = run_points(pts, out, force=force, jobs=jobs)
+        rundirs = run_points(pts, out, force=force, jobs=jobs)
     except FileExistsError as e:
         _fail(str(e))
         return
-    _print_results(list(results.values()))
+    _print_results([read_rundir(d) for d in rundirs], name)
     console.print(f"run directory: {out}")
 
 
-def _print_results(results: list[dict]) -> None:
-    from rich.table import Table
-
-    t = Table(title="dd sy dd_cpu kswapd0 kswapd1 throughput dr pgscan_kswapd pgscan_direct", title_justify="left")
-    for c in seed000.LONG_COLUMNS:
-        t.add_column(c, justify="right")
-    for r in sorted(results, key=lambda r: r["metrics"]["tasks"]):
-        row = seed000.columns_of(r)
-        t.add_row(*[seed000._fmt(c, row[c]) for c in seed000.LONG_COLUMNS])
-    console.print(t)
+def _print_results(runs: list[RunDir], title: str) -> None:
+    """The workload's table (`workload_columns`), one row per point by task count."""
+    by_tasks = sorted(runs, key=lambda r: (r.result["metrics"].get("tasks", 0), r.path.name))
+    print_summary(by_tasks, title, console)
 
 
 def _seed000_points(tests: list[int], tasks: list[int] | None, memory_scale: float, duration: float | None) -> list[tuple[int, Point]]:
@@ -83,14 +79,12 @@ def _seed000_points(tests: list[int], tasks: list[int] | None, memory_scale: flo
 
 def _reproduce(tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, out: Path, force: bool, jobs: int | None, suffix: str) -> None:
     tagged = _seed000_points(tests, tasks, scale, duration)
-    results = run_points([p for _, p in tagged], out, force=force, jobs=jobs)
-    tables = []
-    by_test = {}
-    for test in tests:
-        rs = [results[p.label] for t, p in tagged if t == test]
-        by_test[test] = rs
-        tables.append(seed000.table(test, rs, suffix))
-    tables.append(seed000.targets_table(seed000.check_targets(by_test)))
+    rundirs = run_points([p for _, p in tagged], out, force=force, jobs=jobs)
+    rows: dict[int, list[seed000.Row]] = {test: [] for test in tests}
+    for (test, _), rundir in zip(tagged, rundirs):
+        rows[test].append(seed000.columns_of(read_rundir(rundir)))
+    tables = [seed000.table(test, rows[test], suffix) for test in tests]
+    tables.append(seed000.targets_table(seed000.check_targets(rows)))
     seed000.print_tables(tables, console)
     console.print("Counts (dr, pgscan) are scaled to the seed's 300 s stage.")
     console.print(f"run directories: {out}")
@@ -166,15 +160,16 @@ def bench(memory_gb: float, tasks: int, duration: float, kswapd_threads: int, as
         t0 = time.perf_counter()
         res = json.loads(_core.run_scenario(text, Path(d) / "run", False))
         wall = time.perf_counter() - t0
+    model = res["model"]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     figures = {
         "wall_s": round(wall, 3),
         "simulated_s": round(res["window_start_s"] + res["elapsed_s"], 3),
-        "page_events": res["page_events"],
-        "page_events_per_s": round(res["page_events"] / wall),
-        "managed_pages": res["managed_pages"],
-        "peak_rss_bytes_per_page": round(peak / res["managed_pages"], 2),
-        "state_bytes_per_page": round(res["page_state_bytes"] / res["managed_pages"], 3),
+        "page_events": model["page_events"],
+        "page_events_per_s": round(model["page_events"] / wall),
+        "managed_pages": model["managed_pages"],
+        "peak_rss_bytes_per_page": round(peak / model["managed_pages"], 2),
+        "state_bytes_per_page": round(model["page_state_bytes"] / model["managed_pages"], 3),
     }
     if as_json:
         click.echo(json.dumps(figures, indent=2))

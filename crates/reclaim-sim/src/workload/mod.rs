@@ -50,7 +50,8 @@ impl WorkloadError {
 /// its value comes from in a run directory, one of
 /// `metrics.<name>` (result.json), `vmstat.<counter>` (its delta; `vmstat.<prefix>*` sums
 /// counters by prefix), `cpu.sy_max` (the highest `sy` sample), `tasks.workload_cpu` (mean
-/// CPU % per workload task) or `tasks.kswapd_cpu.<node>` (CPU % of a node's kswapd threads).
+/// CPU % per workload task) or `tasks.kswapd_cpu.<node>` (CPU % of a node's kswapd thread,
+/// the mean over its threads when it has several).
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Column {
     pub header: &'static str,
