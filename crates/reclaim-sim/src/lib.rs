@@ -24,3 +24,8 @@ pub mod workload;
 pub use run::run;
 pub use rundir::{check_run_dir_free, write_run_dir, RunOutput, RunResult};
 pub use scenario::{Scenario, ScenarioError};
+
+/// docs/model.md, whose example workload the doc tests compile.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/model.md")]
+pub struct ModelDoc;
