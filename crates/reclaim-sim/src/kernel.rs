@@ -345,25 +345,41 @@ impl Kernel {
         self.zone_lock[zi].acquire(self.now, at, cpu_node, hold, &self.lock_costs)
     }
 
-    /// `submit_bio()` of I/O `bio` at the current task's clock: the device takes it, and
-    /// its completion is queued.
+    /// `submit_bio()` of I/O `bio` at the current task's clock: the device takes it and says
+    /// when it completes.
     pub fn submit_bio(&mut self, bio: u32, bytes: u64) {
         let (dev, op) = (self.bios[bio].dev, self.bios[bio].op);
         let at = self.clock();
-        let done = self.devices[dev].submit(op, at, bytes);
+        self.bios[bio].done_at = self.devices[dev].submit(op, at, bytes);
         if op == Op::Read {
             self.count(VmEvent::PgpginKb, bytes / 1024);
         } else {
             self.count(VmEvent::PgpgoutKb, bytes / 1024);
         }
-        self.sched.queue.push(done, EventKind::Io(bio));
     }
 
-    /// `bio_endio()`: I/O `bio` completed at `at`; the tasks waiting for it run.
-    pub fn bio_endio(&mut self, bio: u32, at: Ns) {
+    /// Task `tid` waits for I/O `bio`, which has not completed: it goes on the I/O's wait
+    /// queue, and the completion event is queued if it is not yet.
+    pub fn bio_add_waiter(&mut self, bio: u32, tid: u32) {
         let b = &mut self.bios[bio];
-        b.done = true;
-        b.waiters.wake_up_all(&mut self.sched, at);
+        b.waiters.add(tid);
+        if !b.endio_queued {
+            b.endio_queued = true;
+            let at = b.done_at;
+            self.sched.queue.push(at, EventKind::Io(bio));
+        }
+    }
+
+    /// `bio_endio()` of I/O `bio`: the tasks waiting for it, taken off its wait queue and
+    /// appended to `waiters` (`process::Sim::complete_io` runs each; one may reuse the I/O's
+    /// slot, so all are taken first).
+    pub fn bio_endio(&mut self, bio: u32, waiters: &mut Vec<u32>) {
+        let b = &mut self.bios[bio];
+        debug_assert!(b.done(self.now));
+        b.endio_queued = false;
+        while let Some(w) = b.waiters.pop_first() {
+            waiters.push(w);
+        }
     }
 
     /// Bytes of per-page simulator state: the page descriptors (with list heads), the

@@ -60,6 +60,7 @@ impl Future for Yield<'_> {
     fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
         match self.req.take() {
             Some(req) => {
+                // Beside the task's other scheduling state, which the executor reads next.
                 self.cx.k().sched.tasks[self.cx.tid as usize].req = req;
                 Poll::Pending
             }
@@ -113,15 +114,15 @@ pub async fn schedule_timeout(cx: &Cx, timeout: Ns) -> Ns {
 }
 
 /// Wait for I/O `bio` to complete (`submit_bio_wait`, `folio_wait_locked` on its pages):
-/// its completion event wakes the task.
+/// its completion event runs the task (`Sim::complete_io`).
 pub async fn wait_on_bio(cx: &Cx, bio: u32) {
     loop {
         {
             let mut k = cx.k();
-            if k.bios[bio].done {
+            if k.bios[bio].done(k.now) {
                 return;
             }
-            k.bios[bio].waiters.add(cx.tid);
+            k.bio_add_waiter(bio, cx.tid);
         }
         schedule(cx).await;
     }
@@ -133,6 +134,8 @@ type Process = Pin<Box<dyn Future<Output = ()>>>;
 pub struct Sim {
     pub kernel: Rc<RefCell<Kernel>>,
     procs: Vec<Option<Process>>,
+    /// The waiters of the I/O completing (kept to reuse its allocation).
+    io_waiters: Vec<u32>,
 }
 
 impl Sim {
@@ -140,6 +143,7 @@ impl Sim {
         Sim {
             kernel: Rc::new(RefCell::new(kernel)),
             procs: Vec::new(),
+            io_waiters: Vec::new(),
         }
     }
 
@@ -180,6 +184,36 @@ impl Sim {
         tid
     }
 
+    /// I/O `bio` completes at `at` (`bio_endio`): each task waiting for it runs now, in the
+    /// completion event's turn (so among events of the same nanosecond it runs in the order
+    /// it began to wait).
+    pub fn complete_io(&mut self, bio: u32, at: Ns) {
+        let mut waiters = std::mem::take(&mut self.io_waiters);
+        {
+            let mut k = self.k();
+            k.now = at;
+            k.bio_endio(bio, &mut waiters);
+        }
+        for &w in &waiters {
+            let run = {
+                let mut k = self.k();
+                let t = &mut k.sched.tasks[w as usize];
+                if t.next_at.is_none() {
+                    t.next_at = Some(at);
+                    true
+                } else {
+                    k.sched.wake(w, at);
+                    false
+                }
+            };
+            if run {
+                self.run_task(w, at);
+            }
+        }
+        waiters.clear();
+        self.io_waiters = waiters;
+    }
+
     /// Task `id`'s event at `at` fires: unless stale or its CPU is busy, its process runs
     /// until it yields, and its next event is queued.
     pub fn run_task(&mut self, id: u32, at: Ns) {
@@ -202,15 +236,16 @@ impl Sim {
             k.current = id;
             (cpu, start)
         };
-        let mut proc = self.procs[id as usize]
-            .take()
-            .unwrap_or_else(|| panic!("task {id} re-entered its own process"));
+        // Polled in place: a process reaches the kernel through its Cx, never the executor,
+        // so nothing else touches this slot while it runs.
+        let slot = &mut self.procs[id as usize];
+        let proc = slot.as_mut().expect("a finished task is never woken");
         let done = proc
             .as_mut()
             .poll(&mut Context::from_waker(Waker::noop()))
             .is_ready();
-        if !done {
-            self.procs[id as usize] = Some(proc);
+        if done {
+            *slot = None;
         }
         let mut k = self.k();
         let sys = k.slice;

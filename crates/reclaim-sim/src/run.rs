@@ -84,24 +84,60 @@ pub fn simulate(
         duration + warmup_limit / 4
     };
     let check_invariants = cfg!(debug_assertions);
+    // One borrow of the kernel per event: the bookkeeping after an event is done at the top
+    // of the next iteration, with the same borrow that pops it.
     let mut steps: u64 = 0;
     loop {
-        let Some((t, ev)) = sim.k().sched.queue.pop() else {
+        let mut k = sim.k();
+        if steps > 0 {
+            if check_invariants && steps.is_multiple_of(4096) {
+                if let Err(e) = k.check_conservation(0) {
+                    panic!("invariant broken at t={}: {e}", k.now);
+                }
+            }
+            if base.is_none() {
+                let started = match s.run.start_at {
+                    StartAt::KswapdWake => k.first_kswapd_wake.is_some(),
+                    StartAt::Start => true,
+                };
+                if started || k.now >= warmup_limit {
+                    start_met = started;
+                    let (b, end) = begin_window(&mut k, &mut work, &mut tracer);
+                    base = Some(b);
+                    end_at = end;
+                }
+            } else if let (StopAt::KswapdScan, Some(b)) = (s.run.stop_at, &base) {
+                if k.events.get(VmEvent::PgscanKswapd) > b.vmstat.event(VmEvent::PgscanKswapd) {
+                    break;
+                }
+            }
+            if k.now >= next_progress {
+                let done = match &base {
+                    Some(b) => (k.now - b.at) as f64 / duration as f64,
+                    None => 0.0,
+                };
+                progress(done.clamp(0.0, 1.0));
+                next_progress = k.now + (horizon / 200).max(1);
+            }
+        }
+        steps += 1;
+        let Some((t, ev)) = k.sched.queue.pop() else {
             break;
         };
         if t > end_at {
-            sim.k().now = end_at;
+            k.now = end_at;
             break;
         }
         match ev {
-            EventKind::Task(id) => sim.run_task(id, t),
+            EventKind::Task(id) => {
+                drop(k);
+                sim.run_task(id, t);
+            }
             EventKind::Io(bio) => {
-                let mut k = sim.k();
-                k.now = t;
-                k.bio_endio(bio, t);
+                drop(k);
+                sim.complete_io(bio, t);
             }
             EventKind::Sample => {
-                let mut k = sim.k();
                 k.now = t;
                 if let Some(b) = &base {
                     let prev = last_sample.as_ref().unwrap_or(b);
@@ -111,40 +147,9 @@ pub fn simulate(
                 }
             }
             EventKind::End => {
-                sim.k().now = t;
+                k.now = t;
                 break;
             }
-        }
-        let mut k = sim.k();
-        steps += 1;
-        if check_invariants && steps.is_multiple_of(4096) {
-            if let Err(e) = k.check_conservation(0) {
-                panic!("invariant broken at t={}: {e}", k.now);
-            }
-        }
-        if base.is_none() {
-            let started = match s.run.start_at {
-                StartAt::KswapdWake => k.first_kswapd_wake.is_some(),
-                StartAt::Start => true,
-            };
-            if started || k.now >= warmup_limit {
-                start_met = started;
-                let (b, end) = begin_window(&mut k, &mut work, &mut tracer);
-                base = Some(b);
-                end_at = end;
-            }
-        } else if let (StopAt::KswapdScan, Some(b)) = (s.run.stop_at, &base) {
-            if k.events.get(VmEvent::PgscanKswapd) > b.vmstat.event(VmEvent::PgscanKswapd) {
-                break;
-            }
-        }
-        if k.now >= next_progress {
-            let done = match &base {
-                Some(b) => (k.now - b.at) as f64 / duration as f64,
-                None => 0.0,
-            };
-            progress(done.clamp(0.0, 1.0));
-            next_progress = k.now + (horizon / 200).max(1);
         }
     }
     progress(1.0);

@@ -112,6 +112,11 @@ impl WaitQueue {
         &self.waiters
     }
 
+    /// The oldest waiter, taken off the queue.
+    pub fn pop_first(&mut self) -> Option<u32> {
+        (!self.waiters.is_empty()).then(|| self.waiters.remove(0))
+    }
+
     /// `wake_up_all()`: every waiter is taken off the queue (`autoremove_wake_function`),
     /// marked woken and runs at `at`.
     pub fn wake_up_all(&mut self, sched: &mut Sched, at: Ns) {

@@ -91,7 +91,7 @@ pub fn run_next(sim: &mut Sim) -> Option<u32> {
             Some(id)
         }
         EventKind::Io(bio) => {
-            sim.k().bio_endio(bio, t);
+            sim.complete_io(bio, t);
             None
         }
         other => panic!("unexpected event {other:?}"),

@@ -13,8 +13,10 @@
 //! /proc/diskstats, reads and writes apart.
 //!
 //! An I/O is submitted whole (its requests are the parts of at most `max_request_bytes`) and
-//! completes when its last part does: `Kernel::submit_bio` queues the completion event, and
-//! `Kernel::bio_endio` marks it done and wakes the tasks waiting on it.
+//! completes when its last part does. Its completion is an event (`process::Sim::complete_io`)
+//! that runs the tasks waiting for it. The event is queued when the I/O gets its first waiter
+//! (`process::wait_on_bio`): a read that its reader finds complete, with no work to do at
+//! completion, costs no event.
 
 use std::collections::VecDeque;
 
@@ -148,15 +150,26 @@ impl BlockDevice {
     }
 }
 
-/// One I/O in flight (`struct bio`): the device, the direction, the pages it moves, and the
-/// tasks waiting for it.
+/// One I/O in flight (`struct bio`): the device, the direction, the pages it moves, when it
+/// completes, and the tasks waiting for it.
 #[derive(Debug)]
 pub struct Bio {
     pub dev: usize,
     pub op: Op,
     pub pages: Vec<u32>,
-    pub done: bool,
+    /// When the device completes it (set at submission).
+    pub done_at: Ns,
+    /// Its completion event is queued (it has a waiter).
+    pub endio_queued: bool,
     pub waiters: WaitQueue,
+}
+
+impl Bio {
+    /// Has it completed by `now`?
+    #[inline]
+    pub fn done(&self, now: Ns) -> bool {
+        self.done_at <= now
+    }
 }
 
 /// The I/Os, in slots reused once their owner puts them (`bio_put`), so that their page
@@ -168,29 +181,31 @@ pub struct Bios {
 }
 
 impl Bios {
-    /// `bio_alloc()`: an empty I/O to device `dev`.
+    /// `bio_alloc()`: an empty I/O to device `dev`, not yet submitted.
     pub fn alloc(&mut self, dev: usize, op: Op) -> u32 {
         if let Some(id) = self.free.pop() {
             let b = &mut self.slots[id as usize];
             b.dev = dev;
             b.op = op;
-            b.done = false;
+            b.done_at = Ns::MAX;
+            b.endio_queued = false;
             return id;
         }
         self.slots.push(Bio {
             dev,
             op,
             pages: Vec::new(),
-            done: false,
+            done_at: Ns::MAX,
+            endio_queued: false,
             waiters: WaitQueue::default(),
         });
         (self.slots.len() - 1) as u32
     }
 
-    /// `bio_put()`: the owner is done with I/O `id`, which must have completed.
-    pub fn put(&mut self, id: u32) {
+    /// `bio_put()`: the owner is done with I/O `id`, which must have completed by `now`.
+    pub fn put(&mut self, id: u32, now: Ns) {
         let b = &mut self.slots[id as usize];
-        assert!(b.done, "bio {id} put before it completed");
+        assert!(b.done(now), "bio {id} put before it completed");
         debug_assert!(!b.waiters.is_active());
         b.pages.clear();
         self.free.push(id);
@@ -311,15 +326,24 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "before it completed")]
+    fn a_bio_in_flight_cannot_be_put() {
+        let mut b = Bios::default();
+        let a = b.alloc(0, Op::Read);
+        b[a].done_at = 10;
+        b.put(a, 9);
+    }
+
+    #[test]
     fn bios_are_reused_once_put() {
         let mut b = Bios::default();
         let a = b.alloc(0, Op::Read);
         b[a].pages.push(7);
-        b[a].done = true;
-        b.put(a);
+        b[a].done_at = 10;
+        b.put(a, 10);
         let again = b.alloc(3, Op::Write);
         assert_eq!(again, a);
-        assert!(b[again].pages.is_empty() && !b[again].done);
+        assert!(b[again].pages.is_empty() && !b[again].done(10));
         assert_eq!((b[again].dev, b.nr_in_use()), (3, 1));
     }
 }

@@ -122,11 +122,9 @@ impl SequentialReader {
     pub async fn readahead(&mut self, cx: &Cx) {
         let want = (SWAP_CLUSTER_MAX as usize).min(self.ra_pages - self.filling.len());
         let first = self.filling.len();
-        self.filling.resize(first + want, 0);
         let got = {
             let mut k = cx.k();
-            let got = k.alloc_pages_batch(self.ra_gfp, cx.node, cx.cpu, &mut self.filling[first..]);
-            self.filling.truncate(first + got);
+            let got = k.alloc_pages_batch(self.ra_gfp, cx.node, cx.cpu, want, &mut self.filling);
             self.add(&mut k, first, cx.cpu);
             got
         };
@@ -213,7 +211,8 @@ impl SequentialReader {
         }
         folios.clear();
         k.bios[bio].pages = folios;
-        k.bios.put(bio);
+        let now = k.now;
+        k.bios.put(bio, now);
         n * 4096
     }
 }

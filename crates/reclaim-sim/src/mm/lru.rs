@@ -170,7 +170,10 @@ pub const LRU_ADD_BATCH: u64 = 15;
 /// Departure: the model puts each folio on its LRU list when it is added (the list state is
 /// exact) and defers only the lock's cost to the drain; in the kernel the up to 14 folios
 /// still in the batch are invisible to reclaim until then.
+///
+/// One cache line per CPU's batch (62 bytes, aligned), as the kernel's per-CPU data is.
 #[derive(Debug, Default, Clone)]
+#[repr(align(64))]
 pub struct LruAddBatch {
     /// The batch's folios as runs of one lruvec: `(lruvec index, folios)`, in the order they
     /// came.
@@ -202,13 +205,24 @@ impl LruAddBatch {
         u64::from(self.len) == LRU_ADD_BATCH
     }
 
-    /// The runs, emptying the batch.
-    pub fn take_runs(&mut self) -> impl Iterator<Item = (usize, u64)> + '_ {
-        let n = std::mem::take(&mut self.nr_runs) as usize;
+    /// Runs in the batch.
+    #[inline]
+    pub fn nr_runs(&self) -> usize {
+        self.nr_runs as usize
+    }
+
+    /// Run `i`: `(lruvec index, folios)`.
+    #[inline]
+    pub fn run(&self, i: usize) -> (usize, u64) {
+        let (lv, n) = self.runs[i];
+        (usize::from(lv), u64::from(n))
+    }
+
+    /// Empty the batch (after its runs moved to the LRU).
+    #[inline]
+    pub fn clear(&mut self) {
+        self.nr_runs = 0;
         self.len = 0;
-        self.runs[..n]
-            .iter()
-            .map(|&(lv, k)| (usize::from(lv), u64::from(k)))
     }
 
     /// Folios waiting in the batch.
@@ -247,8 +261,9 @@ mod tests {
         assert_eq!(b.push(0, 10), 10);
         assert_eq!(b.push(1, 10), 5);
         assert!(b.is_full());
-        let runs: Vec<_> = b.take_runs().collect();
+        let runs: Vec<_> = (0..b.nr_runs()).map(|i| b.run(i)).collect();
         assert_eq!(runs, vec![(0, 10), (1, 5)]);
+        b.clear();
         assert!(b.is_empty());
     }
 }

@@ -147,23 +147,42 @@ async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
     }
 }
 
+/// One allocation's result, for the functions that append pages to a collection.
+#[derive(Default)]
+struct OnePage(Option<u32>);
+
+impl Extend<u32> for OnePage {
+    fn extend<I: IntoIterator<Item = u32>>(&mut self, pfns: I) {
+        for p in pfns {
+            debug_assert!(self.0.is_none(), "one page was asked for");
+            self.0 = Some(p);
+        }
+    }
+}
+
 impl Kernel {
-    /// `alloc_pages(gfp, 0)` on node `nid` called up to `out.len()` times in a row, as far as
-    /// the calls need no direct reclaim: the fast path at the low watermark, then the slow
-    /// path's first steps (wake the kswapds, the min watermark) for the rest. Fills `out`
-    /// from the start and returns how many pages; each is as its own call would give it.
-    /// Fewer than `out.len()` means the next call enters direct reclaim: the caller adds the
-    /// pages it has (as the kernel's caller adds each before allocating the next) and then
-    /// calls `alloc_pages`.
-    pub fn alloc_pages_batch(&mut self, gfp: Gfp, nid: u32, cpu: u32, out: &mut [u32]) -> usize {
+    /// `alloc_pages(gfp, 0)` on node `nid` called up to `want` times in a row, as far as the
+    /// calls need no direct reclaim: the fast path at the low watermark, then the slow path's
+    /// first steps (wake the kswapds, the min watermark) for the rest. The pages are appended
+    /// to `out`, each as its own call would give it; returns how many. Fewer than `want`
+    /// means the next call enters direct reclaim: the caller adds the pages it has (as the
+    /// kernel's caller adds each before allocating the next) and then calls `alloc_pages`.
+    pub fn alloc_pages_batch(
+        &mut self,
+        gfp: Gfp,
+        nid: u32,
+        cpu: u32,
+        want: usize,
+        out: &mut Vec<u32>,
+    ) -> usize {
         let ac = AllocContext::new(gfp, 0, nid);
-        let mut got = self.get_page_from_freelist(&ac, ALLOC_WMARK_LOW, cpu, out);
-        if got < out.len() {
+        let mut got = self.get_page_from_freelist(&ac, ALLOC_WMARK_LOW, cpu, want, out);
+        if got < want {
             let alloc_flags = gfp_to_alloc_flags(gfp);
             if alloc_flags & ALLOC_KSWAPD != 0 {
                 self.wake_all_kswapds(&ac);
             }
-            got += self.get_page_from_freelist(&ac, alloc_flags, cpu, &mut out[got..]);
+            got += self.get_page_from_freelist(&ac, alloc_flags, cpu, want - got, out);
         }
         got
     }
@@ -175,28 +194,31 @@ impl Kernel {
         alloc_flags: AllocFlags,
         cpu: u32,
     ) -> Option<u32> {
-        let mut page = [0u32];
-        (self.get_page_from_freelist(ac, alloc_flags, cpu, &mut page) == 1).then_some(page[0])
+        let mut page = OnePage::default();
+        self.get_page_from_freelist(ac, alloc_flags, cpu, 1, &mut page);
+        page.0
     }
 
-    /// `get_page_from_freelist()` for up to `out.len()` allocations of `ac.order` in a row,
-    /// as that many consecutive calls would return them: each comes from the first zone of
-    /// the zonelist (≤ highest_zoneidx) that still passes the watermark. Fills `out` from the
-    /// start (first pfns) and returns how many. The CPU time (zone->lock whenever `cpu`'s
-    /// per-CPU list needs a refill; once per block above order 0) is charged to the slice.
+    /// `get_page_from_freelist()` for up to `want` allocations of `ac.order` in a row, as
+    /// that many consecutive calls would return them: each comes from the first zone of the
+    /// zonelist (≤ highest_zoneidx) that still passes the watermark. Appends their first
+    /// pfns to `out` and returns how many. The CPU time (zone->lock whenever `cpu`'s per-CPU
+    /// list needs a refill; once per block above order 0) is charged to the slice.
+    #[inline]
     pub fn get_page_from_freelist(
         &mut self,
         ac: &AllocContext,
         alloc_flags: AllocFlags,
         cpu: u32,
-        out: &mut [u32],
+        want: usize,
+        out: &mut impl Extend<u32>,
     ) -> usize {
         let cpu_node = self.cpus.node_of(cpu);
         let wmark = (alloc_flags & ALLOC_WMARK_MASK) as usize;
         let hz = ac.highest_zoneidx;
         let mut got = 0;
         for i in 0..self.zonelists[ac.nid as usize].len() {
-            if got == out.len() {
+            if got == want {
                 break;
             }
             let zi = self.zonelists[ac.nid as usize][i];
@@ -212,11 +234,11 @@ impl Kernel {
             let n = if ac.order == 0 {
                 // zone_watermark_fast() for order 0 passes while free > mark + lowmem_reserve.
                 let allowed = z.nr_free_pages.saturating_sub(mark + z.lowmem_reserve[hz]);
-                let n = (out.len() - got).min(allowed as usize);
-                self.rmqueue_pcplist_run(zi, cpu, cpu_node, &mut out[got..got + n]);
+                let n = (want - got).min(allowed as usize);
+                self.rmqueue_pcplist_run(zi, cpu, cpu_node, n, out);
                 n
             } else {
-                self.rmqueue_blocks(zi, ac.order, mark, hz, cpu_node, &mut out[got..])
+                self.rmqueue_blocks(zi, ac.order, mark, hz, cpu_node, want - got, out)
             };
             self.events
                 .count_zid(VmEvent::PgallocDma, zone_idx, (n as u64) << ac.order);
@@ -225,12 +247,20 @@ impl Kernel {
         got
     }
 
-    /// `rmqueue_pcplist()` for `out.len()` order-0 pages of zone `zi` that the watermark
-    /// allows: refill `cpu`'s per-CPU list under zone->lock whenever its credit runs out,
-    /// and take each refill's pages as one run.
-    fn rmqueue_pcplist_run(&mut self, zi: usize, cpu: u32, cpu_node: u32, out: &mut [u32]) {
+    /// `rmqueue_pcplist()` for `n` order-0 pages of zone `zi` that the watermark allows:
+    /// refill `cpu`'s per-CPU list under zone->lock whenever its credit runs out, and take
+    /// each refill's pages as one run.
+    #[inline]
+    fn rmqueue_pcplist_run(
+        &mut self,
+        zi: usize,
+        cpu: u32,
+        cpu_node: u32,
+        n: usize,
+        out: &mut impl Extend<u32>,
+    ) {
         let mut taken = 0;
-        while taken < out.len() {
+        while taken < n {
             let pcp = self.pcp[cpu as usize];
             if pcp.zone != zi || pcp.credit == 0 {
                 let hold = PCP_BATCH as Ns * self.costs.buddy_ns;
@@ -243,17 +273,17 @@ impl Kernel {
                 };
             }
             let pcp = &mut self.pcp[cpu as usize];
-            let run = (out.len() - taken).min(pcp.credit as usize);
+            let run = (n - taken).min(pcp.credit as usize);
             pcp.credit -= run as u32;
-            let got =
-                self.zones[zi].rmqueue_order0_run(&mut self.pages, &mut out[taken..taken + run]);
+            let got = self.zones[zi].rmqueue_order0_run(&mut self.pages, run, out);
             debug_assert_eq!(got, run, "watermark passed but the buddy lists are empty");
             taken += run;
         }
     }
 
-    /// `rmqueue_buddy()` for blocks of `order` from zone `zi` while `__zone_watermark_ok()`
-    /// passes, one zone->lock acquisition each; returns how many were put in `out`.
+    /// `rmqueue_buddy()` for up to `want` blocks of `order` from zone `zi` while
+    /// `__zone_watermark_ok()` passes, one zone->lock acquisition each; returns how many.
+    #[allow(clippy::too_many_arguments)]
     fn rmqueue_blocks(
         &mut self,
         zi: usize,
@@ -261,10 +291,11 @@ impl Kernel {
         mark: u64,
         hz: usize,
         cpu_node: u32,
-        out: &mut [u32],
+        want: usize,
+        out: &mut impl Extend<u32>,
     ) -> usize {
         let mut n = 0;
-        while n < out.len() {
+        while n < want {
             let z = &self.zones[zi];
             if !z.zone_watermark_ok(order, mark, hz) {
                 break;
@@ -275,7 +306,7 @@ impl Kernel {
             let at = self.clock();
             let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
             self.charge(lock.total());
-            out[n] = page;
+            out.extend(std::iter::once(page));
             n += 1;
         }
         n

@@ -26,14 +26,15 @@ impl Kernel {
     /// lruvec changes), held `lru_add_ns` per folio.
     pub fn folio_batch_move_lru(&mut self, cpu: u32) {
         let cpu_node = self.cpus.node_of(cpu);
-        let mut batch = std::mem::take(&mut self.lru_add[cpu as usize]);
-        for (lv, n) in batch.take_runs() {
+        let c = cpu as usize;
+        for i in 0..self.lru_add[c].nr_runs() {
+            let (lv, n) = self.lru_add[c].run(i);
             let hold = n * self.costs.lru_add_ns;
             let at = self.clock();
             let lock = self.lru_lock(lv, cpu_node, hold, at);
             self.charge(lock.total());
         }
-        self.lru_add[cpu as usize] = batch;
+        self.lru_add[c].clear();
     }
 
     /// `folio_mark_accessed()`: the two-step activation inactive,unreferenced →

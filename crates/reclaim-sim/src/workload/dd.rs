@@ -224,7 +224,11 @@ async fn dd_direct(cx: Cx, file: File, bytes: Rc<RefCell<Vec<u64>>>) {
             bio
         };
         wait_on_bio(&cx, bio).await;
-        cx.k().bios.put(bio);
+        {
+            let mut k = cx.k();
+            let now = k.now;
+            k.bios.put(bio, now);
+        }
         bytes.borrow_mut()[file.slot] += file.block_bytes;
     }
 }
