@@ -60,10 +60,10 @@ def _print_results(runs: list[RunDir], title: str) -> None:
     print_summary(by_tasks, title, console)
 
 
-def _seed000_points(tests: list[int], tasks: list[int] | None, memory_scale: float, duration: float | None) -> list[tuple[int, Point]]:
+def _seed000_points(tests: list[int], tasks: list[int] | None, memory_scale: float, duration: float | None, sets: tuple[str, ...] = ()) -> list[tuple[int, Point]]:
     out = []
     for test in tests:
-        overrides = []
+        overrides = list(sets)
         if memory_scale != 1.0:
             mb = 387072 * memory_scale
             overrides.append(f"machine.memory_mb_per_node={max(2048, int(mb) // 4 * 4)}")
@@ -77,8 +77,12 @@ def _seed000_points(tests: list[int], tasks: list[int] | None, memory_scale: flo
     return out
 
 
-def _reproduce(tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, out: Path, force: bool, jobs: int | None, suffix: str) -> None:
-    tagged = _seed000_points(tests, tasks, scale, duration)
+def _reproduce(tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, out: Path, force: bool, jobs: int | None, suffix: str, sets: tuple[str, ...] = ()) -> None:
+    try:
+        tagged = _seed000_points(tests, tasks, scale, duration, sets)
+    except ScenarioError as e:
+        _fail(str(e))
+        return
     rundirs = run_points([p for _, p in tagged], out, force=force, jobs=jobs)
     rows: dict[int, list[seed000.Row]] = {test: [] for test in tests}
     for (test, _), rundir in zip(tagged, rundirs):
@@ -100,16 +104,19 @@ def _int_list(s: str | None) -> list[int] | None:
 @click.option("--tasks", default=None, help="Only these dd task counts (comma-separated); default: the seed's.")
 @click.option("--scale", default=1.0, show_default=True, type=float, help="Memory scale (1 = the seed's 756 GB).")
 @click.option("--duration", default=None, type=float, help="Measured seconds per stage (default: the seed's 300).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a key of every test's scenario, e.g. --set variant.readahead_noretry=true.")
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite existing run directories.")
 @click.option("-j", "--jobs", type=int, default=None, help="Points simulated in parallel.")
-def reproduce(seed: str, tests: str, tasks: str | None, scale: float, duration: float | None, out: Path | None, force: bool, jobs: int | None) -> None:
+def reproduce(seed: str, tests: str, tasks: str | None, scale: float, duration: float | None, sets: tuple[str, ...], out: Path | None, force: bool, jobs: int | None) -> None:
     """Reproduce a seed document's tables: simulated rows with the seed's rows beneath."""
     test_list = _int_list(tests) or []
     if any(t not in seed000.TESTS for t in test_list):
         _fail("--tests takes numbers from 1 to 4")
     suffix = "" if scale == 1.0 else f" (memory ×{scale:g})"
-    _reproduce(test_list, _int_list(tasks), scale, duration, out or _default_out(seed), force, jobs, suffix)
+    if sets:
+        suffix += " — " + ", ".join(sets)
+    _reproduce(test_list, _int_list(tasks), scale, duration, out or _default_out(seed), force, jobs, suffix, sets)
 
 
 @click.command()
