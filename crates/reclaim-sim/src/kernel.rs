@@ -16,7 +16,8 @@ use crate::mm::page_ext::PageExt;
 use crate::mm::vmstat::{VmEvent, VmEvents, VmstatSnapshot, NR_STAT_ITEMS};
 use crate::mm::zone::{
     calculate_min_free_kbytes, free_lists, setup_per_zone_lowmem_reserve, setup_per_zone_wmarks,
-    PcpCredit, Zone, MAX_NR_ZONES, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS, ZONE_DMA32, ZONE_NORMAL,
+    zonelist_kswapd_nodes, PcpCredit, Zone, MAX_NR_ZONES, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS,
+    ZONE_DMA32, ZONE_NORMAL,
 };
 use crate::scenario::machine::{Costs, Machine, Sysctl};
 use crate::sched::{Sched, TaskClass, WaitQueue};
@@ -69,6 +70,9 @@ pub struct Kernel {
     /// `node_zonelists[ZONELIST_FALLBACK]` per node: zone indices, local node first, each
     /// node's zones from the highest type down.
     pub zonelists: Vec<Vec<usize>>,
+    /// `[nid · MAX_NR_ZONES + highest_zoneidx]`: the nodes whose kswapd an allocation from
+    /// `nid`'s zonelist wakes ([`zonelist_kswapd_nodes`]).
+    pub kswapd_wake_nodes: Vec<Vec<u32>>,
     pub events: VmEvents,
     pub sched: Sched,
     pub cpus: Cpus,
@@ -186,7 +190,7 @@ impl Kernel {
                 zones[zi].lowmem_reserve = reserve[zones[zi].zone_idx];
             }
         }
-        let zonelists = (0..m.nodes)
+        let zonelists: Vec<Vec<usize>> = (0..m.nodes)
             .map(|nid| {
                 let mut order: Vec<u32> = vec![nid];
                 order.extend((0..m.nodes).filter(|&n| n != nid));
@@ -195,6 +199,10 @@ impl Kernel {
                     .flat_map(|&n| nodes[n as usize].zones.iter().rev().copied())
                     .collect()
             })
+            .collect();
+        let kswapd_wake_nodes = zonelists
+            .iter()
+            .flat_map(|zl| (0..MAX_NR_ZONES).map(|hz| zonelist_kswapd_nodes(&zones, zl, hz)))
             .collect();
         let zone_lock = zones.iter().map(|z| SpinLock::new(z.nid)).collect();
         let mut devices = Vec::new();
@@ -230,6 +238,7 @@ impl Kernel {
             nodes,
             lruvecs,
             zonelists,
+            kswapd_wake_nodes,
             events: VmEvents::default(),
             sched: Sched::default(),
             cpus,

@@ -44,6 +44,7 @@ pub const NO_OWNER: u32 = u32::MAX;
 const _: () = assert!(std::mem::size_of::<PageDesc>() == 16);
 
 /// A list head of a [`Pages`]: an LRU list or a buddy free list, made by [`Pages::list`].
+/// It holds the sentinel's index in that array's descriptors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListId(u32);
 
@@ -94,20 +95,19 @@ impl Pages {
 
     /// List `l` of the `nr_lists` this array was made with.
     pub fn list(&self, l: u32) -> ListId {
-        assert!(
-            (self.nr_pages as usize + l as usize) < self.desc.len(),
-            "list {l} out of range"
-        );
-        ListId(l)
+        let h = self.nr_pages as usize + l as usize;
+        assert!(h < self.desc.len(), "list {l} out of range");
+        ListId(h as u32)
     }
 
-    /// The sentinel of list `l`, checked against the array (a `ListId` of another, larger
-    /// array would otherwise reach past this one's end).
+    /// The sentinel of list `l`. Checked against the array's end, which keeps a `ListId` of
+    /// another, larger array from reaching past it; one of a smaller array would name a page
+    /// here, which debug builds catch.
     #[inline]
     fn head(&self, l: ListId) -> u32 {
-        let h = self.nr_pages as usize + l.0 as usize;
-        assert!(h < self.desc.len(), "list {} out of range", l.0);
-        h as u32
+        assert!((l.0 as usize) < self.desc.len(), "list out of range");
+        debug_assert!(l.0 >= self.nr_pages, "a list of another page array");
+        l.0
     }
 
     /// The descriptor at a link: `i` was read from a link (or checked against the array by
@@ -194,15 +194,19 @@ impl Pages {
         };
         let h = self.head(l);
         let first = self.at(h).next;
-        let mut next = first;
-        for (i, &p) in run.iter().enumerate() {
-            let prev = run.get(i + 1).copied().unwrap_or(h);
+        // Each page's prev is the page after it in `run`; the last page's is the head.
+        let mut link = |p: u32, next: u32, prev: u32| {
             let d = &mut self.desc[p as usize];
             d.next = next;
             d.prev = prev;
             d.f = f;
-            next = p;
+        };
+        let mut next = first;
+        for pair in run.windows(2) {
+            link(pair[0], next, pair[1]);
+            next = pair[0];
         }
+        link(newest, next, h);
         self.at_mut(first).prev = oldest;
         self.at_mut(h).next = newest;
     }

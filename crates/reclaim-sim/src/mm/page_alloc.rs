@@ -16,7 +16,7 @@ use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::gfp::*;
 use crate::mm::vmscan::try_to_free_pages;
 use crate::mm::vmstat::VmEvent;
-use crate::mm::zone::{PcpCredit, WMARK_LOW, WMARK_MIN};
+use crate::mm::zone::{PcpCredit, MAX_NR_ZONES, WMARK_LOW, WMARK_MIN};
 use crate::process::{cond_resched, Cx};
 
 /// Pages moved per zone->lock acquisition when a per-CPU list is refilled (`pcp->batch`
@@ -314,15 +314,10 @@ impl Kernel {
 
     /// `wake_all_kswapds()`: wake the kswapd of each node in the zonelist once.
     pub fn wake_all_kswapds(&mut self, ac: &AllocContext) {
-        let mut last = u32::MAX;
-        for i in 0..self.zonelists[ac.nid as usize].len() {
-            let zi = self.zonelists[ac.nid as usize][i];
-            let z = &self.zones[zi];
-            if z.zone_idx > ac.highest_zoneidx || z.managed_pages == 0 || z.nid == last {
-                continue;
-            }
-            last = z.nid;
-            self.wakeup_kswapd(z.nid, ac.order, ac.highest_zoneidx, ac.gfp);
+        let list = ac.nid as usize * MAX_NR_ZONES + ac.highest_zoneidx;
+        for i in 0..self.kswapd_wake_nodes[list].len() {
+            let nid = self.kswapd_wake_nodes[list][i];
+            self.wakeup_kswapd(nid, ac.order, ac.highest_zoneidx, ac.gfp);
         }
     }
 

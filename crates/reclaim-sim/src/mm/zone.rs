@@ -246,6 +246,28 @@ impl Zone {
 }
 
 /// `int_sqrt`: the integer square root, rounded down.
+/// The nodes `wake_all_kswapds()` wakes for an allocation from `zonelist` with
+/// `highest_zoneidx`: walking the zonelist's managed zones up to that index, each node whose
+/// zone differs from the previous zone's node (the kernel's `last_pgdat` test). The
+/// zonelist is fixed at boot, so the walk is done once per (node, index) and not per call.
+pub fn zonelist_kswapd_nodes(
+    zones: &[Zone],
+    zonelist: &[usize],
+    highest_zoneidx: usize,
+) -> Vec<u32> {
+    let mut nodes = Vec::new();
+    let mut last = u32::MAX;
+    for &zi in zonelist {
+        let z = &zones[zi];
+        if z.zone_idx > highest_zoneidx || z.managed_pages == 0 || z.nid == last {
+            continue;
+        }
+        last = z.nid;
+        nodes.push(z.nid);
+    }
+    nodes
+}
+
 pub fn int_sqrt(x: u64) -> u64 {
     if x < 2 {
         return x;
@@ -322,8 +344,15 @@ pub fn setup_per_zone_lowmem_reserve(
 mod tests {
     use super::*;
 
+    /// A zone for the watermark arithmetic alone (its free lists are never used).
     fn zone(pages: u64) -> Zone {
         Zone::new(ZONE_NORMAL, 0, 0, pages, free_lists(&Pages::new(0, 11), 0))
+    }
+
+    /// A zone of all of `pages`, its free lists the array's first lists.
+    fn zone_on(pages: &Pages) -> Zone {
+        let n = u64::from(pages.nr_pages());
+        Zone::new(ZONE_NORMAL, 0, 0, n, free_lists(pages, 0))
     }
 
     #[test]
@@ -356,7 +385,7 @@ mod tests {
     #[test]
     fn buddy_splits_and_merges_back() {
         let mut pages = Pages::new(2048, NR_PAGE_ORDERS as u32);
-        let mut z = zone(2048);
+        let mut z = zone_on(&pages);
         for p in (0..2048).step_by(MAX_ORDER_NR_PAGES as usize) {
             z.free_one_page(&mut pages, p, (NR_PAGE_ORDERS - 1) as u32);
         }
@@ -377,7 +406,7 @@ mod tests {
     /// by one, each `(false, i)` frees the `i`-th allocated page still held.
     fn churned_zone(ops: &[(bool, usize)]) -> (Zone, Pages, Vec<u32>) {
         let mut pages = Pages::new(4096, NR_PAGE_ORDERS as u32);
-        let mut z = zone(4096);
+        let mut z = zone_on(&pages);
         for p in (0..4096).step_by(MAX_ORDER_NR_PAGES as usize) {
             z.free_one_page(&mut pages, p, (NR_PAGE_ORDERS - 1) as u32);
         }
@@ -466,7 +495,7 @@ mod tests {
     #[test]
     fn order_check_needs_a_large_enough_block() {
         let mut pages = Pages::new(1024, NR_PAGE_ORDERS as u32);
-        let mut z = zone(1024);
+        let mut z = zone_on(&pages);
         for p in (0..1024).step_by(2) {
             z.free_one_page(&mut pages, p, 0); // every other page: nothing merges
         }
