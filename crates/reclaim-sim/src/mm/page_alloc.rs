@@ -91,27 +91,15 @@ async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
     let alloc_flags = gfp_to_alloc_flags(gfp);
     let mut no_progress_loops = 0;
     // restart: wake the kswapds, then the min watermark.
-    {
-        let mut k = cx.k();
-        if alloc_flags & ALLOC_KSWAPD != 0 {
-            k.wake_all_kswapds(ac);
-        }
-        let page = k.get_page(ac, alloc_flags, cx.cpu);
-        if page.is_some() {
-            return page;
-        }
+    let page = cx.k().wake_kswapds_and_get_page(ac, alloc_flags, cx.cpu);
+    if page.is_some() {
+        return page;
     }
     loop {
-        // retry:
-        {
-            let mut k = cx.k();
-            if alloc_flags & ALLOC_KSWAPD != 0 {
-                k.wake_all_kswapds(ac);
-            }
-            let page = k.get_page(ac, alloc_flags, cx.cpu);
-            if page.is_some() {
-                return page;
-            }
+        // retry: wake the kswapds again so that they do not sleep while we loop.
+        let page = cx.k().wake_kswapds_and_get_page(ac, alloc_flags, cx.cpu);
+        if page.is_some() {
+            return page;
         }
         if !can_direct_reclaim {
             return None;
@@ -185,6 +173,20 @@ impl Kernel {
             got += self.get_page_from_freelist(&ac, alloc_flags, cpu, want - got, out);
         }
         got
+    }
+
+    /// The slow path's first steps at `restart:` and `retry:`: `wake_all_kswapds()` when the
+    /// flags ask for it, then `get_page_from_freelist()` at `alloc_flags`' watermark.
+    fn wake_kswapds_and_get_page(
+        &mut self,
+        ac: &AllocContext,
+        alloc_flags: AllocFlags,
+        cpu: u32,
+    ) -> Option<u32> {
+        if alloc_flags & ALLOC_KSWAPD != 0 {
+            self.wake_all_kswapds(ac);
+        }
+        self.get_page(ac, alloc_flags, cpu)
     }
 
     /// `get_page_from_freelist()` for one allocation of `ac.order`: its first pfn, or None.
