@@ -13,6 +13,7 @@ and `undo()`, which reverts one journal entry. Undo is written against the same 
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -617,8 +618,6 @@ class RealBackend(KernelBackend):
         return RealProcess(popen, out, err)
 
     def stream(self, path: str, dest: Path, stop: threading.Event) -> None:
-        from reclaimlab.live.tracefs import stream_pipe
-
         stream_pipe(path, dest, stop)
 
     def euid(self) -> int:
@@ -630,3 +629,23 @@ class RealBackend(KernelBackend):
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)
 
+
+def stream_pipe(path: str, dest: Path, stop: threading.Event) -> None:
+    """Copy a trace_pipe to `dest` until `stop` is set and the pipe is drained."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        with open(dest, "wb") as out:
+            while True:
+                ready, _, _ = select.select([fd], [], [], 0.2)
+                chunk = b""
+                if ready:
+                    try:
+                        chunk = os.read(fd, 1 << 20)
+                    except BlockingIOError:
+                        chunk = b""
+                if chunk:
+                    out.write(chunk)
+                elif stop.is_set():
+                    return
+    finally:
+        os.close(fd)

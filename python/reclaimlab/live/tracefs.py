@@ -11,7 +11,6 @@ the ring buffer; the lines are the kernel's own format.
 from __future__ import annotations
 
 import os
-import select
 import threading
 from pathlib import Path
 
@@ -103,23 +102,3 @@ class TraceSession:
         if self.error is not None:
             raise RuntimeError(f"reading {self.instance}/trace_pipe failed: {self.error}")
 
-
-def stream_pipe(path: str, dest: Path, stop: threading.Event) -> None:
-    """Copy a trace_pipe to `dest` until `stop` is set and the pipe is drained."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    try:
-        with open(dest, "wb") as out:
-            while True:
-                ready, _, _ = select.select([fd], [], [], 0.2)
-                chunk = b""
-                if ready:
-                    try:
-                        chunk = os.read(fd, 1 << 20)
-                    except BlockingIOError:
-                        chunk = b""
-                if chunk:
-                    out.write(chunk)
-                elif stop.is_set():
-                    return
-    finally:
-        os.close(fd)
