@@ -192,6 +192,12 @@ impl Pages {
         let (Some(&oldest), Some(&newest)) = (run.first(), run.last()) else {
             return;
         };
+        // Each link below names a page of `run` before that page's own write is checked, so
+        // check them all first: a bad pfn must panic before it can reach a list.
+        assert!(
+            run.iter().all(|&p| p < self.nr_pages),
+            "a page outside the array"
+        );
         let h = self.head(l);
         let first = self.at(h).next;
         // Each page's prev is the page after it in `run`; the last page's is the head.
@@ -338,6 +344,14 @@ mod tests {
     #[should_panic(expected = "out of range")]
     fn a_list_beyond_the_heads_is_refused() {
         Pages::new(8, 2).list(2);
+    }
+
+    #[test]
+    #[should_panic(expected = "outside the array")]
+    fn a_run_with_a_page_beyond_the_array_is_refused() {
+        let mut p = Pages::new(8, 2);
+        let l = p.list(0);
+        p.add_head_run(l, &[1, 2, 8], PageFields::default());
     }
 
     /// List `l` walked tail first through the `prev` links.
