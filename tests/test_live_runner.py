@@ -104,6 +104,20 @@ def test_files_the_user_supplied_are_used_and_never_deleted(tmp_path: Path, stat
     assert any(c[:2] == ("spawn", "dd") and "if=/data/a" in c for c in fake.calls)
 
 
+def test_refuses_a_run_directory_that_holds_a_run_unless_forced(tmp_path: Path, state_dir: Path) -> None:
+    sc = scenario(tmp_path, DD, ["live.trace=false"])
+    (tmp_path / "out/tasks-2").mkdir(parents=True)
+    (tmp_path / "out/tasks-2/result.json").write_text("mine")
+    fake = FakeBackend(programs={"dd": dd_program})
+    with pytest.raises(LiveError, match=r"tasks-2 already holds a run.*--force"):
+        run(fake, sc, tmp_path / "out", log=lambda s: None)
+    assert not fake.calls  # refused before touching the machine or running any point
+    assert (tmp_path / "out/tasks-2/result.json").read_text() == "mine"
+    assert not (tmp_path / "out/tasks-1").exists()
+    points = run(fake, sc, tmp_path / "out", log=lambda s: None, force=True)
+    assert json.loads((points[1].rundir / "result.json").read_text())["kind"] == "live"
+
+
 def test_refuses_without_root_saying_what_to_do(tmp_path: Path, state_dir: Path) -> None:
     fake = FakeBackend(uid=1000)
     with pytest.raises(LiveError, match="need root: run it as root"):

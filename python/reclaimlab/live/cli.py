@@ -33,7 +33,8 @@ def live() -> None:
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), help="run directory (default runs/live/<scenario>-<time>)")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="override a scenario key, e.g. sysctl.vma_ra_enabled=false")
-def run_command(scenario: Path, output: Path | None, sets: tuple[str, ...]) -> None:
+@click.option("--force", is_flag=True, help="overwrite run directories that already hold a run")
+def run_command(scenario: Path, output: Path | None, sets: tuple[str, ...], force: bool) -> None:
     """Run SCENARIO's workload live and write its run directory."""
     console = Console(stderr=True)
     try:
@@ -52,7 +53,7 @@ def run_command(scenario: Path, output: Path | None, sets: tuple[str, ...]) -> N
     try:
         with progress if console.is_terminal else contextlib.nullcontext():
             points = run(backend(), sc, out, log=lambda s: console.print(s, markup=False, highlight=False, soft_wrap=True),
-                         tick=tick if console.is_terminal else None)  # fmt: skip
+                         tick=tick if console.is_terminal else None, force=force)  # fmt: skip
     except (LiveError, BackendError) as e:
         console.print(f"live run failed: {e}", markup=False, soft_wrap=True)
         sys.exit(1)

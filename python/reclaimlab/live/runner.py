@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from reclaimlab import _core
 from reclaimlab.live import workloads
 from reclaimlab.live.backend import SYSCTLS, BackendError, Cgroup, KernelBackend, MiB
 from reclaimlab.live.journal import Journal, JournalError, journal_path, pid_alive
@@ -115,10 +116,22 @@ Tick = Callable[[str, float, float | None], None]
 
 
 def run(
-    backend: KernelBackend, scenario: LiveScenario, outdir: Path, log: Log = print, tick: Tick | None = None
+    backend: KernelBackend,
+    scenario: LiveScenario,
+    outdir: Path,
+    log: Log = print,
+    tick: Tick | None = None,
+    force: bool = False,
 ) -> list[PointResult]:
     """Run every point of `scenario` into `outdir` (one directory per sweep point); `tick`, if
-    given, is called while a workload runs with (point label, seconds so far, planned seconds)."""
+    given, is called while a workload runs with (point label, seconds so far, planned seconds).
+    Refuses before changing anything if a point's directory already holds a run, unless `force`."""
+    if not force:
+        for label, _ in scenario.points():
+            try:
+                _core.check_run_dir_free(outdir / label if label else outdir)
+            except FileExistsError as e:
+                raise LiveError(str(e))
     problems = preflight(backend, scenario)
     if problems:
         raise LiveError("refusing to start:\n  - " + "\n  - ".join(problems))
