@@ -42,9 +42,10 @@ def metric(metrics: Mapping[str, Any], dotted: str) -> Any:
     return found
 
 
-def max_sy(run: RunDir) -> float:
-    """vmstat's `sy`, the highest sample (seed 000: "I just grab the highest value")."""
-    return max((c["sy_pct"] for c in run.cpu), default=0.0)
+def max_sy(run: RunDir) -> float | None:
+    """vmstat's `sy`, the highest sample (seed 000: "I just grab the highest value"); None
+    when the run took no CPU sample (a run shorter than its sample interval)."""
+    return max((c["sy_pct"] for c in run.cpu), default=None)
 
 
 def workload_cpu_per_task(run: RunDir) -> float:

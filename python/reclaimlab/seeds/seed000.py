@@ -154,10 +154,13 @@ def check_targets(rows: dict[int, list[Row]]) -> list[Target]:
             drs = {n: t[4][n]["dr"] for n in sorted(quiet)}
             ok = all(d <= 1000 for d in drs.values())
             out.append(Target("T4 direct reclaims near zero at 22–58 (≤ 1000 per stage)", ok, ", ".join(f"{n}:{d:.0f}" for n, d in drs.items())))
+    def have_sy(test: int, *ns: int) -> bool:
+        return have(test, *ns) and all(t[test][n]["sy"] is not None for n in ns)
+
     for test in (3, 4):
-        if have(test, 22, 90):
+        if have_sy(test, 22, 90):
             out.append(Target(f"T{test} sy rises with N", t[test][90]["sy"] > t[test][22]["sy"], f"22: {t[test][22]['sy']:.0f}, 90: {t[test][90]['sy']:.0f}"))
-    both = [n for n in (76, 82, 88, 90) if have(3, n) and have(4, n)]
+    both = [n for n in (76, 82, 88, 90) if have_sy(3, n) and have_sy(4, n)]
     if both:
         s3 = sum(t[3][n]["sy"] for n in both) / len(both)
         s4 = sum(t[4][n]["sy"] for n in both) / len(both)

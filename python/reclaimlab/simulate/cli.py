@@ -124,9 +124,11 @@ def reproduce(seed: str, tests: str, tasks: str | None, scale: float, duration: 
 @click.option("-j", "--jobs", type=int, default=None)
 def demo(out: Path | None, jobs: int | None) -> None:
     """A small seed experiment: seed 000's 1 vs 4 kswapd threads per node, at 1/8 of its
-    memory and 5 s per stage, with the seed's own rows beneath."""
+    memory and 5 s per stage (sampled every second, so that `sy` has samples), with the
+    seed's own rows beneath."""
     console.print("[bold]reclaimlab demo[/bold]: seed 000 Test 3 (1 kswapd/node) vs Test 4 (4 kswapd/node), scaled down")
-    _reproduce([3, 4], [16, 40, 64, 90], 1 / 8, 5.0, out or _default_out("demo"), True, jobs, " — memory ×1/8, 5 s stages")
+    _reproduce([3, 4], [16, 40, 64, 90], 1 / 8, 5.0, out or _default_out("demo"), True, jobs, " — memory ×1/8, 5 s stages",
+               ("run.sample_interval_s=1",))  # fmt: skip
 
 
 BENCH_SCENARIO = """
