@@ -16,11 +16,12 @@ def cli() -> None:
 
 
 def _register() -> None:
+    from reclaimlab.compare import compare_command
     from reclaimlab.live.cli import live
     from reclaimlab.simulate.cli import bench, demo, reproduce, run
     from reclaimlab.tracing.cli import trace
 
-    for command in (run, demo, reproduce, bench, live, trace):
+    for command in (run, demo, reproduce, bench, live, trace, compare_command):
         cli.add_command(command)
 
 

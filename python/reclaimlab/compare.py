@@ -1,0 +1,317 @@
+"""`reclaimlab compare`: sets of runs side by side, in the layout of mmtests' compare-kernels.
+
+Each input is a run directory or a sweep directory (run directories under it, one per point,
+named by their sweep label such as `tasks-4`), simulated or live. Points are matched by label;
+the first input is the baseline. Every metric row gives each input's value and, in
+parentheses, its change against the baseline signed so that positive means better: mmtests'
+`pdiff` for a metric where higher is better, `pndiff` where lower is better.
+
+When the inputs mix live and simulated runs, a divergence section gives, per point and
+metric, each simulated value over the first live input's, and flags the ratios outside a
+tolerance: the model's error on this machine, on every comparison.
+
+Each point is one run: there is no mean, `+/-` or significance mark until runs record
+repeats (docs/workloads.md).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from reclaimlab.columns import kswapd_cpu, max_sy, metric, ra_hit_pct, workload_cpu_per_task
+from reclaimlab.rundir import RunDir, find_rundirs, read_rundir, sum_prefix
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A compared row: its mmtests-style name, how a run gives it (None where it has none),
+    and which direction is better."""
+
+    name: str
+    get: Callable[[RunDir], float | None]
+    higher_is_better: bool
+
+
+def _vm(counter: str) -> Callable[[RunDir], float | None]:
+    return lambda run: float(run.delta.get(counter, 0)) if counter in run.vmstat_after else None
+
+
+def _vm_prefix(prefix: str) -> Callable[[RunDir], float | None]:
+    def get(run: RunDir) -> float | None:
+        if not any(k.startswith(prefix) for k in run.vmstat_after):
+            return None
+        return float(sum_prefix(run.delta, prefix))
+
+    return get
+
+
+def _efficiency(who: str) -> Callable[[RunDir], float | None]:
+    """mmtests' `Kswapd efficiency` / `Direct efficiency`: pgsteal·100 / pgscan."""
+
+    def get(run: RunDir) -> float | None:
+        d = run.delta
+        scanned = d.get(f"pgscan_{who}", 0)
+        return d.get(f"pgsteal_{who}", 0) * 100.0 / scanned if scanned else None
+
+    return get
+
+
+def _metric(dotted: str) -> Callable[[RunDir], float | None]:
+    def get(run: RunDir) -> float | None:
+        v = metric(run.result.get("metrics", {}), dotted)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    return get
+
+
+def _mean_kswapd_cpu(run: RunDir) -> float | None:
+    nodes = sorted({t.get("node") for t in run.tasks_of_kind("kswapd")})
+    cpus = [c for c in (kswapd_cpu(run, n) for n in nodes if isinstance(n, int)) if c is not None]
+    return sum(cpus) / len(cpus) if cpus else None
+
+
+def _workload_cpu(run: RunDir) -> float | None:
+    return workload_cpu_per_task(run) if run.tasks_of_kind("workload") else None
+
+
+METRICS: list[Metric] = [
+    Metric("Throughput kB/s", _metric("throughput_kB_s"), True),
+    Metric("Job elapsed s", _metric("job_elapsed_mean_s"), False),
+    *(Metric(f"mmap latency {q} ms", _metric(f"mmap_latency_ms.{q}"), False) for q in ("p50", "p95", "p99", "max")),
+    Metric("Direct reclaims (allocstall)", _vm_prefix("allocstall"), False),
+    Metric("Kswapd pages scanned", _vm("pgscan_kswapd"), False),
+    Metric("Kswapd pages reclaimed", _vm("pgsteal_kswapd"), False),
+    Metric("Direct pages scanned", _vm("pgscan_direct"), False),
+    Metric("Direct pages reclaimed", _vm("pgsteal_direct"), False),
+    Metric("Kswapd efficiency %", _efficiency("kswapd"), True),
+    Metric("Direct efficiency %", _efficiency("direct"), True),
+    Metric("Swap Ins", _vm("pswpin"), False),
+    Metric("Swap Outs", _vm("pswpout"), False),
+    Metric("ra_hit%", lambda run: ra_hit_pct(run.delta), True),
+    Metric("Kswapd CPU %", _mean_kswapd_cpu, False),
+    Metric("Workload CPU % per task", _workload_cpu, False),
+    Metric("sy % (highest sample)", max_sy, False),
+]
+
+
+def pdiff(base: float, value: float, higher_is_better: bool) -> float | None:
+    """Change against the baseline in percent, positive = better (mmtests' pdiff / pndiff);
+    None when the baseline is 0 and the value is not."""
+    if base == 0:
+        return 0.0 if value == 0 else None
+    change = (value - base) * 100.0 / abs(base)
+    return change if higher_is_better or change == 0 else -change
+
+
+@dataclass
+class Input:
+    """One compared input: its name (the directory's), and its runs by point label."""
+
+    name: str
+    points: dict[str, RunDir]
+
+    @property
+    def kinds(self) -> set[str]:
+        return {r.kind for r in self.points.values()}
+
+
+class CompareError(Exception):
+    pass
+
+
+def load_input(path: Path) -> Input:
+    """A run directory (one point, label "") or a sweep directory (a point per run under it)."""
+    if not path.is_dir():
+        raise CompareError(f"{path}: not a directory")
+    dirs = find_rundirs(path)
+    if not dirs:
+        raise CompareError(f"{path}: neither a run directory (result.json, scenario.toml) nor a sweep of them")
+    points = {("" if d == path else d.name): read_rundir(d) for d in dirs}
+    return Input(path.name or str(path), points)
+
+
+def _names(inputs: list[Input]) -> list[str]:
+    """Input names, made unique where two directories share a name."""
+    seen: dict[str, int] = {}
+    out = []
+    for i in inputs:
+        seen[i.name] = seen.get(i.name, 0) + 1
+        out.append(i.name if seen[i.name] == 1 else f"{i.name}#{seen[i.name]}")
+    return out
+
+
+@dataclass
+class Row:
+    point: str
+    metric: str
+    values: list[float | None]
+    changes: list[float | None]
+
+
+@dataclass
+class Divergence:
+    point: str
+    metric: str
+    sim: str
+    live: str
+    ratio: float
+    flagged: bool
+
+
+@dataclass
+class Comparison:
+    names: list[str]
+    kinds: list[str]
+    rows: list[Row]
+    divergence: list[Divergence]
+    tolerance: float
+
+
+def compare(inputs: list[Input], tolerance: float = 1.5) -> Comparison:
+    """Every metric any input has, per point label (the baseline's points first)."""
+    if tolerance <= 1.0:
+        raise CompareError(f"the divergence tolerance must be a factor above 1, not {tolerance}")
+    labels: list[str] = []
+    for i in inputs:
+        labels += [label for label in i.points if label not in labels]
+    names = _names(inputs)
+    rows: list[Row] = []
+    for label in labels:
+        runs = [i.points.get(label) for i in inputs]
+        for m in METRICS:
+            values = [m.get(r) if r is not None else None for r in runs]
+            if all(v is None for v in values):
+                continue
+            base = values[0]
+            changes = [pdiff(base, v, m.higher_is_better) if base is not None and v is not None else None for v in values]
+            rows.append(Row(label, m.name, values, changes))
+    kinds = ["/".join(sorted(i.kinds)) for i in inputs]
+    return Comparison(names, kinds, rows, _divergence(rows, names, kinds, tolerance), tolerance)
+
+
+def _divergence(rows: list[Row], names: list[str], kinds: list[str], tolerance: float) -> list[Divergence]:
+    live = next((k for k, kind in enumerate(kinds) if kind == "live"), None)
+    sims = [k for k, kind in enumerate(kinds) if kind == "sim"]
+    if live is None or not sims:
+        return []
+    out = []
+    for row in rows:
+        ref = row.values[live]
+        for k in sims:
+            v = row.values[k]
+            if ref is None or v is None or ref == 0:
+                continue
+            ratio = v / ref
+            flagged = not (1 / tolerance <= ratio <= tolerance) if ratio > 0 else True
+            out.append(Divergence(row.point, row.metric, names[k], names[live], ratio, flagged))
+    return out
+
+
+# --- output -----------------------------------------------------------------------------------
+
+
+def _value(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.0f}" if abs(v) >= 1000 or float(v).is_integer() else f"{v:.2f}"
+
+
+def _change(c: float | None) -> str:
+    return "(   n/a )" if c is None else f"({c:6.2f}%)"
+
+
+def _row_label(row: Row) -> str:
+    return f"{row.metric} {row.point}".rstrip()
+
+
+def rich_tables(c: Comparison) -> list[Table]:
+    t = Table(title="Comparison (change against the first input; positive = better)", title_justify="left")
+    t.add_column("")
+    for name, kind in zip(c.names, c.kinds):
+        t.add_column(f"{name}\n{kind}", justify="right")
+    for row in c.rows:
+        t.add_row(_row_label(row), *(f"{_value(v)} {_change(ch)}" if v is not None else "-" for v, ch in zip(row.values, row.changes)))
+    tables = [t]
+    if c.divergence:
+        d = Table(title=f"Simulated over live (flagged outside ×{c.tolerance:g})", title_justify="left")
+        for col in ("point", "metric", "sim", "live", "sim/live", ""):
+            d.add_column(col, justify="right" if col == "sim/live" else "left")
+        for x in c.divergence:
+            d.add_row(x.point or "-", x.metric, x.sim, x.live, f"{x.ratio:.2f}", "[red]!![/red]" if x.flagged else "")
+        tables.append(d)
+    return tables
+
+
+def to_json(c: Comparison) -> str:
+    doc: dict[str, Any] = {
+        "inputs": [{"name": n, "kind": k} for n, k in zip(c.names, c.kinds)],
+        "rows": [{"point": r.point, "metric": r.metric, "values": r.values, "change_pct": r.changes} for r in c.rows],
+        "divergence": {
+            "tolerance": c.tolerance,
+            "rows": [vars(d) for d in c.divergence],
+        },
+    }
+    return json.dumps(doc, indent=2)
+
+
+def to_csv(c: Comparison) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["point", "metric", *c.names, *(f"{n} change %" for n in c.names)])
+    for r in c.rows:
+        w.writerow([r.point, r.metric, *("" if v is None else repr(v) for v in r.values), *("" if x is None else f"{x:.4f}" for x in r.changes)])
+    return buf.getvalue()
+
+
+def to_markdown(c: Comparison) -> str:
+    lines = ["| | " + " | ".join(f"{n} ({k})" for n, k in zip(c.names, c.kinds)) + " |", "|---" * (len(c.names) + 1) + "|"]
+    for r in c.rows:
+        cells = [f"{_value(v)} {_change(ch)}" if v is not None else "-" for v, ch in zip(r.values, r.changes)]
+        lines.append(f"| {_row_label(r)} | " + " | ".join(cells) + " |")
+    if c.divergence:
+        lines += ["", f"Simulated over live (flagged outside ×{c.tolerance:g}):", "", "| point | metric | sim | live | sim/live | |", "|---|---|---|---|---|---|"]
+        for d in c.divergence:
+            lines.append(f"| {d.point or '-'} | {d.metric} | {d.sim} | {d.live} | {d.ratio:.2f} | {'!!' if d.flagged else ''} |")
+    return "\n".join(lines) + "\n"
+
+
+# --- command line -----------------------------------------------------------------------------
+
+
+@click.command("compare")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--json", "fmt", flag_value="json", help="Print the comparison as JSON.")
+@click.option("--csv", "fmt", flag_value="csv", help="Print the comparison as CSV (one row per point and metric).")
+@click.option("--markdown", "fmt", flag_value="markdown", help="Print the comparison as Markdown tables.")
+@click.option("--tolerance", default=1.5, show_default=True, type=float,
+              help="Flag simulated/live ratios outside ×TOLERANCE (and below 1/TOLERANCE).")  # fmt: skip
+def compare_command(inputs: tuple[Path, ...], fmt: str | None, tolerance: float) -> None:
+    """Compare run or sweep directories, simulated or live, mmtests-style: the first input is
+    the baseline, points are matched by their sweep label (tasks-4, …), and each change is
+    signed so that positive is better. Mixed live and simulated inputs get a section of
+    simulated/live ratios."""
+    try:
+        c = compare([load_input(p) for p in inputs], tolerance)
+    except (CompareError, FileNotFoundError) as e:
+        raise click.UsageError(str(e))
+    if fmt == "json":
+        click.echo(to_json(c), nl=False)
+        click.echo()
+    elif fmt == "csv":
+        click.echo(to_csv(c), nl=False)
+    elif fmt == "markdown":
+        click.echo(to_markdown(c), nl=False)
+    else:
+        console = Console() if sys.stdout.isatty() else Console(width=200)
+        for t in rich_tables(c):
+            console.print(t)

@@ -1,0 +1,109 @@
+"""`reclaimlab compare`: mmtests-style changes, points matched by label, the sim/live
+divergence section, its output formats and its errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from reclaimlab.cli import cli
+from reclaimlab.compare import compare, load_input, pdiff
+from reclaimlab.rundir import format_vmstat, write_json
+
+
+def invoke(*args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def write_run(d: Path, kind: str, throughput: float, allocstall: int = 0, pgscan_kswapd: int = 1000, pgsteal_kswapd: int = 900) -> None:
+    d.mkdir(parents=True)
+    (d / "scenario.toml").write_text('name = "t"\n')
+    zero = {"allocstall_normal": 0, "pgscan_kswapd": 0, "pgsteal_kswapd": 0, "pgscan_direct": 0, "pgsteal_direct": 0}
+    after = {"allocstall_normal": allocstall, "pgscan_kswapd": pgscan_kswapd, "pgsteal_kswapd": pgsteal_kswapd, "pgscan_direct": 0, "pgsteal_direct": 0}
+    (d / "vmstat.before").write_text(format_vmstat(zero))
+    (d / "vmstat.after").write_text(format_vmstat(after))
+    result: dict[str, Any] = {"kind": kind, "workload": "dd", "elapsed_s": 10.0, "metrics": {"tasks": 1, "throughput_kB_s": throughput}}
+    write_json(d / "result.json", result)
+
+
+def test_changes_are_signed_so_that_positive_is_better() -> None:
+    assert pdiff(100.0, 110.0, higher_is_better=True) == pytest.approx(10.0)
+    assert pdiff(100.0, 110.0, higher_is_better=False) == pytest.approx(-10.0)
+    assert pdiff(100.0, 80.0, higher_is_better=False) == pytest.approx(20.0)
+    assert pdiff(0.0, 0.0, higher_is_better=False) == 0.0
+    assert pdiff(0.0, 5.0, higher_is_better=True) is None  # no percentage of nothing
+
+
+def test_points_are_matched_by_sweep_label_and_the_first_input_is_the_baseline(tmp_path: Path) -> None:
+    write_run(tmp_path / "a/tasks-1", "sim", 100.0)
+    write_run(tmp_path / "a/tasks-2", "sim", 200.0, allocstall=10)
+    write_run(tmp_path / "b/tasks-2", "sim", 150.0, allocstall=5)
+    write_run(tmp_path / "b/tasks-4", "sim", 300.0)
+    c = compare([load_input(tmp_path / "a"), load_input(tmp_path / "b")])
+    rows = {(r.point, r.metric): r for r in c.rows}
+    tput = rows[("tasks-2", "Throughput kB/s")]
+    assert tput.values == [200.0, 150.0] and tput.changes[1] == pytest.approx(-25.0)
+    stalls = rows[("tasks-2", "Direct reclaims (allocstall)")]
+    assert stalls.changes[1] == pytest.approx(50.0)  # fewer stalls is better
+    assert rows[("tasks-1", "Throughput kB/s")].values == [100.0, None]
+    assert rows[("tasks-4", "Throughput kB/s")].changes == [None, None]  # no baseline point
+    eff = rows[("tasks-2", "Kswapd efficiency %")]
+    assert eff.values == [pytest.approx(90.0), pytest.approx(90.0)]
+    assert [r.point for r in c.rows][0] == "tasks-1" and c.divergence == []
+
+
+def test_sim_against_live_flags_ratios_outside_the_tolerance(tmp_path: Path) -> None:
+    write_run(tmp_path / "live", "live", 100.0, pgscan_kswapd=1000)
+    write_run(tmp_path / "sim", "sim", 200.0, pgscan_kswapd=1200)
+    inputs = [load_input(tmp_path / "live"), load_input(tmp_path / "sim")]
+    div = {d.metric: d for d in compare(inputs).divergence}
+    assert div["Throughput kB/s"].ratio == pytest.approx(2.0) and div["Throughput kB/s"].flagged
+    assert div["Kswapd pages scanned"].ratio == pytest.approx(1.2) and not div["Kswapd pages scanned"].flagged
+    assert "Direct reclaims (allocstall)" not in div  # 0 live: no ratio
+    assert not {d.metric: d for d in compare(inputs, tolerance=2.5).divergence}["Throughput kB/s"].flagged
+
+
+def test_json_csv_and_markdown_carry_the_same_rows(tmp_path: Path) -> None:
+    write_run(tmp_path / "live", "live", 100.0)
+    write_run(tmp_path / "sim", "sim", 200.0)
+    args = (str(tmp_path / "live"), str(tmp_path / "sim"))
+    doc = json.loads(invoke("compare", *args, "--json").output)
+    assert [i["kind"] for i in doc["inputs"]] == ["live", "sim"]
+    tput = next(r for r in doc["rows"] if r["metric"] == "Throughput kB/s")
+    assert tput["values"] == [100.0, 200.0] and tput["change_pct"] == [0.0, 100.0]
+    assert any(d["flagged"] for d in doc["divergence"]["rows"])
+    rows = list(csv.reader(io.StringIO(invoke("compare", *args, "--csv").output)))
+    assert rows[0][:4] == ["point", "metric", "live", "sim"] and len(rows) == len(doc["rows"]) + 1
+    md = invoke("compare", *args, "--markdown").output
+    assert "| Throughput kB/s | 100 (  0.00%) | 200 (100.00%) |" in md
+    assert "| - | Throughput kB/s | sim | live | 2.00 | !! |" in md
+    table = invoke("compare", *args).output
+    assert "Simulated over live" in table and "Throughput kB/s" in table
+
+
+def test_an_input_that_is_not_a_run_is_a_clear_error(tmp_path: Path) -> None:
+    write_run(tmp_path / "a", "sim", 1.0)
+    (tmp_path / "empty").mkdir()
+    r = CliRunner().invoke(cli, ["compare", str(tmp_path / "a"), str(tmp_path / "empty")])
+    assert r.exit_code == 2 and "empty: neither a run directory" in r.output
+    r = CliRunner().invoke(cli, ["compare", str(tmp_path / "a"), str(tmp_path / "missing")])
+    assert r.exit_code == 2 and "missing: not a directory" in r.output
+    r = CliRunner().invoke(cli, ["compare", str(tmp_path / "a"), "--tolerance", "0.9"])
+    assert r.exit_code == 2 and "tolerance" in r.output
+
+
+def test_four_kswapd_threads_compare_as_less_kswapd_cpu_each(tmp_path: Path, small_scenario: Path) -> None:
+    # Two real simulations: the same readers with 1 and 4 kswapd threads per node.
+    for name, threads in (("k1", 1), ("k4", 4)):
+        r = invoke("run", str(small_scenario), "-o", str(tmp_path / name), "-j", "1", "--set", f"variant.kswapd_threads={threads}")
+        assert r.exit_code == 0, r.output
+    doc = json.loads(invoke("compare", str(tmp_path / "k1"), str(tmp_path / "k4"), "--json").output)
+    rows = {r["metric"]: r for r in doc["rows"]}
+    assert rows["Kswapd CPU %"]["change_pct"][1] > 0  # per thread: four share the work
+    assert rows["Throughput kB/s"]["values"][0] > 0
