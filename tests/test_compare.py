@@ -100,10 +100,15 @@ def test_an_input_that_is_not_a_run_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_four_kswapd_threads_compare_as_less_kswapd_cpu_each(tmp_path: Path, small_scenario: Path) -> None:
     # Two real simulations: the same readers with 1 and 4 kswapd threads per node.
-    for name, threads in (("k1", 1), ("k4", 4)):
-        r = invoke("run", str(small_scenario), "-o", str(tmp_path / name), "-j", "1", "--set", f"variant.kswapd_threads={threads}")
+    # The first is traced, so it also has the trace's rows.
+    for name, threads, traced in (("k1", 1, "true"), ("k4", 4, "false")):
+        r = invoke("run", str(small_scenario), "-o", str(tmp_path / name), "-j", "1", "--set", f"variant.kswapd_threads={threads}",
+                   "--set", f"run.trace={traced}")  # fmt: skip
         assert r.exit_code == 0, r.output
     doc = json.loads(invoke("compare", str(tmp_path / "k1"), str(tmp_path / "k4"), "--json").output)
     rows = {r["metric"]: r for r in doc["rows"]}
     assert rows["Kswapd CPU %"]["change_pct"][1] > 0  # per thread: four share the work
     assert rows["Throughput kB/s"]["values"][0] > 0
+    awake = rows["Percentage Time kswapd Awake"]["values"]
+    assert 0 < awake[0] <= 100 and awake[1] is None
+    assert rows["Percentage Time Spent Direct Reclaim"]["values"][0] == 0.0  # small: no direct reclaim

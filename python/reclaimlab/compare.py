@@ -84,6 +84,38 @@ def _workload_cpu(run: RunDir) -> float | None:
     return workload_cpu_per_task(run) if run.tasks_of_kind("workload") else None
 
 
+_TRACE_SUMMARIES: dict[Path, dict[str, Any]] = {}
+
+
+def _trace_summary(run: RunDir) -> dict[str, Any] | None:
+    """The trace report's summary of a traced run (parsed once per run directory), with the
+    workload's user+sys CPU seconds beside it; None for a run without a trace."""
+    if run.trace_path is None:
+        return None
+    if run.path not in _TRACE_SUMMARIES:
+        from reclaimlab.tracing.report import render, resolve_input
+
+        trace_input = resolve_input(str(run.path))
+        summary = json.loads(render([trace_input], as_json=True))["inputs"][0]["summary"]
+        _TRACE_SUMMARIES[run.path] = {**summary, "user_sys_s": trace_input.user_sys_s}
+    return _TRACE_SUMMARIES[run.path]
+
+
+def _pct_time_direct(run: RunDir) -> float | None:
+    """mmtests' `Percentage Time Spent Direct Reclaim`: stalled·100 / (user + sys + stalled)."""
+    s = _trace_summary(run)
+    if s is None or s["user_sys_s"] is None:
+        return None
+    stalled = float(s["time_stalled_direct_s"])
+    total = s["user_sys_s"] + stalled
+    return stalled * 100.0 / total if total else None
+
+
+def _pct_time_kswapd_awake(run: RunDir) -> float | None:
+    s = _trace_summary(run)
+    return None if s is None else float(s["pct_time_kswapd_awake"])
+
+
 METRICS: list[Metric] = [
     Metric("Throughput kB/s", _metric("throughput_kB_s"), True),
     Metric("Job elapsed s", _metric("job_elapsed_mean_s"), False),
@@ -95,6 +127,8 @@ METRICS: list[Metric] = [
     Metric("Direct pages reclaimed", _vm("pgsteal_direct"), False),
     Metric("Kswapd efficiency %", _efficiency("kswapd"), True),
     Metric("Direct efficiency %", _efficiency("direct"), True),
+    Metric("Percentage Time Spent Direct Reclaim", _pct_time_direct, False),
+    Metric("Percentage Time kswapd Awake", _pct_time_kswapd_awake, False),
     Metric("Swap Ins", _vm("pswpin"), False),
     Metric("Swap Outs", _vm("pswpout"), False),
     Metric("ra_hit%", lambda run: ra_hit_pct(run.delta), True),
