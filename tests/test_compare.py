@@ -87,6 +87,12 @@ def test_json_csv_and_markdown_carry_the_same_rows(tmp_path: Path) -> None:
     assert "Simulated over live" in table and "Throughput kB/s" in table
 
 
+def test_inputs_of_the_same_name_are_numbered(tmp_path: Path) -> None:
+    write_run(tmp_path / "a", "sim", 1.0)
+    c = compare([load_input(tmp_path / "a"), load_input(tmp_path / "a")])
+    assert c.names == ["a#1", "a#2"]
+
+
 def test_an_input_that_is_not_a_run_is_a_clear_error(tmp_path: Path) -> None:
     write_run(tmp_path / "a", "sim", 1.0)
     (tmp_path / "empty").mkdir()

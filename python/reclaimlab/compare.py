@@ -28,31 +28,23 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from reclaimlab.columns import kswapd_cpu, max_sy, metric, ra_hit_pct, workload_cpu_per_task
-from reclaimlab.rundir import RunDir, find_rundirs, read_rundir, sum_prefix
+from reclaimlab.columns import kswapd_cpu, ra_hit_pct, value, workload_cpu_per_task
+from reclaimlab.rundir import RunDir, find_rundirs, read_rundir, unique_names
 
 
 @dataclass(frozen=True)
 class Metric:
-    """A compared row: its mmtests-style name, how a run gives it (None where it has none),
-    and which direction is better."""
+    """A compared row: its mmtests-style name, where a run gives it (a column source of
+    `reclaimlab.columns`, or a function of the run; None where the run has none), and which
+    direction is better."""
 
     name: str
-    get: Callable[[RunDir], float | None]
+    source: str | Callable[[RunDir], float | None]
     higher_is_better: bool
 
-
-def _vm(counter: str) -> Callable[[RunDir], float | None]:
-    return lambda run: float(run.delta.get(counter, 0)) if counter in run.vmstat_after else None
-
-
-def _vm_prefix(prefix: str) -> Callable[[RunDir], float | None]:
-    def get(run: RunDir) -> float | None:
-        if not any(k.startswith(prefix) for k in run.vmstat_after):
-            return None
-        return float(sum_prefix(run.delta, prefix))
-
-    return get
+    def get(self, run: RunDir) -> float | None:
+        v = self.source(run) if callable(self.source) else value(run, self.source)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def _efficiency(who: str) -> Callable[[RunDir], float | None]:
@@ -62,14 +54,6 @@ def _efficiency(who: str) -> Callable[[RunDir], float | None]:
         d = run.delta
         scanned = d.get(f"pgscan_{who}", 0)
         return d.get(f"pgsteal_{who}", 0) * 100.0 / scanned if scanned else None
-
-    return get
-
-
-def _metric(dotted: str) -> Callable[[RunDir], float | None]:
-    def get(run: RunDir) -> float | None:
-        v = metric(run.result.get("metrics", {}), dotted)
-        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
     return get
 
@@ -117,33 +101,33 @@ def _pct_time_kswapd_awake(run: RunDir) -> float | None:
 
 
 METRICS: list[Metric] = [
-    Metric("Throughput kB/s", _metric("throughput_kB_s"), True),
-    Metric("Job elapsed s", _metric("job_elapsed_mean_s"), False),
-    *(Metric(f"mmap latency {q} ms", _metric(f"mmap_latency_ms.{q}"), False) for q in ("p50", "p95", "p99", "max")),
-    Metric("Direct reclaims (allocstall)", _vm_prefix("allocstall"), False),
-    Metric("Kswapd pages scanned", _vm("pgscan_kswapd"), False),
-    Metric("Kswapd pages reclaimed", _vm("pgsteal_kswapd"), False),
-    Metric("Direct pages scanned", _vm("pgscan_direct"), False),
-    Metric("Direct pages reclaimed", _vm("pgsteal_direct"), False),
+    Metric("Throughput kB/s", "metrics.throughput_kB_s", True),
+    Metric("Job elapsed s", "metrics.job_elapsed_mean_s", False),
+    *(Metric(f"mmap latency {q} ms", f"metrics.mmap_latency_ms.{q}", False) for q in ("p50", "p95", "p99", "max")),
+    Metric("Direct reclaims (allocstall)", "vmstat.allocstall*", False),
+    Metric("Kswapd pages scanned", "vmstat.pgscan_kswapd", False),
+    Metric("Kswapd pages reclaimed", "vmstat.pgsteal_kswapd", False),
+    Metric("Direct pages scanned", "vmstat.pgscan_direct", False),
+    Metric("Direct pages reclaimed", "vmstat.pgsteal_direct", False),
     Metric("Kswapd efficiency %", _efficiency("kswapd"), True),
     Metric("Direct efficiency %", _efficiency("direct"), True),
     Metric("Percentage Time Spent Direct Reclaim", _pct_time_direct, False),
     Metric("Percentage Time kswapd Awake", _pct_time_kswapd_awake, False),
-    Metric("Swap Ins", _vm("pswpin"), False),
-    Metric("Swap Outs", _vm("pswpout"), False),
+    Metric("Swap Ins", "vmstat.pswpin", False),
+    Metric("Swap Outs", "vmstat.pswpout", False),
     Metric("ra_hit%", lambda run: ra_hit_pct(run.delta), True),
     Metric("Kswapd CPU %", _mean_kswapd_cpu, False),
     Metric("Workload CPU % per task", _workload_cpu, False),
-    Metric("sy % (highest sample)", max_sy, False),
+    Metric("sy % (highest sample)", "cpu.sy_max", False),
 ]
 
 
-def pdiff(base: float, value: float, higher_is_better: bool) -> float | None:
-    """Change against the baseline in percent, positive = better (mmtests' pdiff / pndiff);
-    None when the baseline is 0 and the value is not."""
+def pdiff(base: float, new: float, higher_is_better: bool) -> float | None:
+    """`new`'s change against `base` in percent, positive = better (mmtests' pdiff /
+    pndiff); None when the baseline is 0 and `new` is not."""
     if base == 0:
-        return 0.0 if value == 0 else None
-    change = (value - base) * 100.0 / abs(base)
+        return 0.0 if new == 0 else None
+    change = (new - base) * 100.0 / abs(base)
     return change if higher_is_better or change == 0 else -change
 
 
@@ -172,16 +156,6 @@ def load_input(path: Path) -> Input:
         raise CompareError(f"{path}: neither a run directory (result.json, scenario.toml) nor a sweep of them")
     points = {("" if d == path else d.name): read_rundir(d) for d in dirs}
     return Input(path.name or str(path), points)
-
-
-def _names(inputs: list[Input]) -> list[str]:
-    """Input names, made unique where two directories share a name."""
-    seen: dict[str, int] = {}
-    out = []
-    for i in inputs:
-        seen[i.name] = seen.get(i.name, 0) + 1
-        out.append(i.name if seen[i.name] == 1 else f"{i.name}#{seen[i.name]}")
-    return out
 
 
 @dataclass
@@ -218,7 +192,7 @@ def compare(inputs: list[Input], tolerance: float = 1.5) -> Comparison:
     labels: list[str] = []
     for i in inputs:
         labels += [label for label in i.points if label not in labels]
-    names = _names(inputs)
+    names = unique_names([i.name for i in inputs])
     rows: list[Row] = []
     for label in labels:
         runs = [i.points.get(label) for i in inputs]

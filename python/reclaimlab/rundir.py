@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import tomllib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -155,8 +156,9 @@ class RunDir:
     def elapsed_s(self) -> float:
         return float(self.result.get("elapsed_s", self.tasks.get("elapsed_s", 0.0)))
 
-    @property
+    @cached_property
     def delta(self) -> Vmstat:
+        """after − before, computed once: reports read many columns of one run."""
         return vmstat_delta(self.vmstat_before, self.vmstat_after)
 
     def tasks_of_kind(self, kind: str) -> list[dict[str, Any]]:
@@ -199,6 +201,12 @@ def find_rundirs(path: Path | str) -> list[Path]:
     if is_rundir(path):
         return [path]
     return sorted(p for p in path.iterdir() if p.is_dir() and is_rundir(p))
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """Report column names for runs or traces: a name that occurs more than once is numbered
+    at each occurrence (`run#1`, `run#2`)."""
+    return [f"{n}#{names[: i + 1].count(n)}" if names.count(n) > 1 else n for i, n in enumerate(names)]
 
 
 # --- TOML (scenario.toml) ----------------------------------------------------------------------

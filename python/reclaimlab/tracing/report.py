@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 from reclaimlab import _core
-from reclaimlab.rundir import find_rundirs, is_rundir, read_rundir
+from reclaimlab.rundir import find_rundirs, is_rundir, read_rundir, unique_names
 
 
 @dataclass
@@ -74,10 +74,8 @@ def resolve_input(arg: str) -> TraceInput:
 
 
 def render(inputs: list[TraceInput], ignore_pid: bool = False, as_json: bool = False) -> str:
-    names = [i.name for i in inputs]
-    for i, n in enumerate(names):
-        if names.count(n) > 1:
-            inputs[i].name = f"{n}#{names[: i + 1].count(n)}"
+    for i, name in zip(inputs, unique_names([i.name for i in inputs])):
+        i.name = name
     try:
         return _core.trace_report([i.as_core() for i in inputs], ignore_pid=ignore_pid, as_json=as_json)
     except OSError as e:

@@ -245,7 +245,6 @@ impl Zone {
     }
 }
 
-/// `int_sqrt`: the integer square root, rounded down.
 /// The nodes `wake_all_kswapds()` wakes for an allocation from `zonelist` with
 /// `highest_zoneidx`: walking the zonelist's managed zones up to that index, each node whose
 /// zone differs from the previous zone's node (the kernel's `last_pgdat` test). The
@@ -268,6 +267,7 @@ pub fn zonelist_kswapd_nodes(
     nodes
 }
 
+/// `int_sqrt`: the integer square root, rounded down.
 pub fn int_sqrt(x: u64) -> u64 {
     if x < 2 {
         return x;
