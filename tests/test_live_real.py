@@ -53,9 +53,10 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_dd_reader_in_a_256m_cgroup_is_traced(tmp_path: Path, state_dir: Path) -> None:
     sc = load(write(tmp_path, f"""
 name = "live-dd-test"
-[live]
+[run]
 sample_interval_s = 0.5
 trace = true
+duration_s = 3
 [memory]
 mode = "cgroup"
 limit_mb = 256
@@ -63,7 +64,6 @@ limit_mb = 256
 kind = "dd"
 tasks = 1
 file_mb = 384
-duration_s = 3
 dir = "{tmp_path}/data"
 """))
     points = run(RealBackend(), sc, tmp_path / "out", log=lambda s: None)
@@ -143,7 +143,7 @@ repeats = 2
 
 @requires_machine
 def test_squeeze_below_the_margin_is_refused_before_any_change(tmp_path: Path, state_dir: Path) -> None:
-    sc = load(write(tmp_path, '[memory]\nmode = "squeeze"\nfree_mb = 300\nmargin_mb = 1024\n[workload]\nkind = "dd"\n'))
+    sc = load(write(tmp_path, '[memory]\nmode = "squeeze"\nfree_mb = 300\nmargin_mb = 1024\n[workload]\nkind = "dd"\ntasks = 1\nfile_mb = 64\n'))
     before = machine_state()
     with pytest.raises(LiveError, match="safe margin"):
         run(RealBackend(), sc, tmp_path / "out", log=lambda s: None)
@@ -152,9 +152,10 @@ def test_squeeze_below_the_margin_is_refused_before_any_change(tmp_path: Path, s
 
 KILLED_SCENARIO = """
 name = "killed"
-[live]
+[run]
 sample_interval_s = 0.5
 trace = true
+duration_s = 60
 [memory]
 mode = "cgroup"
 limit_mb = 256
@@ -169,7 +170,6 @@ watermark_scale_factor = 77
 kind = "dd"
 tasks = 2
 file_mb = 128
-duration_s = 60
 dir = "{tmp}/data"
 """
 

@@ -25,9 +25,10 @@ def scenario(tmp_path: Path, text: str, sets: Sequence[str] = ()):  # type: igno
 
 DD = """
 name = "fake-dd"
-[live]
+[run]
 sample_interval_s = 0.05
 trace = true
+duration_s = 0.3
 [memory]
 mode = "squeeze"
 free_mb = 2048
@@ -35,10 +36,11 @@ free_mb = 2048
 watermark_scale_factor = 200
 [workload]
 kind = "dd"
-tasks = [1, 2]
+tasks = 1
 file_mb = 64
-duration_s = 0.3
 dir = "/var/tmp/reclaimlab-fake"
+[sweep]
+"workload.tasks" = [1, 2]
 """
 
 
@@ -52,12 +54,12 @@ def test_dd_sweep_writes_every_run_file_and_restores_everything(tmp_path: Path, 
     fake.files["/proc/sys/vm/drop_caches"] = "0"
     before = dict(fake.files)
     points = run(fake, scenario(tmp_path, DD), tmp_path / "out", log=lambda s: None)
-    assert [p.label for p in points] == ["tasks-1", "tasks-2"]
+    assert [p.label for p in points] == ["workload.tasks=1", "workload.tasks=2"]
     for p in points:
         for name in FILES:
             assert (p.rundir / name).exists(), name
         assert (p.rundir / "trace.txt").exists()
-    run2 = read_rundir(tmp_path / "out/tasks-2")
+    run2 = read_rundir(tmp_path / "out/workload.tasks=2")
     m = run2.result["metrics"]
     assert run2.result["kind"] == "live" and run2.result["workload"] == "dd"
     assert m["tasks"] == 2
@@ -87,7 +89,7 @@ def test_dd_sweep_writes_every_run_file_and_restores_everything(tmp_path: Path, 
 def test_missing_data_directories_are_made_and_removed(tmp_path: Path, state_dir: Path) -> None:
     fake = FakeBackend(programs={"dd": dd_program})
     fake.dirs.add("/var/tmp")
-    sc = scenario(tmp_path, DD, ["workload.tasks=1", "workload.dir=/var/tmp/a/b", "live.trace=false"])
+    sc = scenario(tmp_path, DD, ["workload.tasks=1", "workload.dir=/var/tmp/a/b", "run.trace=false"])
     run(fake, sc, tmp_path / "out", log=lambda s: None)
     assert ("mkdir", "/var/tmp/a") in fake.calls and ("mkdir", "/var/tmp/a/b") in fake.calls
     assert "/var/tmp/a" not in fake.dirs and "/var/tmp/a/b" not in fake.dirs
@@ -97,7 +99,7 @@ def test_missing_data_directories_are_made_and_removed(tmp_path: Path, state_dir
 def test_files_the_user_supplied_are_used_and_never_deleted(tmp_path: Path, state_dir: Path) -> None:
     fake = FakeBackend(programs={"dd": dd_program})
     fake.files["/data/a"] = "mine"
-    sc = scenario(tmp_path, DD, ['workload.files=["/data/a"]', "workload.tasks=1", "live.trace=false", "memory.mode=none"])
+    sc = scenario(tmp_path, DD, ['workload.files=["/data/a"]', "workload.tasks=1", "run.trace=false", "memory.mode=none"])
     run(fake, sc, tmp_path / "out", log=lambda s: None)
     assert fake.files["/data/a"] == "mine"
     assert not [c for c in fake.calls if c[:2] == ("run", "dd")]
@@ -105,15 +107,15 @@ def test_files_the_user_supplied_are_used_and_never_deleted(tmp_path: Path, stat
 
 
 def test_refuses_a_run_directory_that_holds_a_run_unless_forced(tmp_path: Path, state_dir: Path) -> None:
-    sc = scenario(tmp_path, DD, ["live.trace=false"])
-    (tmp_path / "out/tasks-2").mkdir(parents=True)
-    (tmp_path / "out/tasks-2/result.json").write_text("mine")
+    sc = scenario(tmp_path, DD, ["run.trace=false"])
+    (tmp_path / "out/workload.tasks=2").mkdir(parents=True)
+    (tmp_path / "out/workload.tasks=2/result.json").write_text("mine")
     fake = FakeBackend(programs={"dd": dd_program})
-    with pytest.raises(LiveError, match=r"tasks-2 already holds a run.*--force"):
+    with pytest.raises(LiveError, match=r"workload.tasks=2 already holds a run.*--force"):
         run(fake, sc, tmp_path / "out", log=lambda s: None)
     assert not fake.calls  # refused before touching the machine or running any point
-    assert (tmp_path / "out/tasks-2/result.json").read_text() == "mine"
-    assert not (tmp_path / "out/tasks-1").exists()
+    assert (tmp_path / "out/workload.tasks=2/result.json").read_text() == "mine"
+    assert not (tmp_path / "out/workload.tasks=1").exists()
     points = run(fake, sc, tmp_path / "out", log=lambda s: None, force=True)
     assert json.loads((points[1].rundir / "result.json").read_text())["kind"] == "live"
 
@@ -150,8 +152,8 @@ def test_failure_mid_run_still_restores(tmp_path: Path, state_dir: Path) -> None
 
     fake = FakeBackend(programs={"dd": failing_dd})
     with pytest.raises(LiveError, match="Input/output error"):
-        run(fake, scenario(tmp_path, DD, ["workload.duration_s=0"]), tmp_path / "out", log=lambda s: None)
-    result = json.loads((tmp_path / "out/tasks-1/result.json").read_text())
+        run(fake, scenario(tmp_path, DD), tmp_path / "out", log=lambda s: None)
+    result = json.loads((tmp_path / "out/workload.tasks=1/result.json").read_text())
     assert result["failures"]
     assert fake.files["/proc/sys/vm/watermark_scale_factor"] == "10"
     assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
@@ -225,7 +227,7 @@ def test_squeeze_watchdog_stops_the_workload_when_memory_runs_out(tmp_path: Path
         return info
 
     fake.meminfo = shrinking  # type: ignore[method-assign]
-    sc = scenario(tmp_path, DD, ["workload.tasks=1", "workload.duration_s=20", "live.trace=false"])
+    sc = scenario(tmp_path, DD, ["workload.tasks=1", "run.duration_s=20", "run.trace=false"])
     points = run(fake, sc, tmp_path / "out", log=lambda s: None)
     result = points[0].result
     assert "fell below" in result["aborted"]

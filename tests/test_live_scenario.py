@@ -1,4 +1,5 @@
-"""Live scenario parsing: defaults, sweeps, --set, and errors that name file, key and expectation."""
+"""Scenarios read for a live run: the one schema (the core's), its defaults, sweeps, --set, the
+keys a live run refuses, and errors that name file, key and expectation."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from reclaimlab.live.scenario import ScenarioError, load
+from reclaimlab.simulate.runner import ScenarioError as SimScenarioError
+from reclaimlab.simulate.runner import points as sim_points
 from .live_support import machine_left_as_found, state_dir  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,46 +21,68 @@ def write(tmp_path: Path, text: str) -> Path:
     return p
 
 
-def test_shipped_scenarios_parse() -> None:
+def test_shipped_scenarios_parse_for_a_live_run() -> None:
     dd = load(ROOT / "scenarios/live/dd-squeeze.toml")
-    assert [label for label, _ in dd.points()] == ["tasks-1", "tasks-2", "tasks-4"]
-    assert dd.memory["mode"] == "squeeze" and dd.workload["block_kb"] == 4096
-    um = load(ROOT / "scenarios/live/usemem-swap-ra.toml")
+    labels = [label for label, _ in dd.points()]
+    assert labels == ["workload.tasks=1", "workload.tasks=2", "workload.tasks=4"]
+    point = dd.points()[2][1]
+    assert point.memory["mode"] == "squeeze" and point.workload["block_kb"] == 4096
+    assert point.workload["tasks"] == 4 and point.run["duration_s"] == 30.0
+    um = load(ROOT / "scenarios/live/usemem-swap-ra.toml").points()[0][1]
     assert um.background is not None and um.background["random"] is True
     assert um.swap["nonrotational"] is True
+    assert um.sysctl == {"page_cluster": 3, "vma_ra_enabled": True}
+
+
+def test_every_shipped_scenario_is_one_format(tmp_path: Path) -> None:
+    """Every scenario file parses for both backends, or is refused by one of them by key."""
+    for path in sorted((ROOT / "scenarios").rglob("*.toml")):
+        if path.name == "reference.toml":
+            continue
+        for read in (load, sim_points):
+            try:
+                read(path, [])
+            except (ScenarioError, SimScenarioError) as e:
+                assert "cannot honour it" in str(e) or "host profile" in str(e), f"{path}: {e}"
 
 
 def test_defaults_are_filled_in(tmp_path: Path) -> None:
-    sc = load(write(tmp_path, '[workload]\nkind = "dd"\n'))
+    (label, sc), = load(write(tmp_path, '[workload]\nkind = "dd"\ntasks = 1\n')).points()
+    assert label == ""
     assert sc.workload == {
-        "kind": "dd", "tasks": 1, "block_kb": 4096, "direct": False, "file_mb": 1024,
-        "duration_s": 30.0, "dir": "/var/tmp/reclaimlab", "files": [],
+        "kind": "dd", "tasks": 1, "block_kb": 4096, "direct": False, "readahead_depth": 2,
+        "file_mb": 0, "dir": "/var/tmp/reclaimlab", "files": [],
     }  # fmt: skip
     assert sc.memory["mode"] == "none" and sc.sysctl == {}
+    assert sc.run["duration_s"] == 10.0 and sc.run["trace"] is False
+    assert sc.live["drop_caches"] is True
     assert sc.name == "s"
 
 
 def test_set_overrides_and_parses_toml_values(tmp_path: Path) -> None:
-    p = write(tmp_path, '[workload]\nkind = "usemem"\n[sysctl]\nvma_ra_enabled = true\n')
-    sc = load(p, ["sysctl.vma_ra_enabled=false", "workload.tasks=[1,2]", "memory.mode=cgroup", "memory.limit_mb=256"])
-    assert sc.sysctl["vma_ra_enabled"] is False
-    assert [lbl for lbl, _ in sc.points()] == ["tasks-1", "tasks-2"]
+    p = write(tmp_path, '[workload]\nkind = "usemem"\n[sysctl]\nvma_ra_enabled = true\n[sweep]\n"workload.tasks" = [1, 2]\n')
+    sweep = load(p, ["sysctl.vma_ra_enabled=false", "memory.mode=cgroup", "memory.limit_mb=256"])
+    assert [lbl for lbl, _ in sweep.points()] == ["workload.tasks=1", "workload.tasks=2"]
+    sc = sweep.points()[1][1]
+    assert sc.sysctl["vma_ra_enabled"] is False and sc.workload["tasks"] == 2
     assert sc.memory["mode"] == "cgroup"
 
 
 @pytest.mark.parametrize(
     "text, message",
     [
-        ('[workload]\nkind = "dd"\nthreads = 4\n', r"s\.toml: unknown key workload\.threads; expected one of: tasks"),
-        ('[workload]\nkind = "dd"\ndirect = "yes"\n', r"s\.toml: workload\.direct = 'yes': expected bool"),
-        ('[workload]\nkind = "fio"\n', r'workload\.kind = \'fio\': expected "dd" \| "dd-write"'),
-        ('[workload]\nkind = "dd"\ntasks = 0\n', r"workload\.tasks = 0: expected a positive task count"),
-        ('[sysctl]\nswappiness = 300\n[workload]\nkind = "dd"\n', r"sysctl\.swappiness = 300: expected 0\.\.200"),
-        ('[memory]\nmode = "cgroup"\n[workload]\nkind = "dd"\n', r"needs memory\.limit_mb > 0"),
-        ('[swap]\nkind = "zram"\n[workload]\nkind = "dd"\n', r"needs swap\.size_mb > 0"),
-        ("[workload]\nkind = \"dd\"\n[extra]\nx = 1\n", r"unknown top-level key\(s\) extra"),
-        ('[live]\nsample_interval_s = 0\n[workload]\nkind = "dd"\n', r"live\.sample_interval_s = 0"),
-        ("[memory]\nmode = \"none\"\n", r"missing \[workload\]"),
+        ('[workload]\nkind = "dd"\ntasks = 1\nthreads = 4\n', r"s\.toml: .*unknown field `threads`"),
+        ('[workload]\nkind = "dd"\ntasks = 1\ndirect = "yes"\n', r"s\.toml: key `workload\.direct`: .*expected a boolean"),
+        ('[workload]\nkind = "fio"\n', r'key `workload\.kind`: unknown workload `fio`; expected one of "dd", "dd-write"'),
+        ('[workload]\nkind = "dd"\ntasks = 0\n', r"key `workload\.tasks`: expected at least one task"),
+        ('[sysctl]\nswappiness = 300\n[workload]\nkind = "dd"\ntasks = 1\n', r"key `sysctl\.swappiness`: expected 0 to 200"),
+        ('[memory]\nmode = "cgroup"\n[workload]\nkind = "dd"\ntasks = 1\n', r"key `memory\.limit_mb`: .*needs a limit"),
+        ('[swap]\nkind = "zram"\n[workload]\nkind = "dd"\ntasks = 1\n', r"key `swap\.size_mb`"),
+        ('[workload]\nkind = "dd"\ntasks = 1\n[extra]\nx = 1\n', r"unknown field `extra`"),
+        ('[run]\nsample_interval_s = 0\n[workload]\nkind = "dd"\ntasks = 1\n', r"key `run\.sample_interval_s`"),
+        ('[memory]\nmode = "none"\n', r"missing field `workload`"),
+        ('[variant]\nkswapd_threads = 4\n[workload]\nkind = "dd"\ntasks = 1\n', r"key `variant\.kswapd_threads`: a live run cannot honour it"),
+        ('[run]\nstart_at = "kswapd_wake"\n[workload]\nkind = "dd"\ntasks = 1\n', r"key `run\.start_at`: a live run cannot honour it"),
     ],
 )
 def test_errors_name_the_file_the_key_and_what_was_expected(tmp_path: Path, text: str, message: str) -> None:
@@ -65,12 +90,12 @@ def test_errors_name_the_file_the_key_and_what_was_expected(tmp_path: Path, text
         load(write(tmp_path, text))
 
 
-def test_background_cannot_sweep(tmp_path: Path) -> None:
+def test_a_background_workload_cannot_sweep(tmp_path: Path) -> None:
     text = '[workload]\nkind = "usemem"\n[workload.background]\nkind = "usemem"\ntasks = [1, 2]\n'
-    with pytest.raises(ScenarioError, match="background.tasks must be one count"):
+    with pytest.raises(ScenarioError, match=r"key `workload\.background\.tasks`"):
         load(write(tmp_path, text))
 
 
 def test_bad_set_syntax(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="expected key=value"):
-        load(write(tmp_path, '[workload]\nkind = "dd"\n'), ["sysctl.swappiness"])
+        load(write(tmp_path, '[workload]\nkind = "dd"\ntasks = 1\n'), ["sysctl.swappiness"])

@@ -114,13 +114,13 @@ def simulated_dd_run(out: Path) -> RunDir:
 
 LIVE_DD = """
 name = "fake-dd"
-[live]
+[run]
 sample_interval_s = 0.05
+duration_s = 0.3
 [workload]
 kind = "dd"
 tasks = 2
 file_mb = 64
-duration_s = 0.3
 dir = "/var/tmp/reclaimlab-fake"
 """
 

@@ -17,11 +17,12 @@ def cli() -> None:
 
 def _register() -> None:
     from reclaimlab.compare import compare_command
+    from reclaimlab.host import host
     from reclaimlab.live.cli import live
     from reclaimlab.simulate.cli import bench, demo, reproduce, run
     from reclaimlab.tracing.cli import trace
 
-    for command in (run, demo, reproduce, bench, live, trace, compare_command):
+    for command in (run, demo, reproduce, bench, live, trace, compare_command, host):
         cli.add_command(command)
 
 

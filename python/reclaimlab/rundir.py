@@ -13,6 +13,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from reclaimlab import _core
+
 Vmstat = dict[str, int]
 
 FILES = (
@@ -209,45 +211,10 @@ def unique_names(names: list[str]) -> list[str]:
     return [f"{n}#{names[: i + 1].count(n)}" if names.count(n) > 1 else n for i, n in enumerate(names)]
 
 
-# --- TOML (scenario.toml) ----------------------------------------------------------------------
+# --- scenario.toml -----------------------------------------------------------------------------
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value)  # a JSON string is a valid TOML basic string
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"cannot write {type(value).__name__} to TOML")
-
-
-def _toml_key(key: str) -> str:
-    bare = key.replace("_", "").replace("-", "").isalnum()
-    return key if bare else json.dumps(key)
-
-
-def dumps_toml(doc: Mapping[str, Any]) -> str:
-    """A small TOML writer for resolved scenarios: scalars first, then tables (nested by dots)."""
-    out: list[str] = []
-
-    def emit(table: Mapping[str, Any], prefix: str) -> None:
-        scalars = {k: v for k, v in table.items() if not isinstance(v, dict)}
-        tables = {k: v for k, v in table.items() if isinstance(v, dict)}
-        if prefix and (scalars or not tables):
-            out.append(f"\n[{prefix}]")
-        for k, v in scalars.items():
-            out.append(f"{_toml_key(k)} = {_toml_value(v)}")
-        for k, v in tables.items():
-            emit(v, f"{prefix}.{_toml_key(k)}" if prefix else _toml_key(k))
-
-    emit(doc, "")
-    return "\n".join(out).lstrip("\n") + "\n"
-
-
-def write_scenario(path: Path, doc: Mapping[str, Any]) -> None:
-    write_text(path, dumps_toml(doc))
+def write_scenario(path: Path, doc: Mapping[str, Any] | str) -> None:
+    """scenario.toml: TOML text as it is (a resolved scenario), or a table written as TOML by
+    the core's TOML writer."""
+    write_text(path, doc if isinstance(doc, str) else _core.dumps_toml(json.dumps(doc)))

@@ -117,8 +117,10 @@ GENERIC = [
 def layout(kind: str | None) -> list[Column]:
     """The columns of `kind`'s table: the simulator's for a workload it knows, else the
     live-only layout, else GENERIC (also for runs of mixed workloads, kind None)."""
-    if kind in {k for k, _ in _core.workload_kinds()}:
-        return [Column(header, source) for header, source in _core.workload_columns(kind)]
+    if kind in {k for k, _, _ in _core.workload_kinds()}:
+        columns = [Column(header, source) for header, source in _core.workload_columns(kind)]
+        if columns:
+            return columns
     return LIVE_ONLY_LAYOUTS.get(kind or "", GENERIC)
 
 

@@ -4,31 +4,74 @@
 
 use pyo3::exceptions::{PyFileExistsError, PyOSError, PyValueError};
 use pyo3::prelude::*;
+use reclaim_sim::scenario::{host_profile_path, Backend, HostProfile};
 use reclaim_sim::{workload, Scenario};
 use std::path::PathBuf;
 
-fn load(path: &str, overrides: Vec<String>) -> PyResult<Scenario> {
-    Scenario::load(std::path::Path::new(path), &overrides)
-        .map_err(|e| PyValueError::new_err(e.to_string()))
+fn backend_of(name: &str) -> PyResult<Backend> {
+    Backend::parse(name).ok_or_else(|| {
+        PyValueError::new_err(format!("backend {name:?}: expected \"sim\" or \"live\""))
+    })
 }
 
-/// The resolved scenario (every default filled in, overrides applied) as TOML text.
-#[pyfunction]
-#[pyo3(signature = (path, overrides=vec![]))]
-fn resolve_scenario(path: &str, overrides: Vec<String>) -> PyResult<String> {
-    Ok(load(path, overrides)?.to_toml())
+fn value_error(e: reclaim_sim::ScenarioError) -> PyErr {
+    PyValueError::new_err(e.to_string())
 }
 
-/// The sweep points of a scenario: `[(label, resolved_toml)]`; one unlabelled point when the
-/// scenario has no sweep.
+/// The resolved scenario (every default filled in, overrides applied) as TOML text, checked
+/// for `backend` ("sim" or "live").
 #[pyfunction]
-#[pyo3(signature = (path, overrides=vec![]))]
-fn sweep_points(path: &str, overrides: Vec<String>) -> PyResult<Vec<(String, String)>> {
-    let s = load(path, overrides)?;
-    let pts = s
-        .sweep_points(path)
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok(pts.into_iter().map(|(l, s)| (l, s.to_toml())).collect())
+#[pyo3(signature = (path, overrides=vec![], backend="sim"))]
+fn resolve_scenario(path: &str, overrides: Vec<String>, backend: &str) -> PyResult<String> {
+    let s = Scenario::load_for(std::path::Path::new(path), &overrides, backend_of(backend)?)
+        .map_err(value_error)?;
+    Ok(s.to_toml())
+}
+
+/// The sweep points of a scenario: `[(label, resolved_toml, resolved_json)]`, every point
+/// checked for `backend` ("sim" or "live"); one unlabelled point when the scenario has no
+/// sweep.
+#[pyfunction]
+#[pyo3(signature = (path, overrides=vec![], backend="sim"))]
+fn sweep_points(
+    path: &str,
+    overrides: Vec<String>,
+    backend: &str,
+) -> PyResult<Vec<(String, String, String)>> {
+    let backend = backend_of(backend)?;
+    let s = Scenario::load(std::path::Path::new(path), &overrides).map_err(value_error)?;
+    let pts = s.sweep_points(path).map_err(value_error)?;
+    pts.into_iter()
+        .map(|(label, p)| {
+            p.check_backend(backend, path).map_err(value_error)?;
+            let json =
+                serde_json::to_string(&p).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            Ok((label, p.to_toml(), json))
+        })
+        .collect()
+}
+
+/// A table (JSON text) as TOML text, for the run directory's scenario.toml.
+#[pyfunction]
+fn dumps_toml(json: &str) -> PyResult<String> {
+    let table: toml::Table = serde_json::from_str(json)
+        .map_err(|e| PyValueError::new_err(format!("not a table: {e}")))?;
+    toml::to_string(&table).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Where the host profile is read from (`[machine] from = "host"`).
+#[pyfunction]
+fn host_profile_file() -> PathBuf {
+    host_profile_path()
+}
+
+/// A host profile as TOML, from its fields as JSON text (what `reclaimlab host probe`
+/// measured); ValueError naming the field if one is missing or of the wrong type.
+#[pyfunction]
+fn host_profile_toml(json: &str) -> PyResult<String> {
+    let profile: HostProfile = serde_json::from_str(json)
+        .map_err(|e| PyValueError::new_err(format!("host profile: {e}")))?;
+    Ok(profile.to_toml())
 }
 
 /// Run a resolved scenario (TOML text) and write its run directory. `progress(fraction)` is
@@ -41,8 +84,9 @@ fn run_scenario(
     overwrite: bool,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    let s = Scenario::parse(scenario_toml, "<scenario>", &[])
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let s = Scenario::parse(scenario_toml, "<scenario>", &[]).map_err(value_error)?;
+    s.check_backend(Backend::Simulator, "<scenario>")
+        .map_err(value_error)?;
     if !overwrite {
         check_run_dir_free(out_dir.clone())?;
     }
@@ -97,12 +141,12 @@ fn parse_override(assignment: &str) -> PyResult<(String, String)> {
     Ok((key, json))
 }
 
-/// The simulated workloads: `[(kind, what it is)]`.
+/// The workloads a scenario may name: `[(kind, what it is, simulated)]`.
 #[pyfunction]
-fn workload_kinds() -> Vec<(&'static str, &'static str)> {
+fn workload_kinds() -> Vec<(&'static str, &'static str, bool)> {
     workload::REGISTRY
         .iter()
-        .map(|r| (r.kind, r.about))
+        .map(|r| (r.kind, r.about, r.build.is_some()))
         .collect()
 }
 
@@ -122,5 +166,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_points, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(host_profile_file, m)?)?;
+    m.add_function(wrap_pyfunction!(dumps_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(host_profile_toml, m)?)?;
     Ok(())
 }

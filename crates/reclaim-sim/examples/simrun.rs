@@ -15,7 +15,11 @@ fn main() {
     let Some(path) = args.first().cloned() else {
         usage()
     };
-    let s = match reclaim_sim::Scenario::load(std::path::Path::new(&path), &args[1..]) {
+    let s = match reclaim_sim::Scenario::load_for(
+        std::path::Path::new(&path),
+        &args[1..],
+        reclaim_sim::scenario::Backend::Simulator,
+    ) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("{e}");

@@ -92,6 +92,8 @@ pub struct Kernel {
     /// Allocations whose retries ran out (`__alloc_pages_may_oom` would be next; the OOM
     /// killer is not modelled and the allocation retries).
     pub nr_oom_retries: u64,
+    /// Base pages held by reserved hugetlb pages (`mm::hugetlb`, a memory squeeze).
+    pub hugetlb_pages: u64,
     /// When kswapd first woke (for windows that start there).
     pub first_kswapd_wake: Option<Ns>,
     pub first_kswapd_scan: Option<Ns>,
@@ -257,6 +259,7 @@ impl Kernel {
             min_free_kbytes,
             block_zone,
             nr_oom_retries: 0,
+            hugetlb_pages: 0,
             first_kswapd_wake: None,
             first_kswapd_scan: None,
             tracer: None,

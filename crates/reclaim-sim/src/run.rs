@@ -5,18 +5,27 @@ use std::io::Write;
 
 use crate::engine::{EventKind, Ns, NSEC_PER_SEC};
 use crate::kernel::Kernel;
+use crate::mm::hugetlb::hugetlb_reserve;
 use crate::mm::kswapd::kswapd_run;
 use crate::mm::vmstat::VmEvent;
 use crate::process::Sim;
 use crate::rundir::{baseline, finish, Baseline, RunOutput, Samples};
-use crate::scenario::{Scenario, StartAt, StopAt};
+use crate::scenario::{MemoryMode, Scenario, StartAt, StopAt};
 use crate::workload::{self, Workload};
 
 /// Build the machine, start its kswapd threads and the workload.
 fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
-    let mut sim = Sim::new(Kernel::new(
-        &s.machine, &s.sysctl, &s.costs, &s.variant, s.seed,
-    ));
+    let mut kernel = Kernel::new(
+        &s.machine,
+        &s.sysctl.effective(),
+        &s.costs,
+        &s.variant,
+        s.seed,
+    );
+    if s.memory.mode == MemoryMode::Squeeze {
+        hugetlb_reserve(&mut kernel, s.memory.free_mb * 256);
+    }
+    let mut sim = Sim::new(kernel);
     for nid in 0..s.machine.nodes {
         kswapd_run(
             &mut sim,
@@ -26,7 +35,10 @@ fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
         );
     }
     let registration = workload::lookup(&s.workload.kind).expect("a checked scenario");
-    let mut w = (registration.build)(&s.workload.params);
+    let build = registration
+        .build
+        .expect("a scenario checked for the simulator");
+    let mut w = build(&s.workload.params);
     w.start(&mut sim);
     (sim, w)
 }

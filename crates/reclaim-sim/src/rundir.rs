@@ -95,6 +95,13 @@ pub struct ModelStats {
     pub lru_lock_contended_pct: f64,
     /// Allocations in the window whose retries ran out (`Kernel::nr_oom_retries`).
     pub oom_retries: u64,
+    /// Base pages held by hugetlb pages a memory squeeze reserved (absent without one).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub hugetlb_pages: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -306,6 +313,7 @@ pub(crate) fn finish(
                 0.0
             },
             oom_retries: k.nr_oom_retries - base.oom_retries,
+            hugetlb_pages: k.hugetlb_pages,
         },
     };
     let tasks_file = TasksFile {

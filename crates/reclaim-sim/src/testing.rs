@@ -21,7 +21,13 @@ pub fn kernel_with(mb: u64, dma32_mb: u64, extra: &str) -> Kernel {
         "[machine]\nmemory_mb_per_node = {mb}\ndma32_mb = {dma32_mb}\n[workload]\nkind = \"dd\"\ntasks = 1\n{extra}"
     );
     let s = Scenario::parse(&text, "t.toml", &[]).unwrap();
-    Kernel::new(&s.machine, &s.sysctl, &s.costs, &s.variant, s.seed)
+    Kernel::new(
+        &s.machine,
+        &s.sysctl.effective(),
+        &s.costs,
+        &s.variant,
+        s.seed,
+    )
 }
 
 pub fn zone_of(k: &Kernel, zone_idx: usize) -> usize {
@@ -77,7 +83,7 @@ pub fn add_dd_with(sim: &mut Sim, readahead_depth: i64) -> u32 {
     let mut table = toml::Table::new();
     table.insert("tasks".into(), 1.into());
     table.insert("readahead_depth".into(), readahead_depth.into());
-    let mut dd = (workload::dd::REGISTRATION.build)(&table);
+    let mut dd = workload::dd::REGISTRATION.build.expect("dd is simulated")(&table);
     dd.start(sim);
     id
 }

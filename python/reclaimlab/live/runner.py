@@ -18,13 +18,13 @@ from reclaimlab.live import workloads
 from reclaimlab.live.backend import SYSCTLS, BackendError, Cgroup, KernelBackend, MiB
 from reclaimlab.live.journal import Journal, JournalError, journal_path, pid_alive
 from reclaimlab.live.samplers import Samplers, TaskTracker
-from reclaimlab.live.scenario import LiveScenario
+from reclaimlab.live.scenario import LiveScenario, LiveSweep
 from reclaimlab.live.summary import vmstat_metrics
 from reclaimlab.live.tracefs import TraceSession, tracefs_supported
 from reclaimlab.rundir import parse_vmstat, vmstat_delta, write_json, write_scenario, write_vmstat
 
 DEFAULT_TIMEOUT_S = 600.0
-BACKGROUND_GRACE_S = 10.0  # after the foreground ends, before the background is stopped  # a workload without its own duration is stopped after this
+BACKGROUND_GRACE_S = 10.0  # after the foreground ends, before the background is stopped
 
 
 class LiveError(RuntimeError):
@@ -58,8 +58,8 @@ def preflight(backend: KernelBackend, scenario: LiveScenario) -> list[str]:
             backend.squeeze_plan(mem["free_mb"] * MiB, mem["margin_mb"] * MiB)
         except BackendError as e:
             problems.append(str(e))
-    if scenario.live["trace"] and not tracefs_supported(backend):
-        problems.append("live.trace = true but this kernel has no tracefs: set live.trace = false")
+    if scenario.run["trace"] and not tracefs_supported(backend):
+        problems.append("run.trace = true but this kernel has no tracefs: set run.trace = false")
     for key in scenario.sysctl:
         if not backend.exists(SYSCTLS[key]):
             problems.append(f"sysctl.{key}: {SYSCTLS[key]} does not exist on this kernel; drop the key")
@@ -117,7 +117,7 @@ Tick = Callable[[str, float, float | None], None]
 
 def run(
     backend: KernelBackend,
-    scenario: LiveScenario,
+    scenario: LiveSweep,
     outdir: Path,
     log: Log = print,
     tick: Tick | None = None,
@@ -132,7 +132,8 @@ def run(
                 _core.check_run_dir_free(outdir / label if label else outdir)
             except FileExistsError as e:
                 raise LiveError(str(e))
-    problems = preflight(backend, scenario)
+    problems = [p for _, point in scenario.points() for p in preflight(backend, point)]
+    problems = list(dict.fromkeys(problems))
     if problems:
         raise LiveError("refusing to start:\n  - " + "\n  - ".join(problems))
     results = []
@@ -166,7 +167,7 @@ def run(
     return results
 
 
-def prepare_inputs(backend: KernelBackend, scenario: LiveScenario) -> None:
+def prepare_inputs(backend: KernelBackend, scenario: LiveSweep) -> None:
     points = [p for _, p in scenario.points()]
     largest = max(points, key=lambda p: p.workload.get("tasks", 1))
     for params in (largest.workload, largest.background):
@@ -246,7 +247,7 @@ class MemoryWatchdog:
 
 def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log: Log, tick: Tick | None = None) -> PointResult:
     rundir.mkdir(parents=True, exist_ok=True)
-    write_scenario(rundir / "scenario.toml", scenario.doc)
+    write_scenario(rundir / "scenario.toml", scenario.toml)
     fg = workloads.make(scenario.workload, backend)
     bg = workloads.make(scenario.background, backend) if scenario.background else None
     for w in (fg, bg):
@@ -255,7 +256,7 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
     cgroup, notes = apply_changes(backend, scenario, rundir.name, log)
 
     trace = None
-    if scenario.live["trace"]:
+    if scenario.run["trace"]:
         trace = TraceSession(backend, scenario.live["trace_events"], scenario.live["trace_buffer_kb"])
         trace.start(rundir / "trace.txt")
     tracker = TaskTracker(backend)
@@ -263,14 +264,16 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
     memcg_before = backend.memcg_events(cgroup) if cgroup is not None else {}
     before = backend.read_text("/proc/vmstat")
     t0 = time.monotonic()
-    samplers = Samplers(backend, rundir, scenario.live["sample_interval_s"], t0)
+    samplers = Samplers(backend, rundir, scenario.run["sample_interval_s"], t0)
     samplers.start()
     timed_out = False
     aborted = ""
     squeezed = scenario.memory["mode"] == "squeeze"
     watchdog = MemoryWatchdog(backend, scenario.memory["margin_mb"] * MiB // 4) if squeezed else None
     try:
-        duration = float(scenario.workload.get("duration_s") or 0.0)
+        # A workload that runs until stopped (dd) stops after run.duration_s; the others end
+        # by themselves, within live.timeout_s.
+        duration = float(scenario.run["duration_s"]) if fg.until_stopped else 0.0
         deadline = t0 + duration if duration > 0 else None
         hard_stop = t0 + float(scenario.live.get("timeout_s", DEFAULT_TIMEOUT_S))
         fg.start(cgroup)

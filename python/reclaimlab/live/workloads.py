@@ -55,6 +55,8 @@ class Workload(ABC):
     t_stop: float = 0.0
 
     kind = ""
+    # Runs until the run stops it (run.duration_s), rather than ending by itself.
+    until_stopped = False
 
     def __post_init__(self) -> None:
         """Per-kind state is set up here by subclasses (they are not dataclasses themselves)."""
@@ -176,10 +178,11 @@ def make_file(backend: KernelBackend, path: str, size_mb: int, block_kb: int = 1
 
 
 class DdRead(Workload):
-    """Parallel dd readers, one file per task, buffered or O_DIRECT, for duration_s (each dd is
-    restarted on its file when it reaches the end) or each file once (duration_s = 0)."""
+    """Parallel dd readers, one file per task, buffered or O_DIRECT, for run.duration_s (each
+    dd is restarted on its file when it reaches the end)."""
 
     kind = "dd"
+    until_stopped = True
 
     def files(self) -> list[str]:
         n = self.params["tasks"]
@@ -188,6 +191,8 @@ class DdRead(Workload):
             if len(given) < n:
                 raise BackendError(f"workload.files lists {len(given)} file(s) for {n} dd tasks")
             return given[:n]
+        if self.params["file_mb"] <= 0:
+            raise BackendError("workload.file_mb: a live run makes each dd task's file; give its size in MiB (or list workload.files)")
         return [f"{self.params['dir']}/dd-{i}.dat" for i in range(n)]
 
     def prepare(self) -> None:
@@ -211,9 +216,8 @@ class DdRead(Workload):
 
     def step(self, deadline: float | None) -> bool:
         self.reap()
-        timed = self.params["duration_s"] > 0
         for t in list(self.tasks):
-            if t.ended is not None and t.returncode == 0 and timed and not self._restarted(t):
+            if t.ended is not None and t.returncode == 0 and not self._restarted(t):
                 if deadline is None or time.monotonic() < deadline:
                     self.spawn(t.slot, "dd", self.argv(self.files()[t.slot]))
         done = all(t.ended is not None for t in self.tasks)

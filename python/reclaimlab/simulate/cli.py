@@ -6,6 +6,7 @@ import json
 import resource
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import click
@@ -29,15 +30,34 @@ def _default_out(name: str) -> Path:
     return Path("runs") / f"{name}-{stamp}"
 
 
+def _needs_host_profile(scenario: str, overrides: tuple[str, ...]) -> bool:
+    """Whether the scenario (with its --set) describes its machine as this host."""
+    with open(scenario, "rb") as f:
+        machine = tomllib.load(f).get("machine", {})
+    for o in overrides:
+        key, _, value = o.partition("=")
+        if key.strip() == "machine.from":
+            return value.strip().strip('"') == "host"
+    return isinstance(machine, dict) and machine.get("from") == "host"
+
+
 @click.command()
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a scenario key (TOML value), e.g. --set workload.tasks=16.")
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), help="Run directory (default runs/<name>-<time>).")
 @click.option("--force", is_flag=True, help="Overwrite run directories that already hold results.")
 @click.option("-j", "--jobs", type=int, default=None, help="Points simulated in parallel (default: all CPUs).")
-def run(scenario: str, overrides: tuple[str, ...], out: Path | None, force: bool, jobs: int | None) -> None:
+@click.option("--live-and-sim", is_flag=True, help="Run SCENARIO on this machine's kernel too (root): OUT/live/ and OUT/sim/, then compare them.")
+def run(scenario: str, overrides: tuple[str, ...], out: Path | None, force: bool, jobs: int | None, live_and_sim: bool) -> None:
     """Simulate SCENARIO (a TOML file) and write its run directory; a sweep writes one
-    directory per point."""
+    directory per point. With --live-and-sim, also run it live and set the two side by side."""
+    if _needs_host_profile(scenario, overrides):
+        from reclaimlab.host import ProbeError, ensure_profile
+
+        try:
+            ensure_profile(console.print)
+        except (ProbeError, OSError) as e:
+            _fail(f"the host profile for `machine.from = \"host\"`: {e}")
     try:
         pts = points(scenario, overrides)
     except ScenarioError as e:
@@ -45,6 +65,9 @@ def run(scenario: str, overrides: tuple[str, ...], out: Path | None, force: bool
         return
     name = Path(scenario).stem
     out = out or _default_out(name)
+    if live_and_sim:
+        _live_and_sim(scenario, overrides, pts, out, force, jobs)
+        return
     try:
         rundirs = run_points(pts, out, force=force, jobs=jobs)
     except FileExistsError as e:
@@ -52,6 +75,38 @@ def run(scenario: str, overrides: tuple[str, ...], out: Path | None, force: bool
         return
     _print_results([read_rundir(d) for d in rundirs], name)
     console.print(f"run directory: {out}")
+
+
+def _live_and_sim(scenario: str, overrides: tuple[str, ...], pts: list[Point], out: Path, force: bool, jobs: int | None) -> None:
+    """The scenario simulated into OUT/sim/ and run live into OUT/live/ (both checked before
+    either starts), then `reclaimlab compare OUT/live OUT/sim`."""
+    from reclaimlab.compare import compare, load_input, rich_tables
+    from reclaimlab.live.backend import BackendError
+    from reclaimlab.live.cli import backend
+    from reclaimlab.live.runner import LiveError, Terminated
+    from reclaimlab.live.runner import run as live_run
+    from reclaimlab.live.scenario import ScenarioError as LiveScenarioError
+    from reclaimlab.live.scenario import load
+
+    try:
+        live_sweep = load(scenario, overrides)
+    except LiveScenarioError as e:
+        _fail(str(e))
+        return
+    try:
+        run_points(pts, out / "sim", force=force, jobs=jobs)
+    except FileExistsError as e:
+        _fail(str(e))
+        return
+    try:
+        live_run(backend(), live_sweep, out / "live", log=lambda s: console.print(s, markup=False, highlight=False), force=force)
+    except (LiveError, BackendError) as e:
+        _fail(f"live run failed: {e}")
+    except (KeyboardInterrupt, Terminated):
+        _fail("interrupted; every change was undone")
+    for table in rich_tables(compare([load_input(out / "live"), load_input(out / "sim")])):
+        console.print(table)
+    console.print(f"run directories: {out}/live, {out}/sim")
 
 
 def _print_results(runs: list[RunDir], title: str) -> None:

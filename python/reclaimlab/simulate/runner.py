@@ -28,7 +28,7 @@ class ScenarioError(ValueError):
 def points(path: str | Path, overrides: Iterable[str] = ()) -> list[Point]:
     """The sweep points of a scenario file, overrides applied."""
     try:
-        return [Point(label, toml) for label, toml in _core.sweep_points(str(path), list(overrides))]
+        return [Point(label, toml) for label, toml, _ in _core.sweep_points(str(path), list(overrides), "sim")]
     except ValueError as e:
         raise ScenarioError(str(e)) from None
 

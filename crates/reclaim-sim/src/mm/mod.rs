@@ -3,6 +3,7 @@
 
 pub mod filemap;
 pub mod gfp;
+pub mod hugetlb;
 pub mod kswapd;
 pub mod lru;
 pub mod memcontrol;

@@ -121,7 +121,13 @@ mod tests {
             &[],
         )
         .unwrap();
-        Kernel::new(&s.machine, &s.sysctl, &s.costs, &s.variant, s.seed)
+        Kernel::new(
+            &s.machine,
+            &s.sysctl.effective(),
+            &s.costs,
+            &s.variant,
+            s.seed,
+        )
     }
 
     #[test]
@@ -194,7 +200,13 @@ mod tests {
     #[test]
     fn two_touches_activate_a_page() {
         let s = Scenario::parse("[workload]\nkind = \"dd\"\ntasks = 1\n", "t.toml", &[]).unwrap();
-        let mut k = Kernel::new(&s.machine, &s.sysctl, &s.costs, &s.variant, s.seed);
+        let mut k = Kernel::new(
+            &s.machine,
+            &s.sysctl.effective(),
+            &s.costs,
+            &s.variant,
+            s.seed,
+        );
         let p = page_on_lru(&mut k, LRU_INACTIVE_FILE);
         assert!(!k.folio_mark_accessed(p));
         assert!(k.pages.flags(p) & pg::REFERENCED != 0);

@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Machine {
+    /// `"host"`: the machine this runs on, from its host profile (scenario/host.rs). Present
+    /// in a resolved scenario only when no profile could be read, which the simulator refuses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
     pub nodes: u32,
     /// Logical CPUs per node (hardware threads; vmstat percentages are over all of them).
     pub cpus_per_node: u32,
@@ -24,6 +28,7 @@ pub struct Machine {
 impl Default for Machine {
     fn default() -> Self {
         Machine {
+            from: None,
             nodes: 1,
             cpus_per_node: 4,
             memory_mb_per_node: 4096,
@@ -74,10 +79,10 @@ impl Default for Device {
     }
 }
 
-/// Sysctls the model honours, with the kernel's defaults. `min_free_kbytes = 0` means "as
-/// the kernel computes it at boot" (`calculate_min_free_kbytes`).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// The sysctls the simulated kernel runs with: the scenario's `[sysctl]` where it sets a key,
+/// the kernel's own value otherwise (`SysctlSettings::effective`). `min_free_kbytes = 0` means
+/// "as the kernel computes it at boot" (`calculate_min_free_kbytes`).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Sysctl {
     pub min_free_kbytes: u64,
     pub watermark_scale_factor: u64,
@@ -99,8 +104,50 @@ impl Default for Sysctl {
     }
 }
 
+/// The `[sysctl]` table, one for both backends: a key that is set is applied (written to
+/// /proc/sys by a live run, used by the simulated kernel); a key left out is the kernel's own
+/// value (left as the machine has it by a live run, the kernel's default in the simulator).
+/// `read_ahead_kb` is the block queue attribute the kernel's readahead uses.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SysctlSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_free_kbytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watermark_scale_factor: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swappiness: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_ahead_kb: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watermark_boost_factor: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_ratio: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_background_ratio: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_cluster: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vma_ra_enabled: Option<bool>,
+}
+
+impl SysctlSettings {
+    /// The values the simulated kernel runs with.
+    pub fn effective(&self) -> Sysctl {
+        let d = Sysctl::default();
+        Sysctl {
+            min_free_kbytes: self.min_free_kbytes.unwrap_or(d.min_free_kbytes),
+            watermark_scale_factor: self
+                .watermark_scale_factor
+                .unwrap_or(d.watermark_scale_factor),
+            swappiness: self.swappiness.unwrap_or(d.swappiness),
+            read_ahead_kb: self.read_ahead_kb.unwrap_or(d.read_ahead_kb),
+        }
+    }
+}
+
 /// Sysctls a live run may set that the simulator does not model yet, and why: a scenario
-/// that sets one for a simulated run is refused rather than run without it.
+/// that sets one is refused by the simulator rather than run without it.
 pub const UNMODELLED_SYSCTLS: &[(&str, &str)] = &[
     (
         "watermark_boost_factor",
@@ -116,6 +163,10 @@ pub const UNMODELLED_SYSCTLS: &[(&str, &str)] = &[
     ),
     (
         "page_cluster",
+        "swap and swap readahead are not modelled yet (seed 002)",
+    ),
+    (
+        "vma_ra_enabled",
         "swap and swap readahead are not modelled yet (seed 002)",
     ),
 ];

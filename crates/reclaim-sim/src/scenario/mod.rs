@@ -1,6 +1,10 @@
-//! Scenarios: the TOML description of one simulated (or live) run — machine, kernel variant,
-//! sysctls, cost model, workload and measurement window. Every field has a documented default;
-//! unknown keys and wrong types are errors that name the file, the key and what was expected.
+//! Scenarios: the TOML description of one run, simulated or live — machine, kernel variant,
+//! sysctls, cost model, memory and swap set-up, workload and measurement window. One schema for
+//! both backends: sections only one side uses (`[costs]`, `[variant]` for the simulator, `[live]`
+//! for live runs) are allowed in every file and ignored by the other side, and each backend
+//! refuses by key what it cannot honour (`check_backend`). Every field has a documented
+//! default; unknown keys and wrong types are errors that name the file, the key and what was
+//! expected.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -9,8 +13,14 @@ use std::path::Path;
 use crate::variant::Variant;
 use crate::workload;
 
+pub mod backend;
+pub mod host;
+pub mod live;
 pub mod machine;
-pub use machine::{Costs, Device, Machine, Sysctl, UNMODELLED_SYSCTLS};
+pub use backend::Backend;
+pub use host::{host_profile_path, HostProfile};
+pub use live::{LiveOptions, Memory, MemoryMode, Swap, SwapKind};
+pub use machine::{Costs, Device, Machine, Sysctl, SysctlSettings, UNMODELLED_SYSCTLS};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -29,12 +39,19 @@ pub struct Scenario {
     #[serde(default)]
     pub variant: Variant,
     #[serde(default)]
-    pub sysctl: Sysctl,
+    pub sysctl: SysctlSettings,
     #[serde(default)]
     pub costs: Costs,
+    #[serde(default)]
+    pub memory: Memory,
+    #[serde(default)]
+    pub swap: Swap,
     pub workload: WorkloadSpec,
     #[serde(default)]
     pub run: RunWindow,
+    /// Live runs only.
+    #[serde(default)]
+    pub live: LiveOptions,
     /// Values to sweep: `"workload.tasks" = [6, 10, 16]` runs one point per value.
     #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
     pub sweep: toml::Table,
@@ -48,12 +65,20 @@ fn default_seed() -> u64 {
 }
 
 /// The `[workload]` table: its `kind` (one of `workload::REGISTRY`) and that workload's keys,
-/// every default filled in once the scenario is read.
+/// every default filled in once the scenario is read; `[workload.background]`, a second
+/// workload started alongside (its metrics are not the run's), is one of the keys.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WorkloadSpec {
     pub kind: String,
     #[serde(flatten)]
     pub params: toml::Table,
+}
+
+impl WorkloadSpec {
+    /// `[workload.background]`, if the scenario has one.
+    pub fn background(&self) -> Option<&toml::Table> {
+        self.params.get("background").and_then(|b| b.as_table())
+    }
 }
 
 /// When the measured window starts and stops.
@@ -122,8 +147,20 @@ impl fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 impl Scenario {
+    /// `load`, then refuse what `backend` cannot honour.
+    pub fn load_for(
+        path: &Path,
+        overrides: &[String],
+        backend: Backend,
+    ) -> Result<Scenario, ScenarioError> {
+        let s = Self::load(path, overrides)?;
+        s.check_backend(backend, &path.display().to_string())?;
+        Ok(s)
+    }
+
     /// Read a scenario file and apply `key=value` overrides (values in TOML syntax; a bare
-    /// word is taken as a string).
+    /// word is taken as a string). The schema's checks only: `check_backend` says whether a
+    /// backend can run it.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
@@ -156,18 +193,7 @@ impl Scenario {
     }
 
     pub fn from_table(mut table: toml::Table, file: &str) -> Result<Scenario, ScenarioError> {
-        if let Some(toml::Value::Table(sysctl)) = table.get("sysctl") {
-            if let Some((key, why)) = UNMODELLED_SYSCTLS
-                .iter()
-                .find(|(key, _)| sysctl.contains_key(*key))
-            {
-                return Err(ScenarioError {
-                    file: file.into(),
-                    key: format!("sysctl.{key}"),
-                    message: format!("not modelled by the simulator: {why}; remove the key"),
-                });
-            }
-        }
+        apply_host(&mut table, file)?;
         if let Some(w) = table.get_mut("workload") {
             resolve_workload(w, file)?;
         }
@@ -261,14 +287,67 @@ impl Scenario {
                 "expected 1 to 16 (MAX_KSWAPD_THREADS)",
             );
         }
-        if self.sysctl.swappiness > 200 {
+        let sysctl = &self.sysctl;
+        if sysctl.swappiness.is_some_and(|v| v > 200) {
             return err("sysctl.swappiness", "expected 0 to 200");
         }
-        if self.sysctl.watermark_scale_factor == 0 || self.sysctl.watermark_scale_factor > 3000 {
+        if sysctl
+            .watermark_scale_factor
+            .is_some_and(|v| v == 0 || v > 3000)
+        {
             return err("sysctl.watermark_scale_factor", "expected 1 to 3000");
         }
-        if self.sysctl.read_ahead_kb < 4 {
+        if sysctl.read_ahead_kb.is_some_and(|v| v < 4) {
             return err("sysctl.read_ahead_kb", "expected at least 4");
+        }
+        if sysctl.min_free_kbytes == Some(0) {
+            return err(
+                "sysctl.min_free_kbytes",
+                "expected a positive number of KiB (leave it out for the kernel's own)",
+            );
+        }
+        if sysctl.dirty_ratio.is_some_and(|v| v > 100) {
+            return err("sysctl.dirty_ratio", "expected 0 to 100");
+        }
+        if sysctl.dirty_background_ratio.is_some_and(|v| v > 100) {
+            return err("sysctl.dirty_background_ratio", "expected 0 to 100");
+        }
+        if sysctl.page_cluster.is_some_and(|v| v > 10) {
+            return err("sysctl.page_cluster", "expected 0 to 10");
+        }
+        let mem = &self.memory;
+        if mem.mode == MemoryMode::Cgroup && mem.limit_mb == 0 {
+            return err(
+                "memory.limit_mb",
+                "memory.mode = \"cgroup\" needs a limit above 0 MiB",
+            );
+        }
+        if mem.mode == MemoryMode::Squeeze && mem.free_mb == 0 {
+            return err(
+                "memory.free_mb",
+                "memory.mode = \"squeeze\" needs free memory above 0 MiB",
+            );
+        }
+        if mem.margin_mb < 256 {
+            return err("memory.margin_mb", "expected at least 256 MiB");
+        }
+        if self.swap.kind != SwapKind::None && self.swap.size_mb == 0 {
+            return err(
+                "swap.size_mb",
+                "swap.kind other than \"none\" needs a size above 0 MiB",
+            );
+        }
+        if !(-1..=32767).contains(&self.swap.priority) {
+            return err("swap.priority", "expected -1 to 32767");
+        }
+        if self.live.trace_buffer_kb == 0 {
+            return err(
+                "live.trace_buffer_kb",
+                "expected a positive size in KiB per CPU",
+            );
+        }
+        if self.live.timeout_s.is_nan() || self.live.timeout_s <= 0.0 {
+            return err("live.timeout_s", "expected a positive number of seconds");
         }
         if self.costs.remote_factor < 1.0 || !self.costs.remote_factor.is_finite() {
             return err("costs.remote_factor", "expected a number ≥ 1");
@@ -364,12 +443,58 @@ fn resolve_workload(w: &mut toml::Value, file: &str) -> Result<(), ScenarioError
         Some(toml::Value::String(k)) => k,
         Some(_) => return Err(err("kind", "expected a string".into())),
     };
+    let background = table.remove("background");
     let registration = workload::lookup(&kind).map_err(|e| err(&e.key, e.message))?;
     let mut resolved = (registration.resolve)(table).map_err(|e| err(&e.key, e.message))?;
     let mut out = toml::Table::new();
     out.insert("kind".into(), toml::Value::String(kind));
     out.extend(std::mem::take(&mut resolved));
+    if let Some(mut b) = background {
+        resolve_workload(&mut b, file).map_err(|e| ScenarioError {
+            key: e.key.replacen("workload", "workload.background", 1),
+            ..e
+        })?;
+        if b.get("background").is_some() {
+            return Err(err(
+                "background.background",
+                "a background workload has none".into(),
+            ));
+        }
+        out.insert("background".into(), b);
+    }
     *table = out;
+    Ok(())
+}
+
+/// `[machine] from = "host"`: fill the machine from this host's profile (host.rs).
+fn apply_host(table: &mut toml::Table, file: &str) -> Result<(), ScenarioError> {
+    let err = |message: String| ScenarioError {
+        file: file.into(),
+        key: "machine.from".into(),
+        message,
+    };
+    let Some(toml::Value::Table(machine)) = table.get("machine") else {
+        return Ok(());
+    };
+    match machine.get("from") {
+        None => return Ok(()),
+        Some(toml::Value::String(s)) if s == "host" => {}
+        Some(_) => return Err(err("expected \"host\" (the machine this runs on)".into())),
+    }
+    // Without a profile the key stays, for the simulator to refuse (a live run, which is on
+    // the host, does not read [machine]).
+    let Ok(profile) = HostProfile::load() else {
+        return Ok(());
+    };
+    let mut sysctl = match table.remove("sysctl") {
+        Some(toml::Value::Table(t)) => t,
+        Some(_) => return Err(err("[sysctl] is not a table".into())),
+        None => toml::Table::new(),
+    };
+    if let Some(toml::Value::Table(machine)) = table.get_mut("machine") {
+        profile.apply(machine, &mut sysctl);
+    }
+    table.insert("sysctl".into(), toml::Value::Table(sysctl));
     Ok(())
 }
 
@@ -418,7 +543,8 @@ mod tests {
     #[test]
     fn defaults_fill_a_minimal_scenario() {
         let s = Scenario::parse(MIN, "min.toml", &[]).unwrap();
-        assert_eq!(s.sysctl.watermark_scale_factor, 10);
+        assert_eq!(s.sysctl.watermark_scale_factor, None);
+        assert_eq!(s.sysctl.effective().watermark_scale_factor, 10);
         assert_eq!(s.variant.kswapd_threads, 1);
     }
 
@@ -463,14 +589,84 @@ mod tests {
         assert!(e.message.contains("swapiness"), "{e}");
     }
 
+    fn refused(text: &str, sets: &[&str], backend: Backend) -> ScenarioError {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let s = Scenario::parse(text, "x.toml", &sets).expect("the schema accepts it");
+        s.check_backend(backend, "x.toml")
+            .expect_err("the backend refuses it")
+    }
+
     #[test]
     fn a_sysctl_the_model_ignores_is_refused_by_name() {
         let text = format!("{MIN}[sysctl]\ndirty_ratio = 40\n");
-        let e = Scenario::parse(&text, "wb.toml", &[]).unwrap_err();
+        let e = refused(&text, &[], Backend::Simulator);
         assert_eq!(e.key, "sysctl.dirty_ratio");
         assert!(e.message.contains("not modelled"), "{e}");
-        let e = Scenario::parse(MIN, "x.toml", &["sysctl.page_cluster=0".into()]).unwrap_err();
+        assert!(e.message.contains("the simulator"), "{e}");
+        let e = refused(MIN, &["sysctl.page_cluster=0"], Backend::Simulator);
         assert_eq!(e.key, "sysctl.page_cluster");
+        let s = Scenario::parse(&text, "x.toml", &[]).unwrap();
+        s.check_backend(Backend::Live, "x.toml").unwrap();
+    }
+
+    #[test]
+    fn each_backend_refuses_by_key_what_it_cannot_honour() {
+        for (sets, key) in [
+            (
+                &["memory.mode=cgroup", "memory.limit_mb=512"][..],
+                "memory.mode",
+            ),
+            (&["swap.kind=file", "swap.size_mb=64"][..], "swap.kind"),
+            (&["workload.kind=usemem"][..], "workload.kind"),
+        ] {
+            let e = refused(MIN, sets, Backend::Simulator);
+            assert_eq!(e.key, key, "{e}");
+            assert!(e.message.contains("the simulator cannot honour it"), "{e}");
+        }
+        for (sets, key) in [
+            (&["variant.kswapd_threads=4"][..], "variant.kswapd_threads"),
+            (
+                &["variant.readahead_noretry=true"][..],
+                "variant.readahead_noretry",
+            ),
+            (&["run.start_at=kswapd_wake"][..], "run.start_at"),
+            (&["run.stop_at=kswapd_scan"][..], "run.stop_at"),
+            (&["sysctl.read_ahead_kb=256"][..], "sysctl.read_ahead_kb"),
+        ] {
+            let e = refused(MIN, sets, Backend::Live);
+            assert_eq!(e.key, key, "{e}");
+            assert!(e.message.contains("a live run cannot honour it"), "{e}");
+        }
+        // What the other side alone uses is allowed: [costs] and [machine] for a live run,
+        // [live] for the simulator.
+        let both = format!("{MIN}[costs]\nisolate_ns = 90\n[live]\ndrop_caches = false\n");
+        let s = Scenario::parse(&both, "x.toml", &[]).unwrap();
+        s.check_backend(Backend::Simulator, "x.toml").unwrap();
+        s.check_backend(Backend::Live, "x.toml").unwrap();
+    }
+
+    #[test]
+    fn a_background_workload_is_checked_with_its_own_keys() {
+        let text = "[workload]\nkind = \"usemem\"\n[workload.background]\nkind = \"usemem\"\nrandom = \"yes\"\n";
+        let e = Scenario::parse(text, "bg.toml", &[]).unwrap_err();
+        assert_eq!(e.key, "workload.background.random", "{e}");
+        let ok = text.replace("\"yes\"", "true");
+        let s = Scenario::parse(&ok, "bg.toml", &[]).unwrap();
+        let bg = s.workload.background().unwrap();
+        assert_eq!(bg["size_mb"].as_integer(), Some(256), "defaults filled in");
+        s.check_backend(Backend::Live, "bg.toml").unwrap();
+        let e = s.check_backend(Backend::Simulator, "bg.toml").unwrap_err();
+        assert_eq!(e.key, "workload.kind");
+    }
+
+    #[test]
+    fn mode_keys_need_their_sizes() {
+        let e = Scenario::parse(MIN, "x.toml", &["memory.mode=squeeze".into()]).unwrap_err();
+        assert_eq!(e.key, "memory.free_mb");
+        let e = Scenario::parse(MIN, "x.toml", &["swap.kind=zram".into()]).unwrap_err();
+        assert_eq!(e.key, "swap.size_mb");
+        let e = Scenario::parse(MIN, "x.toml", &["memory.mode=tmpfs".into()]).unwrap_err();
+        assert_eq!(e.key, "memory.mode");
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub const REGISTRATION: Registration = Registration {
     kind: "dd",
     about: "parallel dd readers, one file per task, buffered or O_DIRECT (seed 000)",
     resolve,
-    build,
+    build: Some(build),
     columns: &[
         Column {
             header: "dd",
@@ -83,6 +83,23 @@ pub struct DdParams {
     /// How many readahead windows may be in flight ahead of the reader (sync + async).
     #[serde(default = "default_ra_depth")]
     pub readahead_depth: u32,
+    /// Each task's file, in MiB; a reader that reaches its end starts again at the start (a
+    /// live run restarts dd). Departure: the simulator's readers never find a page of an
+    /// earlier pass in the page cache (a file as large as memory has lost its first pages by
+    /// the time it is read again, as the LRU evicts a loop larger than itself), and treats
+    /// the file as endless; 0 (the default) says so.
+    #[serde(default)]
+    pub file_mb: u64,
+    /// Live runs: where the files are made (zero-filled, before memory is constrained).
+    #[serde(default = "default_dir")]
+    pub dir: String,
+    /// Live runs: existing files to read instead, one per task.
+    #[serde(default)]
+    pub files: Vec<String>,
+}
+
+pub(crate) fn default_dir() -> String {
+    "/var/tmp/reclaimlab".into()
 }
 
 fn default_block_kb() -> u64 {

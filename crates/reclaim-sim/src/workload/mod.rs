@@ -15,6 +15,10 @@ use crate::engine::Ns;
 use crate::process::Sim;
 
 pub mod dd;
+pub mod dd_write;
+pub mod mapped_file_stream;
+pub mod stutter;
+pub mod usemem;
 
 /// A workload's metrics: `result.json`'s `"metrics"` (names in docs/workloads.md).
 pub type Metrics = serde_json::Map<String, serde_json::Value>;
@@ -58,20 +62,30 @@ pub struct Column {
     pub source: &'static str,
 }
 
+/// Builds the workload a resolved `[workload]` table describes.
+pub type Build = fn(&toml::Table) -> Box<dyn Workload>;
+
 /// A workload kind: its name in scenarios, what it is, how its keys are read, how it is
-/// built, and its table.
+/// built, and its table (empty: the command line's generic table).
 pub struct Registration {
     pub kind: &'static str,
     pub about: &'static str,
     /// Check a `[workload]` table (without `kind`) and fill in its defaults.
     pub resolve: fn(&toml::Table) -> Result<toml::Table, WorkloadError>,
-    /// The workload a resolved table describes.
-    pub build: fn(&toml::Table) -> Box<dyn Workload>,
+    /// The workload a resolved table describes; `None` for a workload only live runs have
+    /// so far (its keys are still checked here, so one scenario file serves both backends).
+    pub build: Option<Build>,
     pub columns: &'static [Column],
 }
 
-/// Every workload the simulator runs.
-pub const REGISTRY: &[Registration] = &[dd::REGISTRATION];
+/// Every workload a scenario may name, simulated or (for now) live only.
+pub const REGISTRY: &[Registration] = &[
+    dd::REGISTRATION,
+    dd_write::REGISTRATION,
+    usemem::REGISTRATION,
+    mapped_file_stream::REGISTRATION,
+    stutter::REGISTRATION,
+];
 
 /// The registration of workload `kind`, or an error listing the kinds there are.
 pub fn lookup(kind: &str) -> Result<&'static Registration, WorkloadError> {
@@ -101,6 +115,14 @@ pub fn resolve_params<P: DeserializeOwned + Serialize>(
     let resolved = toml::Table::try_from(&p)
         .map_err(|e| WorkloadError::new("", format!("cannot write back: {e}")))?;
     Ok((p, resolved))
+}
+
+/// `Err` naming `key` unless `v` is at least 1.
+pub fn positive(key: &str, v: u64) -> Result<(), WorkloadError> {
+    if v == 0 {
+        return Err(WorkloadError::new(key, "expected at least 1"));
+    }
+    Ok(())
 }
 
 /// The columns of every registered workload, by kind (for the command line).

@@ -1,0 +1,135 @@
+//! What each backend can honour. One scenario file runs both ways; a key one backend cannot
+//! honour is refused by name — never dropped silently — with the reason and the backend.
+
+use serde::Serialize;
+
+use super::{MemoryMode, Scenario, ScenarioError, StartAt, StopAt, SwapKind, UNMODELLED_SYSCTLS};
+use crate::variant::Variant;
+use crate::workload;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// `reclaimlab run`: the simulated kernel.
+    Simulator,
+    /// `reclaimlab live run`: this machine's kernel.
+    Live,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Simulator => "the simulator",
+            Backend::Live => "a live run",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Backend> {
+        match s {
+            "sim" | "simulator" => Some(Backend::Simulator),
+            "live" => Some(Backend::Live),
+            _ => None,
+        }
+    }
+}
+
+impl Scenario {
+    /// Refuse what `backend` cannot honour: the first such key, why, and what to do.
+    pub fn check_backend(&self, backend: Backend, file: &str) -> Result<(), ScenarioError> {
+        let refuse = |key: &str, why: &str| {
+            Err(ScenarioError {
+                file: file.into(),
+                key: key.into(),
+                message: format!("{} cannot honour it: {why}", backend.name()),
+            })
+        };
+        match backend {
+            Backend::Simulator => {
+                if self.machine.from.is_some() {
+                    let why = super::HostProfile::load().err().unwrap_or_default();
+                    return refuse("machine.from", &why);
+                }
+                let set = toml::Table::try_from(&self.sysctl).unwrap_or_default();
+                if let Some((key, why)) = UNMODELLED_SYSCTLS
+                    .iter()
+                    .find(|(k, _)| set.contains_key(*k))
+                {
+                    return refuse(
+                        &format!("sysctl.{key}"),
+                        &format!("not modelled: {why}; remove the key"),
+                    );
+                }
+                if self.memory.mode == MemoryMode::Cgroup {
+                    return refuse(
+                        "memory.mode",
+                        "memory cgroups (memcg reclaim) are not modelled yet; use \"squeeze\" or \"none\"",
+                    );
+                }
+                if self.swap.kind != SwapKind::None {
+                    return refuse(
+                        "swap.kind",
+                        "anonymous memory and swap are not modelled yet (seed 002)",
+                    );
+                }
+                let registration =
+                    workload::lookup(&self.workload.kind).map_err(|e| ScenarioError {
+                        file: file.into(),
+                        key: "workload.kind".into(),
+                        message: e.message,
+                    })?;
+                if registration.build.is_none() {
+                    return refuse(
+                        "workload.kind",
+                        &format!(
+                            "workload `{}` is not simulated yet (live runs only)",
+                            registration.kind
+                        ),
+                    );
+                }
+                if self.workload.background().is_some() {
+                    return refuse(
+                        "workload.background",
+                        "the simulator runs one workload; a background workload is live only for now",
+                    );
+                }
+            }
+            Backend::Live => {
+                if let Some(key) = first_difference(&self.variant, &Variant::default()) {
+                    return refuse(
+                        &format!("variant.{key}"),
+                        "a kernel variant is simulated only (the live kernel is the one it runs); remove it or run it simulated",
+                    );
+                }
+                if self.run.start_at != StartAt::Start {
+                    return refuse(
+                        "run.start_at",
+                        "a live run measures from the workload's start; set run.start_at = \"start\"",
+                    );
+                }
+                if self.run.stop_at != StopAt::Duration {
+                    return refuse(
+                        "run.stop_at",
+                        "a live run stops after run.duration_s; set run.stop_at = \"duration\"",
+                    );
+                }
+                if self.sysctl.read_ahead_kb.is_some() {
+                    return refuse(
+                        "sysctl.read_ahead_kb",
+                        "a live run leaves block queue settings as they are; remove the key (the device's own read_ahead_kb applies)",
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The first field (in declaration order) where two values of a section differ.
+fn first_difference<T: Serialize>(a: &T, b: &T) -> Option<String> {
+    let (a, b) = (
+        toml::Table::try_from(a).ok()?,
+        toml::Table::try_from(b).ok()?,
+    );
+    a.iter()
+        .find(|(k, v)| b.get(*k) != Some(*v))
+        .map(|(k, _)| k.clone())
+}

@@ -1,0 +1,164 @@
+//! `[machine] from = "host"`: a scenario's machine described by the machine the command runs
+//! on. `reclaimlab host probe` writes a host profile (nodes, CPUs and memory per node, the
+//! block device under the workload's files, measured by a short read-only probe, its
+//! queue's `read_ahead_kb`, and the watermark sysctls as the host runs them); a scenario that
+//! says `from = "host"` takes every `[machine]` key it does not set itself, and those three
+//! `[sysctl]` keys, from it.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::machine::Device;
+
+/// A host profile, as `reclaimlab host probe` writes it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostProfile {
+    /// What was probed: host name, kernel release, when, and the path whose device was read.
+    pub hostname: String,
+    pub kernel: String,
+    pub probed_at: String,
+    pub path: String,
+    pub nodes: u32,
+    pub cpus_per_node: u32,
+    /// Memory the kernel manages per node (`MemTotal` of the node; the smallest node's when
+    /// they differ).
+    pub memory_mb_per_node: u64,
+    /// ZONE_DMA and ZONE_DMA32 of node 0 together (`managed` pages in /proc/zoneinfo).
+    pub dma32_mb: u64,
+    /// The device's queue `read_ahead_kb`.
+    pub read_ahead_kb: u64,
+    /// `vm.min_free_kbytes` as the host runs (its boot value may have been raised since, e.g.
+    /// by khugepaged's `set_recommended_min_free_kbytes()` with THP enabled).
+    pub min_free_kbytes: u64,
+    pub watermark_scale_factor: u64,
+    /// The queue's `rotational` flag.
+    pub rotational: bool,
+    /// The block device, as measured.
+    pub device: Device,
+}
+
+/// Where the host profile lives: `$RECLAIMLAB_HOST_PROFILE`, else
+/// `$XDG_CACHE_HOME/reclaimlab/host.toml`, else `~/.cache/reclaimlab/host.toml`.
+pub fn host_profile_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("RECLAIMLAB_HOST_PROFILE") {
+        return PathBuf::from(p);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(|| PathBuf::from(".cache"));
+    cache.join("reclaimlab").join("host.toml")
+}
+
+impl HostProfile {
+    /// Read the host profile; the error says where it was looked for and how to write it.
+    pub fn load() -> Result<HostProfile, String> {
+        let path = host_profile_path();
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            format!(
+                "no host profile at {} ({e}); run `reclaimlab host probe` to write it",
+                path.display()
+            )
+        })?;
+        toml::from_str(&text).map_err(|e| {
+            format!(
+                "{}: not a host profile ({}); run `reclaimlab host probe` again",
+                path.display(),
+                e.message()
+            )
+        })
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a host profile serialises")
+    }
+
+    /// Fill a scenario's `[machine]` and `[sysctl]` tables from the profile, leaving every
+    /// key the scenario sets as it is, and take `from` out of `[machine]`.
+    pub fn apply(&self, machine: &mut toml::Table, sysctl: &mut toml::Table) {
+        machine.remove("from");
+        let device = toml::Value::try_from(&self.device).expect("a device serialises");
+        let from_host: [(&str, toml::Value); 5] = [
+            ("nodes", (self.nodes as i64).into()),
+            ("cpus_per_node", (self.cpus_per_node as i64).into()),
+            (
+                "memory_mb_per_node",
+                (self.memory_mb_per_node as i64).into(),
+            ),
+            ("dma32_mb", (self.dma32_mb as i64).into()),
+            ("devices", toml::Value::Array(vec![device])),
+        ];
+        for (key, value) in from_host {
+            machine.entry(key).or_insert(value);
+        }
+        let sysctls: [(&str, u64); 3] = [
+            ("read_ahead_kb", self.read_ahead_kb),
+            ("min_free_kbytes", self.min_free_kbytes),
+            ("watermark_scale_factor", self.watermark_scale_factor),
+        ];
+        for (key, value) in sysctls {
+            sysctl.entry(key).or_insert((value as i64).into());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    fn profile() -> HostProfile {
+        HostProfile {
+            hostname: "vm".into(),
+            kernel: "6.18".into(),
+            probed_at: "2026-11-25T11:00:00Z".into(),
+            path: "/var/tmp".into(),
+            nodes: 1,
+            cpus_per_node: 2,
+            memory_mb_per_node: 24105,
+            dma32_mb: 3034,
+            read_ahead_kb: 8192,
+            min_free_kbytes: 67584,
+            watermark_scale_factor: 10,
+            rotational: true,
+            device: Device {
+                name: "vda".into(),
+                bandwidth_mb_s: 1042.0,
+                latency_us: 145.0,
+                ..Device::default()
+            },
+        }
+    }
+
+    #[test]
+    fn the_host_fills_what_the_scenario_leaves_out() {
+        let text = "[machine]\nfrom = \"host\"\ncpus_per_node = 8\n[sysctl]\nmin_free_kbytes = 1024\n[workload]\nkind = \"dd\"\ntasks = 1\n";
+        let mut table: toml::Table = text.parse().unwrap();
+        let mut sysctl = table.remove("sysctl").unwrap().as_table().unwrap().clone();
+        profile().apply(table["machine"].as_table_mut().unwrap(), &mut sysctl);
+        table.insert("sysctl".into(), sysctl.into());
+        let s = Scenario::from_table(table, "h.toml").unwrap();
+        assert_eq!(s.machine.from, None);
+        assert_eq!(s.machine.nodes, 1);
+        assert_eq!(s.machine.cpus_per_node, 8, "the scenario's own key wins");
+        assert_eq!(s.machine.memory_mb_per_node, 24105);
+        assert_eq!(s.machine.devices[0].name, "vda");
+        assert_eq!(s.machine.devices[0].bandwidth_mb_s, 1042.0);
+        assert_eq!(s.sysctl.read_ahead_kb, Some(8192));
+        assert_eq!(
+            s.sysctl.min_free_kbytes,
+            Some(1024),
+            "the scenario's own key wins"
+        );
+        assert_eq!(s.sysctl.watermark_scale_factor, Some(10));
+    }
+
+    #[test]
+    fn a_profile_round_trips_through_its_toml() {
+        let p = profile();
+        let again: HostProfile = toml::from_str(&p.to_toml()).unwrap();
+        assert_eq!(again.to_toml(), p.to_toml());
+    }
+}

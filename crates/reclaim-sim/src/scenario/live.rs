@@ -1,0 +1,111 @@
+//! The sections of a scenario that describe how the machine is set up around the workload:
+//! `[memory]` (how memory is constrained), `[swap]` (swap space added for the run) and `[live]`
+//! (what only a live run needs: tracing buffers, dropping caches, a safety timeout). One
+//! schema for both backends: each backend refuses, by key, what it cannot honour
+//! (`Scenario::check_backend`).
+
+use serde::{Deserialize, Serialize};
+
+/// How memory is constrained for the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryMode {
+    /// The whole machine.
+    #[default]
+    None,
+    /// The workload runs in a memory cgroup limited to `limit_mb` (memcg reclaim).
+    Cgroup,
+    /// Hugetlb pages are reserved until about `free_mb` is left (global reclaim, kswapd).
+    Squeeze,
+}
+
+/// `[memory]`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Memory {
+    pub mode: MemoryMode,
+    /// The cgroup's `memory.max` (`mode = "cgroup"`).
+    pub limit_mb: u64,
+    /// Memory left free after the squeeze (`mode = "squeeze"`).
+    pub free_mb: u64,
+    /// A live squeeze never leaves less than this available to the rest of the machine, and
+    /// stops the workload if available memory falls below a quarter of it.
+    pub margin_mb: u64,
+}
+
+impl Default for Memory {
+    fn default() -> Self {
+        Memory {
+            mode: MemoryMode::None,
+            limit_mb: 0,
+            free_mb: 0,
+            margin_mb: 1024,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SwapKind {
+    #[default]
+    None,
+    /// A swap file on the filesystem of `path` (or /var/tmp).
+    File,
+    /// A zram device (compressed RAM; synchronous, it bypasses the swap cache).
+    Zram,
+}
+
+/// `[swap]`: swap space added for the run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Swap {
+    pub kind: SwapKind,
+    pub size_mb: u64,
+    /// `swapon -p`.
+    pub priority: i32,
+    /// The swap file (empty: a new file under /var/tmp).
+    pub path: String,
+    /// Mark the swap file's block device non-rotational at swapon (a rotational swap device
+    /// turns VMA-based swap readahead off).
+    pub nonrotational: bool,
+}
+
+impl Default for Swap {
+    fn default() -> Self {
+        Swap {
+            kind: SwapKind::None,
+            size_mb: 0,
+            priority: 100,
+            path: String::new(),
+            nonrotational: false,
+        }
+    }
+}
+
+/// `[live]`: what only a live run uses (the simulator ignores the section).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LiveOptions {
+    /// tracefs event groups or `group:event`s recorded when `run.trace` is on.
+    pub trace_events: Vec<String>,
+    /// tracefs buffer per CPU.
+    pub trace_buffer_kb: u64,
+    /// `echo 3 > /proc/sys/vm/drop_caches` before each point.
+    pub drop_caches: bool,
+    /// A point's workload is stopped after this long whatever it is doing.
+    pub timeout_s: f64,
+    /// Block devices to mark non-rotational for the run.
+    pub nonrotational: Vec<String>,
+}
+
+impl Default for LiveOptions {
+    fn default() -> Self {
+        LiveOptions {
+            trace_events: vec!["vmscan".into(), "writeback".into(), "compaction".into()],
+            trace_buffer_kb: 16384,
+            drop_caches: true,
+            timeout_s: 600.0,
+            nonrotational: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,259 @@
+"""`reclaimlab host probe`: describe this machine for scenarios that say
+`[machine] from = "host"`.
+
+Nodes, CPUs and memory per node come from sysfs and /proc; the block device is the one under
+a path (the workload's files: /var/tmp by default), with its queue's `read_ahead_kb`,
+`max_sectors_kb`, tag depth and `rotational` flag, and its speed from a short, bounded,
+read-only probe: O_DIRECT reads of an existing file on it (4 KiB reads one at a time for the
+per-request latency, then parallel reads of `max_sectors_kb` for the bandwidth). The profile is
+written by the core (its schema is crates/reclaim-sim/src/scenario/host.rs) to
+`_core.host_profile_file()`, which later runs reuse.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import platform
+import random
+import socket
+import statistics
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reclaimlab import _core
+
+MiB = 1 << 20
+PROBE_FILE_MIN = 64 * MiB
+LATENCY_READS = 200
+BANDWIDTH_SECONDS = 1.5
+BANDWIDTH_THREADS = 8
+SEARCH_LIMIT = 50_000  # directory entries looked at while searching for a file to read
+
+
+class ProbeError(RuntimeError):
+    pass
+
+
+def _read(path: str | Path) -> str:
+    return Path(path).read_text().strip()
+
+
+def _kb(line: str) -> int:
+    return int(line.split()[-2])
+
+
+def memory_per_node_mb(nodes: list[Path]) -> int:
+    """MemTotal of the smallest node. With one node, /proc/meminfo's MemTotal: a kernel that
+    initialises struct pages lazily (deferred_init) counts only what it has initialised so
+    far in the node's own MemTotal."""
+    if len(nodes) == 1:
+        line = next(l for l in _read("/proc/meminfo").splitlines() if l.startswith("MemTotal:"))
+        return _kb(line) // 1024
+    sizes = []
+    for n in nodes:
+        line = next(l for l in _read(n / "meminfo").splitlines() if "MemTotal:" in l)
+        sizes.append(_kb(line) // 1024)
+    return min(sizes)
+
+
+def dma32_mb() -> int:
+    """ZONE_DMA and ZONE_DMA32 of node 0 (managed pages in /proc/zoneinfo)."""
+    pages, zone = 0, None
+    for line in _read("/proc/zoneinfo").splitlines():
+        if line.startswith("Node "):
+            node, zone = line.split(",")[0].split()[1], line.split()[-1]
+            zone = zone if node == "0" else None
+        elif zone in ("DMA", "DMA32") and line.strip().startswith("managed"):
+            pages += int(line.split()[-1])
+    return pages * 4 // 1024
+
+
+def block_device(path: str) -> str:
+    """The whole-disk block device holding `path` (a partition's parent)."""
+    st = os.stat(path)
+    sysdev = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
+    if not sysdev.exists():
+        raise ProbeError(f"{path} is not on a block device (st_dev {os.major(st.st_dev)}:{os.minor(st.st_dev)})")
+    real = sysdev.resolve()
+    if (real / "partition").exists():
+        real = real.parent
+    return real.name
+
+
+def queue_depth(dev: str) -> int:
+    """Requests the device takes at once: its hardware tags (blk-mq), else nr_requests."""
+    mq = Path(f"/sys/block/{dev}/mq")
+    tags = [int(_read(q / "nr_tags")) for q in mq.glob("*") if (q / "nr_tags").exists()] if mq.exists() else []
+    return sum(tags) if tags else int(_read(f"/sys/block/{dev}/queue/nr_requests"))
+
+
+def find_probe_file(path: str) -> Path:
+    """The largest regular file on `path`'s filesystem among the first entries of a bounded
+    search (the path itself, then the usual large-file places)."""
+    dev = os.stat(path).st_dev
+    best: tuple[int, Path] | None = None
+    seen = 0
+    for root in (path, "/usr", "/var", "/opt", "/root", "/home"):
+        if not os.path.isdir(root) or os.stat(root).st_dev != dev:
+            continue
+        for dirpath, dirnames, filenames in os.walk(root):
+            seen += len(dirnames) + len(filenames)
+            dirnames[:] = [d for d in dirnames if os.lstat(os.path.join(dirpath, d)).st_dev == dev]
+            for name in filenames:
+                p = os.path.join(dirpath, name)
+                try:
+                    st = os.lstat(p)
+                except OSError:
+                    continue
+                if st.st_dev == dev and os.path.isfile(p) and not os.path.islink(p) and (best is None or st.st_size > best[0]):
+                    best = (st.st_size, Path(p))
+            if seen > SEARCH_LIMIT:
+                break
+        if best is not None and best[0] >= PROBE_FILE_MIN:
+            break
+    if best is None or best[0] < PROBE_FILE_MIN:
+        raise ProbeError(f"no file of at least {PROBE_FILE_MIN // MiB} MiB on the filesystem of {path} to read; give --path on a filesystem that has one")
+    return best[1]
+
+
+def _open_direct(path: Path) -> int:
+    try:
+        return os.open(path, os.O_RDONLY | os.O_DIRECT)
+    except OSError as e:
+        raise ProbeError(f"{path}: cannot open with O_DIRECT ({e})") from None
+
+
+def probe_latency_us(path: Path, rng: random.Random) -> float:
+    """Median time of a 4 KiB O_DIRECT read at a random offset, one at a time."""
+    fd = _open_direct(path)
+    buf = mmap.mmap(-1, 4096)
+    blocks = os.fstat(fd).st_size // 4096
+    times = []
+    try:
+        for _ in range(LATENCY_READS):
+            t = time.perf_counter()
+            os.preadv(fd, [buf], rng.randrange(blocks) * 4096)
+            times.append(time.perf_counter() - t)
+    finally:
+        os.close(fd)
+    return statistics.median(times) * 1e6
+
+
+def probe_bandwidth_mb_s(path: Path, request_bytes: int, rng: random.Random) -> float:
+    """MB/s (10⁶ bytes) of BANDWIDTH_THREADS readers doing O_DIRECT reads of `request_bytes`
+    at random aligned offsets for BANDWIDTH_SECONDS."""
+    size = os.path.getsize(path)
+    slots = max(1, size // request_bytes)
+    offsets = [[rng.randrange(slots) * request_bytes for _ in range(4096)] for _ in range(BANDWIDTH_THREADS)]
+    total = [0] * BANDWIDTH_THREADS
+    stop = time.perf_counter() + BANDWIDTH_SECONDS
+
+    def reader(i: int) -> None:
+        fd = _open_direct(path)
+        buf = mmap.mmap(-1, request_bytes)
+        try:
+            for off in offsets[i]:
+                if time.perf_counter() >= stop:
+                    break
+                total[i] += os.preadv(fd, [buf], off)
+        finally:
+            os.close(fd)
+
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=reader, args=(i,)) for i in range(BANDWIDTH_THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(total) / (time.perf_counter() - t0) / 1e6
+
+
+def probe(path: str = "/var/tmp", seed: int = 1) -> dict[str, Any]:
+    """This host's profile (the fields of scenario/host.rs's HostProfile)."""
+    nodes = sorted(Path("/sys/devices/system/node").glob("node[0-9]*")) or [Path("/")]
+    cpus = os.cpu_count() or 1
+    dev = block_device(path)
+    q = Path(f"/sys/block/{dev}/queue")
+    max_request_kb = int(_read(q / "max_sectors_kb"))
+    rng = random.Random(seed)
+    probe_file = find_probe_file(path)
+    latency = probe_latency_us(probe_file, rng)
+    bandwidth = probe_bandwidth_mb_s(probe_file, max_request_kb * 1024, rng)
+    return {
+        "hostname": socket.gethostname(),
+        "kernel": platform.release(),
+        "probed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "path": path,
+        "nodes": len(nodes),
+        "cpus_per_node": max(1, cpus // len(nodes)),
+        "memory_mb_per_node": memory_per_node_mb(nodes) if nodes[0] != Path("/") else 0,
+        "dma32_mb": dma32_mb(),
+        "read_ahead_kb": int(_read(q / "read_ahead_kb")),
+        "min_free_kbytes": int(_read("/proc/sys/vm/min_free_kbytes")),
+        "watermark_scale_factor": int(_read("/proc/sys/vm/watermark_scale_factor")),
+        "rotational": _read(q / "rotational") == "1",
+        "device": {
+            "name": dev,
+            "count": 1,
+            "bandwidth_mb_s": round(bandwidth, 1),
+            "latency_us": round(latency, 1),
+            "max_request_kb": max_request_kb,
+            "request_us": 0.0,
+            "queue_depth": queue_depth(dev),
+            "jitter": 0.0,
+        },
+    }
+
+
+def write_profile(profile: dict[str, Any]) -> Path:
+    out = Path(_core.host_profile_file())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = _core.host_profile_toml(json.dumps(profile))
+    out.write_text("# this machine, as `reclaimlab host probe` measured it\n" + text.rstrip("\n") + "\n")
+    return out
+
+
+def ensure_profile(echo: Any = None) -> None:
+    """Probe the host once if no profile exists yet (a `from = "host"` scenario needs it)."""
+    if Path(_core.host_profile_file()).exists():
+        return
+    if echo is not None:
+        echo("no host profile yet: probing this machine (a few seconds, read-only) …")
+    write_profile(probe())
+
+
+@click.group()
+def host() -> None:
+    """This machine, as scenarios with `[machine] from = "host"` see it."""
+
+
+@host.command("probe")
+@click.option("--path", default="/var/tmp", show_default=True, help="A path on the device the workloads use (dd's files).")
+def probe_command(path: str) -> None:
+    """Measure this machine and write (or replace) its host profile: nodes, CPUs, memory per
+    node, the watermark sysctls, and the block device under PATH with its bandwidth and
+    latency from a few seconds of read-only O_DIRECT reads of an existing file."""
+    try:
+        out = write_profile(probe(path))
+    except (ProbeError, OSError) as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(out.read_text(), nl=False)
+    click.echo(f"host profile: {out}", err=True)
+
+
+@host.command("show")
+def show_command() -> None:
+    """Print the host profile (probing first if there is none)."""
+    try:
+        ensure_profile(lambda s: click.echo(s, err=True))
+    except (ProbeError, OSError) as e:
+        raise click.ClickException(str(e)) from None
+    out = Path(_core.host_profile_file())
+    click.echo(out.read_text(), nl=False)
+    click.echo(f"host profile: {out}", err=True)
