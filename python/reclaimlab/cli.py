@@ -18,10 +18,11 @@ def cli() -> None:
 def _register() -> None:
     from reclaimlab.compare import compare_command
     from reclaimlab.live.cli import live
+    from reclaimlab.report.cli import report_command
     from reclaimlab.simulate.cli import bench, demo, reproduce, run
     from reclaimlab.tracing.cli import trace
 
-    for command in (run, demo, reproduce, bench, live, trace, compare_command):
+    for command in (run, demo, reproduce, bench, live, trace, compare_command, report_command):
         cli.add_command(command)
 
 
