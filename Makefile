@@ -8,7 +8,7 @@ DEPS_STAMP := $(VENV)/.deps-stamp
 EXT_STAMP := $(VENV)/.ext-stamp
 RUST_SRC := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml
 
-.PHONY: all develop demo test test-rust test-python bench lint fuzz clean
+.PHONY: all develop browser demo test test-rust test-python bench lint fuzz clean
 
 all: develop
 
@@ -27,6 +27,14 @@ $(EXT_STAMP): $(DEPS_STAMP) $(RUST_SRC) pyproject.toml
 
 develop: $(EXT_STAMP)
 
+# The HTML report's browser test drives Debian's Chromium through Playwright's Python API
+# (installed into .venv from requirements-dev.txt). Playwright's own browser download is not
+# used: the test launches $(CHROMIUM). Fonts come with it so the screenshots have text.
+CHROMIUM ?= /usr/bin/chromium
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+browser: $(DEPS_STAMP)
+	@test -x $(CHROMIUM) || { $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium fonts-liberation; }
+
 demo: develop
 	reclaimlab demo
 
@@ -35,8 +43,8 @@ test: develop test-rust test-python
 test-rust:
 	cargo test --workspace --exclude reclaim-py
 
-test-python: develop
-	$(PY) -m pytest -q
+test-python: develop browser
+	RECLAIMLAB_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -q
 
 bench: develop
 	cargo bench -p reclaim-sim --bench sim

@@ -6,12 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from reclaimlab.live.fake import ZONEINFO
 from reclaimlab.live.samplers import DiskCounters, cpu_record, iostat_record, parse_diskstats
 from reclaimlab.rundir import (
     RunDir,
     SamplesWriter,
     find_rundirs,
     parse_vmstat,
+    parse_zoneinfo,
     parse_vmstat_samples,
     read_rundir,
     sum_prefix,
@@ -75,6 +77,17 @@ def test_read_rundir(tmp_path: Path) -> None:
     assert run.delta == {"pgscan_kswapd": 10, "allocstall_normal": 3}
     assert run.tasks_of_kind("kswapd")[0]["cpu_pct"] == 50.0
     assert run.cpu[0]["sy_pct"] == 30 and run.iostat == [] and run.trace_path is None
+
+
+def test_zoneinfo_keeps_each_zones_watermarks_and_skips_the_rest() -> None:
+    # the kernel's layout: per-node stats, protection and pagesets (whose "high:" is no
+    # watermark) between the zone lines
+    zones = parse_zoneinfo(ZONEINFO)
+    assert [(z["node"], z["zone"], z["free"]) for z in zones] == [(0, "DMA32", 120000), (0, "Normal", 1500000)]
+    assert (zones[1]["min"], zones[1]["low"], zones[1]["high"], zones[1]["managed"]) == (15000, 18750, 22500, 1790000)
+    run = RunDir(Path("."), {}, {}, {}, zones=zones)
+    assert run.watermarks() == {"min": 17000, "low": 21250, "high": 25500}
+    assert RunDir(Path("."), {}, {}, {}).watermarks() is None
 
 
 def test_read_rundir_names_the_missing_file(tmp_path: Path) -> None:

@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from reclaimlab.cli import cli
+from reclaimlab.rundir import read_rundir
 
-RUN_FILES = ["scenario.toml", "vmstat.before", "vmstat.after", "vmstat.samples", "iostat.samples", "cpu.samples", "tasks.json", "result.json"]
+RUN_FILES = ["scenario.toml", "vmstat.before", "vmstat.after", "vmstat.samples", "iostat.samples", "cpu.samples", "tasks.json", "zoneinfo", "result.json"]
 
 
 def invoke(*args: str):
@@ -47,6 +48,11 @@ def test_run_writes_a_complete_run_directory(tmp_path: Path, small_scenario: Pat
     assert row["throughput"] == f"{m['throughput_kB_s']:.2f}"
     tasks = json.loads((out / "tasks.json").read_text())
     assert {t["comm"] for t in tasks["tasks"]} >= {"dd", "kswapd0", "kswapd1"}
+    # zoneinfo: /proc/zoneinfo's layout, each zone's watermarks in order and its free pages
+    zones = read_rundir(out).zones
+    assert [(z["node"], z["zone"]) for z in zones] == [(0, "DMA32"), (0, "Normal"), (1, "Normal")]
+    assert all(0 < z["min"] < z["low"] < z["high"] < z["managed"] for z in zones)
+    assert sum(z["free"] for z in zones) == int(after["nr_free_pages"])
 
 
 def test_run_refuses_to_overwrite_without_force(tmp_path: Path, small_scenario: Path) -> None:

@@ -19,10 +19,11 @@ def _register() -> None:
     from reclaimlab.compare import compare_command
     from reclaimlab.host import host
     from reclaimlab.live.cli import live
+    from reclaimlab.report.cli import report_command
     from reclaimlab.simulate.cli import bench, demo, reproduce, run
     from reclaimlab.tracing.cli import trace
 
-    for command in (run, demo, reproduce, bench, live, trace, compare_command, host):
+    for command in (run, demo, reproduce, bench, live, trace, compare_command, report_command, host):
         cli.add_command(command)
 
 

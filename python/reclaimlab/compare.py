@@ -22,7 +22,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import click
 from rich.console import Console
@@ -68,21 +68,28 @@ def _workload_cpu(run: RunDir) -> float | None:
     return workload_cpu_per_task(run) if run.tasks_of_kind("workload") else None
 
 
-_TRACE_SUMMARIES: dict[Path, dict[str, Any]] = {}
+_TRACE_REPORTS: dict[Path, dict[str, Any]] = {}
 
 
-def _trace_summary(run: RunDir) -> dict[str, Any] | None:
-    """The trace report's summary of a traced run (parsed once per run directory), with the
-    workload's user+sys CPU seconds beside it; None for a run without a trace."""
+def trace_report(run: RunDir) -> dict[str, Any] | None:
+    """The trace report's JSON for a traced run (its one input: `summary`, `direct_stalls_ms`,
+    `analysis`, …; parsed once per run directory, for every report that asks), with the
+    workload's user+sys CPU seconds added as `user_sys_s`; None for a run without a trace."""
     if run.trace_path is None:
         return None
-    if run.path not in _TRACE_SUMMARIES:
+    if run.path not in _TRACE_REPORTS:
         from reclaimlab.tracing.report import render, resolve_input
 
         trace_input = resolve_input(str(run.path))
-        summary = json.loads(render([trace_input], as_json=True))["inputs"][0]["summary"]
-        _TRACE_SUMMARIES[run.path] = {**summary, "user_sys_s": trace_input.user_sys_s}
-    return _TRACE_SUMMARIES[run.path]
+        report = json.loads(render([trace_input], as_json=True))["inputs"][0]
+        _TRACE_REPORTS[run.path] = {**report, "user_sys_s": trace_input.user_sys_s}
+    return _TRACE_REPORTS[run.path]
+
+
+def _trace_summary(run: RunDir) -> dict[str, Any] | None:
+    """The trace report's summary of a traced run, with `user_sys_s` beside it."""
+    report = trace_report(run)
+    return None if report is None else {**report["summary"], "user_sys_s": report["user_sys_s"]}
 
 
 def _pct_time_direct(run: RunDir) -> float | None:
@@ -154,8 +161,16 @@ def load_input(path: Path) -> Input:
     dirs = find_rundirs(path)
     if not dirs:
         raise CompareError(f"{path}: neither a run directory (result.json, scenario.toml) nor a sweep of them")
-    points = {("" if d == path else d.name): read_rundir(d) for d in dirs}
+    try:
+        points = {("" if d == path else d.name): read_rundir(d) for d in dirs}
+    except FileNotFoundError as e:
+        raise CompareError(str(e)) from e
     return Input(path.name or str(path), points)
+
+
+def load_inputs(paths: Iterable[Path]) -> list[Input]:
+    """Every path as an input (`load_input`); CompareError names the first that is not one."""
+    return [load_input(p) for p in paths]
 
 
 @dataclass
@@ -228,17 +243,20 @@ def _divergence(rows: list[Row], names: list[str], kinds: list[str], tolerance: 
 # --- output -----------------------------------------------------------------------------------
 
 
-def _value(v: float | None) -> str:
+def value_text(v: float | None) -> str:
+    """A compared value as every output prints it (`-` for none)."""
     if v is None:
         return "-"
     return f"{v:.0f}" if abs(v) >= 1000 or float(v).is_integer() else f"{v:.2f}"
 
 
-def _change(c: float | None) -> str:
+def change_text(c: float | None) -> str:
+    """A change against the baseline as every output prints it: `( 12.34%)`."""
     return "(   n/a )" if c is None else f"({c:6.2f}%)"
 
 
-def _row_label(row: Row) -> str:
+def row_label(row: Row) -> str:
+    """A row's label: its metric and, in a sweep, its point."""
     return f"{row.metric} {row.point}".rstrip()
 
 
@@ -248,7 +266,7 @@ def rich_tables(c: Comparison) -> list[Table]:
     for name, kind in zip(c.names, c.kinds):
         t.add_column(f"{name}\n{kind}", justify="right")
     for row in c.rows:
-        t.add_row(_row_label(row), *(f"{_value(v)} {_change(ch)}" if v is not None else "-" for v, ch in zip(row.values, row.changes)))
+        t.add_row(row_label(row), *(f"{value_text(v)} {change_text(ch)}" if v is not None else "-" for v, ch in zip(row.values, row.changes)))
     tables = [t]
     if c.divergence:
         d = Table(title=f"Simulated over live (flagged outside ×{c.tolerance:g})", title_justify="left")
@@ -260,8 +278,9 @@ def rich_tables(c: Comparison) -> list[Table]:
     return tables
 
 
-def to_json(c: Comparison) -> str:
-    doc: dict[str, Any] = {
+def as_dict(c: Comparison) -> dict[str, Any]:
+    """The comparison as plain data (what --json prints and the HTML report embeds)."""
+    return {
         "inputs": [{"name": n, "kind": k} for n, k in zip(c.names, c.kinds)],
         "rows": [{"point": r.point, "metric": r.metric, "values": r.values, "change_pct": r.changes} for r in c.rows],
         "divergence": {
@@ -269,7 +288,10 @@ def to_json(c: Comparison) -> str:
             "rows": [vars(d) for d in c.divergence],
         },
     }
-    return json.dumps(doc, indent=2)
+
+
+def to_json(c: Comparison) -> str:
+    return json.dumps(as_dict(c), indent=2)
 
 
 def to_csv(c: Comparison) -> str:
@@ -284,8 +306,8 @@ def to_csv(c: Comparison) -> str:
 def to_markdown(c: Comparison) -> str:
     lines = ["| | " + " | ".join(f"{n} ({k})" for n, k in zip(c.names, c.kinds)) + " |", "|---" * (len(c.names) + 1) + "|"]
     for r in c.rows:
-        cells = [f"{_value(v)} {_change(ch)}" if v is not None else "-" for v, ch in zip(r.values, r.changes)]
-        lines.append(f"| {_row_label(r)} | " + " | ".join(cells) + " |")
+        cells = [f"{value_text(v)} {change_text(ch)}" if v is not None else "-" for v, ch in zip(r.values, r.changes)]
+        lines.append(f"| {row_label(r)} | " + " | ".join(cells) + " |")
     if c.divergence:
         lines += ["", f"Simulated over live (flagged outside ×{c.tolerance:g}):", "", "| point | metric | sim | live | sim/live | |", "|---|---|---|---|---|---|"]
         for d in c.divergence:
@@ -309,8 +331,8 @@ def compare_command(inputs: tuple[Path, ...], fmt: str | None, tolerance: float)
     signed so that positive is better. Mixed live and simulated inputs get a section of
     simulated/live ratios."""
     try:
-        c = compare([load_input(p) for p in inputs], tolerance)
-    except (CompareError, FileNotFoundError) as e:
+        c = compare(load_inputs(inputs), tolerance)
+    except CompareError as e:
         raise click.UsageError(str(e))
     if fmt == "json":
         click.echo(to_json(c), nl=False)

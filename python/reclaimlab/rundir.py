@@ -25,6 +25,7 @@ FILES = (
     "iostat.samples",
     "cpu.samples",
     "tasks.json",
+    "zoneinfo",
     "result.json",
 )
 
@@ -129,6 +130,25 @@ def parse_vmstat_samples(text: str) -> list[tuple[float, Vmstat]]:
     return samples
 
 
+_ZONE_FIELDS = ("boost", "min", "low", "high", "promo", "spanned", "present", "managed")
+
+
+def parse_zoneinfo(text: str) -> list[dict[str, Any]]:
+    """`/proc/zoneinfo` text → one dict per zone: `node`, `zone`, `free` (its "pages free")
+    and, of the lines `boost min low high promo spanned present managed`, those it has; the
+    per-node stats, protection and pagesets lines are left out."""
+    zones: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        parts = line.split()
+        if line.startswith("Node ") and len(parts) >= 4 and parts[2] == "zone":
+            zones.append({"node": int(parts[1].rstrip(",")), "zone": parts[3]})
+        elif zones and parts[:2] == ["pages", "free"] and len(parts) == 3:
+            zones[-1]["free"] = int(parts[2])
+        elif zones and len(parts) == 2 and parts[0] in _ZONE_FIELDS and parts[1].isdigit():
+            zones[-1][parts[0]] = int(parts[1])
+    return zones
+
+
 def read_json_lines(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
@@ -149,6 +169,7 @@ class RunDir:
     tasks: dict[str, Any] = field(default_factory=dict)
     result: dict[str, Any] = field(default_factory=dict)
     trace_path: Path | None = None
+    zones: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def kind(self) -> str:
@@ -166,6 +187,13 @@ class RunDir:
     def tasks_of_kind(self, kind: str) -> list[dict[str, Any]]:
         return [t for t in self.tasks.get("tasks", []) if t.get("kind") == kind]
 
+    def watermarks(self) -> dict[str, int] | None:
+        """Σ over zones of the min, low and high watermarks (pages), from `zoneinfo`; None
+        for a run directory without it."""
+        if not self.zones:
+            return None
+        return {w: sum(int(z.get(w, 0)) for z in self.zones) for w in ("min", "low", "high")}
+
 
 def read_rundir(path: Path | str) -> RunDir:
     """Read a run directory; raises FileNotFoundError naming the first required file missing."""
@@ -175,6 +203,7 @@ def read_rundir(path: Path | str) -> RunDir:
             raise FileNotFoundError(f"{path} is not a run directory: {required} is missing")
     samples = path / "vmstat.samples"
     tasks = path / "tasks.json"
+    zoneinfo = path / "zoneinfo"
     trace = next(
         (path / n for n in ("trace.txt", "trace.txt.zst", "trace.txt.gz") if (path / n).exists()),
         None,
@@ -190,6 +219,7 @@ def read_rundir(path: Path | str) -> RunDir:
         tasks=json.loads(tasks.read_text()) if tasks.exists() else {},
         result=json.loads((path / "result.json").read_text()),
         trace_path=trace,
+        zones=parse_zoneinfo(zoneinfo.read_text()) if zoneinfo.exists() else [],
     )
 
 

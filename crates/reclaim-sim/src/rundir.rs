@@ -8,7 +8,7 @@ use crate::engine::{Ns, NSEC_PER_SEC};
 use crate::hw::block::DiskStats;
 use crate::kernel::Kernel;
 use crate::mm::vmstat::{VmEvent, VmstatSnapshot};
-use crate::mm::zone::MAX_NR_ZONES;
+use crate::mm::zone::{MAX_NR_ZONES, WMARK_HIGH, WMARK_LOW, WMARK_MIN, WMARK_PROMO};
 use crate::scenario::Scenario;
 use crate::workload::{Metrics, Workload};
 
@@ -26,6 +26,7 @@ pub struct RunOutput {
     pub cpu_samples: String,
     pub tasks_json: String,
     pub result_json: String,
+    pub zoneinfo: String,
     pub result: RunResult,
     /// The counters at the window's start and end, and each task's CPU over it.
     pub before: VmstatSnapshot,
@@ -246,6 +247,28 @@ impl Samples {
     }
 }
 
+/// `/proc/zoneinfo` at the window's end, in the kernel's layout (`zoneinfo_show_print()`),
+/// with the lines the model has: each zone's free pages, watermarks and managed pages.
+fn zoneinfo(k: &Kernel) -> String {
+    const NAMES: [&str; MAX_NR_ZONES] = ["DMA", "DMA32", "Normal", "Movable"];
+    let mut out = String::new();
+    for z in &k.zones {
+        let w = |i: usize| z.wmark_pages(i);
+        out.push_str(&format!(
+            "Node {}, zone {:>8}\n  pages free     {}\n        boost    0\n        min      {}\n        low      {}\n        high     {}\n        promo    {}\n        managed  {}\n",
+            z.nid,
+            NAMES[z.zone_idx],
+            z.nr_free_pages,
+            w(WMARK_MIN),
+            w(WMARK_LOW),
+            w(WMARK_HIGH),
+            w(WMARK_PROMO),
+            z.managed_pages,
+        ));
+    }
+    out
+}
+
 pub(crate) fn finish(
     s: &Scenario,
     k: &Kernel,
@@ -330,6 +353,7 @@ pub(crate) fn finish(
         cpu_samples: samples.cpu,
         tasks_json: serde_json::to_string_pretty(&tasks_file).unwrap_or_default() + "\n",
         result_json: serde_json::to_string_pretty(&result).unwrap_or_default() + "\n",
+        zoneinfo: zoneinfo(k),
         result,
         before: base.vmstat.clone(),
         after,
@@ -368,6 +392,7 @@ pub fn write_run_dir(out: &RunOutput, dir: &Path, overwrite: bool) -> std::io::R
         ("iostat.samples", &out.iostat_samples),
         ("cpu.samples", &out.cpu_samples),
         ("tasks.json", &out.tasks_json),
+        ("zoneinfo", &out.zoneinfo),
         ("result.json", &out.result_json),
     ];
     for (name, text) in files {

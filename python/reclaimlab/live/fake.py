@@ -28,6 +28,40 @@ HugePages_Free:    {hp}
 Hugepagesize:       2048 kB
 """
 
+# /proc/zoneinfo's layout (6.x), cut to one node's DMA32 and Normal zones.
+ZONEINFO = """Node 0, zone    DMA32
+  pages free     120000
+        boost    0
+        min      2000
+        low      2500
+        high     3000
+        promo    3500
+        spanned  1044480
+        present  782288
+        managed  750000
+        cma      0
+        protection: (0, 0, 7000, 7000, 0)
+      nr_free_pages 120000
+Node 0, zone   Normal
+  per-node stats
+      nr_inactive_anon 1000
+  pages free     1500000
+        boost    0
+        min      15000
+        low      18750
+        high     22500
+        promo    26250
+        spanned  1835008
+        present  1835008
+        managed  1790000
+        cma      0
+        protection: (0, 0, 0, 0, 0)
+  pagesets
+    cpu: 0
+              count: 10
+              high:  378
+"""
+
 
 def default_vmstat(scale: int = 0) -> str:
     names = ["nr_free_pages", "pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct",
@@ -95,6 +129,7 @@ class FakeBackend(KernelBackend):
         base = {
             "/proc/vmstat": default_vmstat(),
             "/proc/self/cgroup": "4:memory:/user\n0::/user\n",
+            "/proc/zoneinfo": ZONEINFO,
             "/proc/swaps": "Filename\tType\tSize\tUsed\tPriority\n",
             "/proc/mounts": "proc /proc proc rw 0 0\n",
             "/proc/filesystems": "nodev\ttracefs\n",

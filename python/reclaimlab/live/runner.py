@@ -21,7 +21,7 @@ from reclaimlab.live.samplers import Samplers, TaskTracker
 from reclaimlab.live.scenario import LiveScenario, LiveSweep
 from reclaimlab.live.summary import vmstat_metrics
 from reclaimlab.live.tracefs import TraceSession, tracefs_supported
-from reclaimlab.rundir import parse_vmstat, vmstat_delta, write_json, write_scenario, write_vmstat
+from reclaimlab.rundir import parse_vmstat, vmstat_delta, write_json, write_scenario, write_text, write_vmstat
 
 DEFAULT_TIMEOUT_S = 600.0
 BACKGROUND_GRACE_S = 10.0  # after the foreground ends, before the background is stopped
@@ -307,11 +307,13 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
             bg.stop()
         samplers.stop()
         after = backend.read_text("/proc/vmstat")
+        zoneinfo = backend.read_text("/proc/zoneinfo")
         memcg_after = backend.memcg_events(cgroup) if cgroup is not None else {}
         if trace is not None:
             trace.stop()
     write_vmstat(rundir / "vmstat.before", before)
     write_vmstat(rundir / "vmstat.after", after)
+    write_text(rundir / "zoneinfo", zoneinfo)
 
     elapsed = fg.elapsed_s
     for w in (fg, bg):
