@@ -82,7 +82,7 @@ def test_json_csv_and_markdown_carry_the_same_rows(tmp_path: Path) -> None:
     assert rows[0][:4] == ["point", "metric", "live", "sim"] and len(rows) == len(doc["rows"]) + 1
     md = invoke("compare", *args, "--markdown").output
     assert "| Throughput kB/s | 100 (  0.00%) | 200 (100.00%) |" in md
-    assert "| - | Throughput kB/s | sim | live | 2.00 | !! |" in md
+    assert "| - | Throughput kB/s | 200 (sim) | 100 (live) | 2.00 | !! |" in md
     table = invoke("compare", *args).output
     assert "Simulated over live" in table and "Throughput kB/s" in table
 

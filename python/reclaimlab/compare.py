@@ -183,12 +183,21 @@ class Row:
 
 @dataclass
 class Divergence:
+    """A simulated input's value of a metric over the live input's: the inputs' names, their
+    values, the ratio, and whether it lies outside the tolerance."""
+
     point: str
     metric: str
     sim: str
     live: str
+    sim_value: float
+    live_value: float
     ratio: float
     flagged: bool
+
+    def cells(self) -> tuple[str, str]:
+        """The simulated and the live cell: each value with its input's name."""
+        return f"{value_text(self.sim_value)} ({self.sim})", f"{value_text(self.live_value)} ({self.live})"
 
 
 @dataclass
@@ -236,7 +245,7 @@ def _divergence(rows: list[Row], names: list[str], kinds: list[str], tolerance: 
                 continue
             ratio = v / ref
             flagged = not (1 / tolerance <= ratio <= tolerance) if ratio > 0 else True
-            out.append(Divergence(row.point, row.metric, names[k], names[live], ratio, flagged))
+            out.append(Divergence(row.point, row.metric, names[k], names[live], v, ref, ratio, flagged))
     return out
 
 
@@ -270,10 +279,10 @@ def rich_tables(c: Comparison) -> list[Table]:
     tables = [t]
     if c.divergence:
         d = Table(title=f"Simulated over live (flagged outside ×{c.tolerance:g})", title_justify="left")
-        for col in ("point", "metric", "sim", "live", "sim/live", ""):
-            d.add_column(col, justify="right" if col == "sim/live" else "left")
+        for col in ("point", "metric", "simulated", "live", "sim/live", ""):
+            d.add_column(col, justify="left" if col in ("point", "metric", "") else "right")
         for x in c.divergence:
-            d.add_row(x.point or "-", x.metric, x.sim, x.live, f"{x.ratio:.2f}", "[red]!![/red]" if x.flagged else "")
+            d.add_row(x.point or "-", x.metric, *x.cells(), f"{x.ratio:.2f}", "[red]!![/red]" if x.flagged else "")
         tables.append(d)
     return tables
 
@@ -309,9 +318,10 @@ def to_markdown(c: Comparison) -> str:
         cells = [f"{value_text(v)} {change_text(ch)}" if v is not None else "-" for v, ch in zip(r.values, r.changes)]
         lines.append(f"| {row_label(r)} | " + " | ".join(cells) + " |")
     if c.divergence:
-        lines += ["", f"Simulated over live (flagged outside ×{c.tolerance:g}):", "", "| point | metric | sim | live | sim/live | |", "|---|---|---|---|---|---|"]
+        lines += ["", f"Simulated over live (flagged outside ×{c.tolerance:g}):", "", "| point | metric | simulated | live | sim/live | |", "|---|---|--:|--:|--:|---|"]
         for d in c.divergence:
-            lines.append(f"| {d.point or '-'} | {d.metric} | {d.sim} | {d.live} | {d.ratio:.2f} | {'!!' if d.flagged else ''} |")
+            sim, live = d.cells()
+            lines.append(f"| {d.point or '-'} | {d.metric} | {sim} | {live} | {d.ratio:.2f} | {'!!' if d.flagged else ''} |")
     return "\n".join(lines) + "\n"
 
 

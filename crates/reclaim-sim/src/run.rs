@@ -17,7 +17,7 @@ use crate::workload::{self, Workload};
 fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
     let mut kernel = Kernel::new(
         &s.machine,
-        &s.sysctl.effective(),
+        &s.effective_sysctl(),
         &s.costs,
         &s.variant,
         s.seed,

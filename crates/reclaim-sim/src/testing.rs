@@ -23,7 +23,7 @@ pub fn kernel_with(mb: u64, dma32_mb: u64, extra: &str) -> Kernel {
     let s = Scenario::parse(&text, "t.toml", &[]).unwrap();
     Kernel::new(
         &s.machine,
-        &s.sysctl.effective(),
+        &s.effective_sysctl(),
         &s.costs,
         &s.variant,
         s.seed,

@@ -82,14 +82,14 @@ def comparison_tables(c: Comparison) -> str:
     out.append("</tbody></table>")
     if c.divergence:
         out.append(f"<h3>Simulated over live (flagged outside ×{c.tolerance:g})</h3>")
-        out.append("<table><thead><tr>" + "".join(f'<th class="label">{h}</th>' for h in ("point", "metric", "sim", "live")))
+        out.append("<table><thead><tr>" + "".join(f'<th class="label">{h}</th>' for h in ("point", "metric", "simulated", "live")))
         out.append("<th>sim/live</th><th></th></tr></thead><tbody>")
         for d in c.divergence:
             flag = '<span class="flag">!!</span>' if d.flagged else ""
+            values = "".join(f'<td class="num">{escape(cell)}</td>' for cell in d.cells())
             out.append(
                 f'<tr><td class="label">{escape(d.point or "-")}</td><td class="label">{escape(d.metric)}</td>'
-                f'<td class="label">{escape(d.sim)}</td><td class="label">{escape(d.live)}</td>'
-                f'<td class="num">{d.ratio:.2f}</td><td>{flag}</td></tr>'
+                f'{values}<td class="num">{d.ratio:.2f}</td><td>{flag}</td></tr>'
             )
         out.append("</tbody></table>")
     return "".join(out)

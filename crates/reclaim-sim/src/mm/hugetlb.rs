@@ -71,7 +71,7 @@ mod tests {
     fn the_nodes_give_their_pages_in_turn() {
         let text = "[machine]\nnodes = 2\nmemory_mb_per_node = 256\n[workload]\nkind = \"dd\"\ntasks = 1\n";
         let s = crate::Scenario::parse(text, "t.toml", &[]).unwrap();
-        let mut k = Kernel::new(&s.machine, &s.sysctl.effective(), &s.costs, &s.variant, 1);
+        let mut k = Kernel::new(&s.machine, &s.effective_sysctl(), &s.costs, &s.variant, 1);
         hugetlb_reserve(&mut k, 256 * 256);
         let free: Vec<u64> = k.zones.iter().map(|z| z.nr_free_pages).collect();
         assert_eq!(free, vec![128 * 256, 128 * 256], "each node keeps half");

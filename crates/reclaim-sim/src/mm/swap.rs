@@ -123,7 +123,7 @@ mod tests {
         .unwrap();
         Kernel::new(
             &s.machine,
-            &s.sysctl.effective(),
+            &s.effective_sysctl(),
             &s.costs,
             &s.variant,
             s.seed,
@@ -202,7 +202,7 @@ mod tests {
         let s = Scenario::parse("[workload]\nkind = \"dd\"\ntasks = 1\n", "t.toml", &[]).unwrap();
         let mut k = Kernel::new(
             &s.machine,
-            &s.sysctl.effective(),
+            &s.effective_sysctl(),
             &s.costs,
             &s.variant,
             s.seed,

@@ -48,7 +48,8 @@ impl Scenario {
                     let why = super::HostProfile::load().err().unwrap_or_default();
                     return refuse("machine.from", &why);
                 }
-                let set = toml::Table::try_from(&self.sysctl).unwrap_or_default();
+                let set = toml::Table::try_from(self.sysctl.over(&self.machine.sysctl))
+                    .unwrap_or_default();
                 if let Some((key, why)) = UNMODELLED_SYSCTLS
                     .iter()
                     .find(|(k, _)| set.contains_key(*k))

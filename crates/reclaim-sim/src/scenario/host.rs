@@ -2,8 +2,8 @@
 //! on. `reclaimlab host probe` writes a host profile (nodes, CPUs and memory per node, the
 //! block device under the workload's files, measured by a short read-only probe, its
 //! queue's `read_ahead_kb`, and the watermark sysctls as the host runs them); a scenario that
-//! says `from = "host"` takes every `[machine]` key it does not set itself, and those three
-//! `[sysctl]` keys, from it.
+//! says `from = "host"` takes every `[machine]` key it does not set itself from it, those
+//! three as `[machine.sysctl]` (what the machine runs with where `[sysctl]` says nothing).
 
 use std::path::PathBuf;
 
@@ -75,9 +75,10 @@ impl HostProfile {
         toml::to_string(self).expect("a host profile serialises")
     }
 
-    /// Fill a scenario's `[machine]` and `[sysctl]` tables from the profile, leaving every
-    /// key the scenario sets as it is, and take `from` out of `[machine]`.
-    pub fn apply(&self, machine: &mut toml::Table, sysctl: &mut toml::Table) {
+    /// Fill a scenario's `[machine]` table (and its `[machine.sysctl]`, the host's own
+    /// tuning) from the profile, leaving every key the scenario sets as it is, and take
+    /// `from` out of it.
+    pub fn apply(&self, machine: &mut toml::Table) {
         machine.remove("from");
         let device = toml::Value::try_from(&self.device).expect("a device serialises");
         let from_host: [(&str, toml::Value); 5] = [
@@ -98,8 +99,13 @@ impl HostProfile {
             ("min_free_kbytes", self.min_free_kbytes),
             ("watermark_scale_factor", self.watermark_scale_factor),
         ];
-        for (key, value) in sysctls {
-            sysctl.entry(key).or_insert((value as i64).into());
+        let sysctl = machine
+            .entry("sysctl")
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        if let Some(sysctl) = sysctl.as_table_mut() {
+            for (key, value) in sysctls {
+                sysctl.entry(key).or_insert((value as i64).into());
+            }
         }
     }
 }
@@ -136,9 +142,7 @@ mod tests {
     fn the_host_fills_what_the_scenario_leaves_out() {
         let text = "[machine]\nfrom = \"host\"\ncpus_per_node = 8\n[sysctl]\nmin_free_kbytes = 1024\n[workload]\nkind = \"dd\"\ntasks = 1\n";
         let mut table: toml::Table = text.parse().unwrap();
-        let mut sysctl = table.remove("sysctl").unwrap().as_table().unwrap().clone();
-        profile().apply(table["machine"].as_table_mut().unwrap(), &mut sysctl);
-        table.insert("sysctl".into(), sysctl.into());
+        profile().apply(table["machine"].as_table_mut().unwrap());
         let s = Scenario::from_table(table, "h.toml").unwrap();
         assert_eq!(s.machine.from, None);
         assert_eq!(s.machine.nodes, 1);
@@ -146,13 +150,18 @@ mod tests {
         assert_eq!(s.machine.memory_mb_per_node, 24105);
         assert_eq!(s.machine.devices[0].name, "vda");
         assert_eq!(s.machine.devices[0].bandwidth_mb_s, 1042.0);
-        assert_eq!(s.sysctl.read_ahead_kb, Some(8192));
         assert_eq!(
-            s.sysctl.min_free_kbytes,
-            Some(1024),
-            "the scenario's own key wins"
+            s.sysctl.read_ahead_kb, None,
+            "[sysctl] is the scenario's alone"
         );
-        assert_eq!(s.sysctl.watermark_scale_factor, Some(10));
+        assert_eq!(s.machine.sysctl.read_ahead_kb, Some(8192));
+        assert_eq!(s.machine.sysctl.min_free_kbytes, Some(67584));
+        let k = s.effective_sysctl();
+        assert_eq!(k.read_ahead_kb, 8192);
+        assert_eq!(k.watermark_scale_factor, 10);
+        assert_eq!(k.min_free_kbytes, 1024, "the scenario's own key wins");
+        s.check_backend(crate::scenario::Backend::Live, "h.toml")
+            .expect("a live run does not read [machine]");
     }
 
     #[test]

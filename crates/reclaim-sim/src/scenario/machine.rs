@@ -23,6 +23,11 @@ pub struct Machine {
     /// memory-bound costs grow as it fills (hw/memory.rs).
     pub memory_bandwidth_mb_s_per_node: f64,
     pub devices: Vec<Device>,
+    /// The sysctls the machine runs with where the scenario's `[sysctl]` says nothing (a
+    /// host's own tuning, from its profile); unset keys are the kernel's defaults. A live
+    /// run, which runs on the machine itself, does not read it.
+    #[serde(default, skip_serializing_if = "SysctlSettings::is_empty")]
+    pub sysctl: SysctlSettings,
 }
 
 impl Default for Machine {
@@ -35,6 +40,7 @@ impl Default for Machine {
             dma32_mb: 0,
             memory_bandwidth_mb_s_per_node: 0.0,
             devices: vec![Device::default()],
+            sysctl: SysctlSettings::default(),
         }
     }
 }
@@ -132,6 +138,17 @@ pub struct SysctlSettings {
 }
 
 impl SysctlSettings {
+    pub fn is_empty(&self) -> bool {
+        toml::Table::try_from(self).is_ok_and(|t| t.is_empty())
+    }
+
+    /// These settings, each unset key taken from `machine`'s.
+    pub fn over(&self, machine: &SysctlSettings) -> SysctlSettings {
+        let mut table = toml::Table::try_from(machine).unwrap_or_default();
+        table.extend(toml::Table::try_from(self).unwrap_or_default());
+        table.try_into().unwrap_or_else(|_| self.clone())
+    }
+
     /// The values the simulated kernel runs with.
     pub fn effective(&self) -> Sysctl {
         let d = Sysctl::default();

@@ -368,6 +368,12 @@ impl Scenario {
         Ok(())
     }
 
+    /// The sysctls the simulated kernel runs with: `[sysctl]`, then `[machine.sysctl]`,
+    /// then the kernel's defaults.
+    pub fn effective_sysctl(&self) -> Sysctl {
+        self.sysctl.over(&self.machine.sysctl).effective()
+    }
+
     /// The scenario as TOML, every default filled in (the run directory's scenario.toml).
     pub fn to_toml(&self) -> String {
         toml::to_string(self).unwrap_or_else(|e| format!("# cannot serialise scenario: {e}\n"))
@@ -486,15 +492,9 @@ fn apply_host(table: &mut toml::Table, file: &str) -> Result<(), ScenarioError> 
     let Ok(profile) = HostProfile::load() else {
         return Ok(());
     };
-    let mut sysctl = match table.remove("sysctl") {
-        Some(toml::Value::Table(t)) => t,
-        Some(_) => return Err(err("[sysctl] is not a table".into())),
-        None => toml::Table::new(),
-    };
     if let Some(toml::Value::Table(machine)) = table.get_mut("machine") {
-        profile.apply(machine, &mut sysctl);
+        profile.apply(machine);
     }
-    table.insert("sysctl".into(), toml::Value::Table(sysctl));
     Ok(())
 }
 
