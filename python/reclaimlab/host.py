@@ -4,8 +4,8 @@
 Nodes, CPUs and memory per node come from sysfs and /proc; the block device is the one under
 a path (the workload's files: /var/tmp by default), with its queue's `read_ahead_kb`,
 `max_sectors_kb`, tag depth and `rotational` flag, and its speed from a short, bounded,
-read-only probe: O_DIRECT reads of an existing file on it (4 KiB reads one at a time for the
-per-request latency, then parallel reads of `max_sectors_kb` for the bandwidth). The profile is
+read-only probe: sequential O_DIRECT reads of `max_sectors_kb` of an existing file on it, in
+parallel streams for the bandwidth and in one stream for the per-request latency. The profile is
 written by the core (its schema is crates/reclaim-sim/src/scenario/host.rs) to
 `_core.host_profile_file()`, which later runs reuse.
 """
@@ -16,9 +16,7 @@ import json
 import mmap
 import os
 import platform
-import random
 import socket
-import statistics
 import threading
 import time
 from pathlib import Path
@@ -30,9 +28,9 @@ from reclaimlab import _core
 
 MiB = 1 << 20
 PROBE_FILE_MIN = 64 * MiB
-LATENCY_READS = 200
 BANDWIDTH_SECONDS = 1.5
 BANDWIDTH_THREADS = 8
+SINGLE_STREAM_SECONDS = 1.0
 SEARCH_LIMIT = 50_000  # directory entries looked at while searching for a file to read
 
 
@@ -129,62 +127,58 @@ def _open_direct(path: Path) -> int:
         raise ProbeError(f"{path}: cannot open with O_DIRECT ({e})") from None
 
 
-def probe_latency_us(path: Path, rng: random.Random) -> float:
-    """Median time of a 4 KiB O_DIRECT read at a random offset, one at a time."""
-    fd = _open_direct(path)
-    buf = mmap.mmap(-1, 4096)
-    blocks = os.fstat(fd).st_size // 4096
-    times = []
-    try:
-        for _ in range(LATENCY_READS):
-            t = time.perf_counter()
-            os.preadv(fd, [buf], rng.randrange(blocks) * 4096)
-            times.append(time.perf_counter() - t)
-    finally:
-        os.close(fd)
-    return statistics.median(times) * 1e6
-
-
-def probe_bandwidth_mb_s(path: Path, request_bytes: int, rng: random.Random) -> float:
-    """MB/s (10⁶ bytes) of BANDWIDTH_THREADS readers doing O_DIRECT reads of `request_bytes`
-    at random aligned offsets for BANDWIDTH_SECONDS."""
-    size = os.path.getsize(path)
-    slots = max(1, size // request_bytes)
-    offsets = [[rng.randrange(slots) * request_bytes for _ in range(4096)] for _ in range(BANDWIDTH_THREADS)]
-    total = [0] * BANDWIDTH_THREADS
-    stop = time.perf_counter() + BANDWIDTH_SECONDS
+def read_streams(path: Path, request_bytes: int, threads: int, seconds: float) -> tuple[float, int]:
+    """`threads` sequential O_DIRECT readers of `request_bytes` per read, each from its own
+    part of the file (wrapping at its end), for `seconds`: (elapsed seconds, reads done)."""
+    size = os.path.getsize(path) // request_bytes * request_bytes
+    if size == 0:
+        raise ProbeError(f"{path} is smaller than one request ({request_bytes} bytes)")
+    reads = [0] * threads
+    stop = time.perf_counter() + seconds
 
     def reader(i: int) -> None:
         fd = _open_direct(path)
         buf = mmap.mmap(-1, request_bytes)
+        offset = (size // threads * i) // request_bytes * request_bytes
         try:
-            for off in offsets[i]:
-                if time.perf_counter() >= stop:
-                    break
-                total[i] += os.preadv(fd, [buf], off)
+            while time.perf_counter() < stop:
+                os.preadv(fd, [buf], offset)
+                reads[i] += 1
+                offset = (offset + request_bytes) % size
         finally:
             os.close(fd)
 
     t0 = time.perf_counter()
-    threads = [threading.Thread(target=reader, args=(i,)) for i in range(BANDWIDTH_THREADS)]
-    for t in threads:
+    workers = [threading.Thread(target=reader, args=(i,)) for i in range(threads)]
+    for t in workers:
         t.start()
-    for t in threads:
+    for t in workers:
         t.join()
-    return sum(total) / (time.perf_counter() - t0) / 1e6
+    return time.perf_counter() - t0, sum(reads)
 
 
-def probe(path: str = "/var/tmp", seed: int = 1) -> dict[str, Any]:
+def probe_device(path: Path, request_bytes: int) -> tuple[float, float]:
+    """(bandwidth in MB/s of 10⁶ bytes, latency in µs) for the simulator's device model, in
+    which one stream sees `latency + size/bandwidth` per request and enough streams
+    saturate the bandwidth: BANDWIDTH_THREADS sequential streams give the bandwidth, one
+    stream the per-request time, and the latency is what that time has beyond the transfer.
+    Sequential streams, as the workloads read (a device or its host may prefetch them)."""
+    elapsed, reads = read_streams(path, request_bytes, BANDWIDTH_THREADS, BANDWIDTH_SECONDS)
+    bandwidth = reads * request_bytes / elapsed / 1e6
+    elapsed, reads = read_streams(path, request_bytes, 1, SINGLE_STREAM_SECONDS)
+    per_request_s = elapsed / max(1, reads)
+    latency_s = max(0.0, per_request_s - request_bytes / (bandwidth * 1e6))
+    return bandwidth, latency_s * 1e6
+
+
+def probe(path: str = "/var/tmp") -> dict[str, Any]:
     """This host's profile (the fields of scenario/host.rs's HostProfile)."""
     nodes = sorted(Path("/sys/devices/system/node").glob("node[0-9]*")) or [Path("/")]
     cpus = os.cpu_count() or 1
     dev = block_device(path)
     q = Path(f"/sys/block/{dev}/queue")
     max_request_kb = int(_read(q / "max_sectors_kb"))
-    rng = random.Random(seed)
-    probe_file = find_probe_file(path)
-    latency = probe_latency_us(probe_file, rng)
-    bandwidth = probe_bandwidth_mb_s(probe_file, max_request_kb * 1024, rng)
+    bandwidth, latency = probe_device(find_probe_file(path), max_request_kb * 1024)
     return {
         "hostname": socket.gethostname(),
         "kernel": platform.release(),
@@ -238,7 +232,7 @@ def host() -> None:
 def probe_command(path: str) -> None:
     """Measure this machine and write (or replace) its host profile: nodes, CPUs, memory per
     node, the watermark sysctls, and the block device under PATH with its bandwidth and
-    latency from a few seconds of read-only O_DIRECT reads of an existing file."""
+    latency from about three seconds of read-only O_DIRECT reads of an existing file."""
     try:
         out = write_profile(probe(path))
     except (ProbeError, OSError) as e:
