@@ -118,3 +118,37 @@ def test_four_kswapd_threads_compare_as_less_kswapd_cpu_each(tmp_path: Path, sma
     awake = rows["Percentage Time kswapd Awake"]["values"]
     assert 0 < awake[0] <= 100 and awake[1] is None
     assert rows["Percentage Time Spent Direct Reclaim"]["values"][0] == 0.0  # small: no direct reclaim
+
+
+def test_repeats_give_mean_stddev_and_a_significance_mark(tmp_path: Path) -> None:
+    for k, t in enumerate([100.0, 102.0, 98.0], 1):
+        write_run(tmp_path / f"a/workload.tasks=2,repeat={k}", "sim", t)
+    for k, t in enumerate([150.0, 149.0, 151.0], 1):
+        write_run(tmp_path / f"b/workload.tasks=2,repeat={k}", "sim", t)
+    for k, t in enumerate([101.0, 99.0, 100.0], 1):
+        write_run(tmp_path / f"c/workload.tasks=2,repeat={k}", "sim", t)
+    inputs = [load_input(tmp_path / x) for x in "abc"]
+    assert list(inputs[0].repeats) == ["workload.tasks=2"] and len(inputs[0].repeats["workload.tasks=2"]) == 3
+    c = compare(inputs)
+    tput = {r.metric: r for r in c.rows}["Throughput kB/s"]
+    assert tput.point == "workload.tasks=2" and tput.runs == [3, 3, 3]
+    assert tput.values == [pytest.approx(100.0), pytest.approx(150.0), pytest.approx(100.0)]
+    assert tput.stddevs[0] == pytest.approx(2.0) and tput.stddevs[1] == pytest.approx(1.0)
+    assert tput.significant == [None, True, False]  # 150 ± 1 against 100 ± 2 is; 100 ± 1 is not
+    assert tput.cell(1) == "150 +/- 1 ( 50.00%)*"
+    assert tput.cell(2).endswith("(  0.00%)")
+    doc = json.loads(invoke("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json").output)
+    row = next(r for r in doc["rows"] if r["metric"] == "Throughput kB/s")
+    assert row["runs"] == [3, 3] and row["significant"] == [None, True]
+
+
+def test_a_simulated_sweep_with_repeats_compares_as_one_point_per_task_count(tmp_path: Path, small_scenario: Path) -> None:
+    out = tmp_path / "r"
+    result = invoke("run", str(small_scenario), "--set", "run.duration_s=0.2", "--set", "run.repeats=2",
+                    "--set", "machine.devices=[{name=\"nvme\", count=1, bandwidth_mb_s=3000, latency_us=100, jitter=1.0}]",
+                    "-o", str(out), "-j", "1")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["repeat=1", "repeat=2"]
+    (row,) = [r for r in compare([load_input(out)]).rows if r.metric == "Kswapd pages scanned"]
+    assert row.point == "" and row.runs == [2]
+    assert row.stddevs[0] is not None and row.stddevs[0] > 0  # two seeds, two jitters

@@ -10,8 +10,9 @@ When the inputs mix live and simulated runs, a divergence section gives, per poi
 metric, each simulated value over the first live input's, and flags the ratios outside a
 tolerance: the model's error on this machine, on every comparison.
 
-Each point is one run: there is no mean, `+/-` or significance mark until runs record
-repeats (docs/workloads.md).
+A point run several times (`run.repeats`, labels `…,repeat=K`) gives the mean of its runs, their
+standard deviation (`+/-`), and a `*` where the change against the baseline is significant
+(Welch's t-test, p < 0.05), as mmtests marks it.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -138,12 +140,22 @@ def pdiff(base: float, new: float, higher_is_better: bool) -> float | None:
     return change if higher_is_better or change == 0 else -change
 
 
+REPEAT = re.compile(r"(^|,)repeat=\d+$")
+
+
+def point_of(label: str) -> str:
+    """The point a run directory's label names, without its `repeat=K`."""
+    return REPEAT.sub("", label)
+
+
 @dataclass
 class Input:
-    """One compared input: its name (the directory's), and its runs by point label."""
+    """One compared input: its name (the directory's), its runs by point label (the first
+    repeat of each) and every repeat of each point (`run.repeats`)."""
 
     name: str
     points: dict[str, RunDir]
+    repeats: dict[str, list[RunDir]] = field(default_factory=dict)
 
     @property
     def kinds(self) -> set[str]:
@@ -161,11 +173,13 @@ def load_input(path: Path) -> Input:
     dirs = find_rundirs(path)
     if not dirs:
         raise CompareError(f"{path}: neither a run directory (result.json, scenario.toml) nor a sweep of them")
+    repeats: dict[str, list[RunDir]] = {}
     try:
-        points = {("" if d == path else d.name): read_rundir(d) for d in dirs}
+        for d in dirs:
+            repeats.setdefault(point_of("" if d == path else d.name), []).append(read_rundir(d))
     except FileNotFoundError as e:
         raise CompareError(str(e)) from e
-    return Input(path.name or str(path), points)
+    return Input(path.name or str(path), {label: runs[0] for label, runs in repeats.items()}, repeats)
 
 
 def load_inputs(paths: Iterable[Path]) -> list[Input]:
@@ -175,10 +189,51 @@ def load_inputs(paths: Iterable[Path]) -> list[Input]:
 
 @dataclass
 class Row:
+    """A metric at a point: per input the mean over its runs, the change of that mean against
+    the baseline's, and, where a point was run more than once, the standard deviation, the
+    number of runs and whether the change is significant (Welch's t-test, p < SIGNIFICANCE)."""
+
     point: str
     metric: str
     values: list[float | None]
     changes: list[float | None]
+    stddevs: list[float | None] = field(default_factory=list)
+    runs: list[int] = field(default_factory=list)
+    significant: list[bool | None] = field(default_factory=list)
+
+    def cell(self, k: int, with_change: bool = True) -> str:
+        """Input k's cell: `mean [+/- sd] (change%)[*]`, `-` where it has no value."""
+        v = self.values[k]
+        if v is None:
+            return "-"
+        sd = self.stddevs[k] if self.stddevs else None
+        text = value_text(v) + (f" +/- {value_text(sd)}" if sd is not None else "")
+        if with_change:
+            text += f" {change_text(self.changes[k])}"
+        return text + ("*" if self.significant and self.significant[k] else "")
+
+
+SIGNIFICANCE = 0.05
+
+
+def _stats(samples: list[float]) -> tuple[float, float | None]:
+    """Mean and, for more than one sample, the sample standard deviation."""
+    mean = sum(samples) / len(samples)
+    if len(samples) < 2:
+        return mean, None
+    return mean, (sum((x - mean) ** 2 for x in samples) / (len(samples) - 1)) ** 0.5
+
+
+def _significant(base: list[float], other: list[float]) -> bool | None:
+    """Whether two inputs' samples differ at p < SIGNIFICANCE (Welch's t-test, as mmtests
+    marks significant changes); None where either has fewer than two samples."""
+    if len(base) < 2 or len(other) < 2:
+        return None
+    if len(set(base)) == 1 and len(set(other)) == 1:
+        return base[0] != other[0]  # no spread at all: any difference is certain
+    from scipy.stats import ttest_ind
+
+    return bool(ttest_ind(base, other, equal_var=False).pvalue < SIGNIFICANCE)
 
 
 @dataclass
@@ -219,14 +274,17 @@ def compare(inputs: list[Input], tolerance: float = 1.5) -> Comparison:
     names = unique_names([i.name for i in inputs])
     rows: list[Row] = []
     for label in labels:
-        runs = [i.points.get(label) for i in inputs]
+        runs = [i.repeats.get(label) or ([i.points[label]] if label in i.points else []) for i in inputs]
         for m in METRICS:
-            values = [m.get(r) if r is not None else None for r in runs]
-            if all(v is None for v in values):
+            samples = [[v for v in (m.get(r) for r in rs) if v is not None] for rs in runs]
+            if not any(samples):
                 continue
+            stats = [_stats(x) if x else (None, None) for x in samples]
+            values = [mean for mean, _ in stats]
             base = values[0]
             changes = [pdiff(base, v, m.higher_is_better) if base is not None and v is not None else None for v in values]
-            rows.append(Row(label, m.name, values, changes))
+            significant = [None] + [_significant(samples[0], x) for x in samples[1:]]
+            rows.append(Row(label, m.name, values, changes, [sd for _, sd in stats], [len(x) for x in samples], significant))
     kinds = ["/".join(sorted(i.kinds)) for i in inputs]
     return Comparison(names, kinds, rows, _divergence(rows, names, kinds, tolerance), tolerance)
 
@@ -275,7 +333,7 @@ def rich_tables(c: Comparison) -> list[Table]:
     for name, kind in zip(c.names, c.kinds):
         t.add_column(f"{name}\n{kind}", justify="right")
     for row in c.rows:
-        t.add_row(row_label(row), *(f"{value_text(v)} {change_text(ch)}" if v is not None else "-" for v, ch in zip(row.values, row.changes)))
+        t.add_row(row_label(row), *(row.cell(k) for k in range(len(row.values))))
     tables = [t]
     if c.divergence:
         d = Table(title=f"Simulated over live (flagged outside ×{c.tolerance:g})", title_justify="left")
@@ -291,7 +349,11 @@ def as_dict(c: Comparison) -> dict[str, Any]:
     """The comparison as plain data (what --json prints and the HTML report embeds)."""
     return {
         "inputs": [{"name": n, "kind": k} for n, k in zip(c.names, c.kinds)],
-        "rows": [{"point": r.point, "metric": r.metric, "values": r.values, "change_pct": r.changes} for r in c.rows],
+        "rows": [
+            {"point": r.point, "metric": r.metric, "values": r.values, "change_pct": r.changes,
+             "stddev": r.stddevs, "runs": r.runs, "significant": r.significant}
+            for r in c.rows
+        ],  # fmt: skip
         "divergence": {
             "tolerance": c.tolerance,
             "rows": [vars(d) for d in c.divergence],
@@ -306,16 +368,19 @@ def to_json(c: Comparison) -> str:
 def to_csv(c: Comparison) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["point", "metric", *c.names, *(f"{n} change %" for n in c.names)])
+    w.writerow(["point", "metric", *c.names, *(f"{n} change %" for n in c.names), *(f"{n} stddev" for n in c.names), *(f"{n} runs" for n in c.names)])
     for r in c.rows:
-        w.writerow([r.point, r.metric, *("" if v is None else repr(v) for v in r.values), *("" if x is None else f"{x:.4f}" for x in r.changes)])
+        w.writerow([
+            r.point, r.metric, *("" if v is None else repr(v) for v in r.values), *("" if x is None else f"{x:.4f}" for x in r.changes),
+            *("" if x is None else repr(x) for x in r.stddevs), *r.runs,
+        ])  # fmt: skip
     return buf.getvalue()
 
 
 def to_markdown(c: Comparison) -> str:
     lines = ["| | " + " | ".join(f"{n} ({k})" for n, k in zip(c.names, c.kinds)) + " |", "|---" * (len(c.names) + 1) + "|"]
     for r in c.rows:
-        cells = [f"{value_text(v)} {change_text(ch)}" if v is not None else "-" for v, ch in zip(r.values, r.changes)]
+        cells = [r.cell(k) for k in range(len(r.values))]
         lines.append(f"| {row_label(r)} | " + " | ".join(cells) + " |")
     if c.divergence:
         lines += ["", f"Simulated over live (flagged outside ×{c.tolerance:g}):", "", "| point | metric | simulated | live | sim/live | |", "|---|---|--:|--:|--:|---|"]

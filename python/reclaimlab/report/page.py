@@ -75,7 +75,7 @@ def comparison_tables(c: Comparison) -> str:
             out.append(f'<tr class="point"><th colspan="{len(c.names) + 1}">{escape(row.point or "(single run)")}</th></tr>')
         cells = []
         for k, (v, ch) in enumerate(zip(row.values, row.changes)):
-            text = "-" if v is None else value_text(v) if k == 0 else f"{value_text(v)} {change_text(ch)}"
+            text = row.cell(k, with_change=k > 0)
             cls = "num" if k == 0 or v is None else f"num {_sign_class(ch)}"
             cells.append(f'<td class="{cls.strip()}">{escape(text)}</td>')
         out.append(f'<tr><td class="label">{escape(row.metric if point is not None else row_label(row))}</td>{"".join(cells)}</tr>')

@@ -111,6 +111,10 @@ pub struct RunWindow {
     pub sample_interval_s: f64,
     /// Emit vmscan tracepoints into trace.txt.
     pub trace: bool,
+    /// Runs of every point: with more than one, each point is run this many times (label
+    /// `repeat=K`; simulated runs with seeds `seed`, `seed + 1`, …), and `reclaimlab compare`
+    /// gives each point's mean, its standard deviation and whether a change is significant.
+    pub repeats: u32,
 }
 
 impl Default for RunWindow {
@@ -122,6 +126,7 @@ impl Default for RunWindow {
             warmup_limit_s: 600.0,
             sample_interval_s: 10.0,
             trace: false,
+            repeats: 1,
         }
     }
 }
@@ -353,6 +358,9 @@ impl Scenario {
             return err("costs.remote_factor", "expected a number ≥ 1");
         }
         let r = &self.run;
+        if !(1..=1000).contains(&r.repeats) {
+            return err("run.repeats", "expected 1 to 1000 runs per point");
+        }
         if r.duration_s.is_nan() || r.duration_s <= 0.0 || !r.duration_s.is_finite() {
             return err("run.duration_s", "expected a positive number of seconds");
         }
@@ -418,8 +426,32 @@ impl Scenario {
             }
             points = next;
         }
-        Ok(points)
+        Ok(with_repeats(points))
     }
+}
+
+/// Each point `run.repeats` times, labelled `repeat=K` and seeded `seed + K - 1`; each
+/// repeat's own scenario runs once.
+fn with_repeats(points: Vec<(String, Scenario)>) -> Vec<(String, Scenario)> {
+    let mut out = Vec::with_capacity(points.len());
+    for (label, s) in points {
+        if s.run.repeats <= 1 {
+            out.push((label, s));
+            continue;
+        }
+        for k in 1..=s.run.repeats {
+            let mut r = s.clone();
+            r.run.repeats = 1;
+            r.seed = s.seed.wrapping_add(k as u64 - 1);
+            let l = if label.is_empty() {
+                format!("repeat={k}")
+            } else {
+                format!("{label},repeat={k}")
+            };
+            out.push((l, r));
+        }
+    }
+    out
 }
 
 /// Check the `[workload]` table against its kind's registration and fill in its defaults,
@@ -701,6 +733,31 @@ mod tests {
         assert_eq!(pts[1].0, "workload.tasks=8");
         assert_eq!(pts[1].1.workload.params["tasks"].as_integer(), Some(8));
         assert!(pts[1].1.sweep.is_empty());
+    }
+
+    #[test]
+    fn repeats_run_every_point_with_its_own_seed() {
+        let text =
+            format!("seed = 7\n{MIN}[run]\nrepeats = 3\n[sweep]\n\"workload.tasks\" = [2, 8]\n");
+        let s = Scenario::parse(&text, "r.toml", &[]).unwrap();
+        let pts = s.sweep_points("r.toml").unwrap();
+        let labels: Vec<&str> = pts.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "workload.tasks=2,repeat=1",
+                "workload.tasks=2,repeat=2",
+                "workload.tasks=2,repeat=3",
+                "workload.tasks=8,repeat=1",
+                "workload.tasks=8,repeat=2",
+                "workload.tasks=8,repeat=3"
+            ]
+        );
+        let seeds: Vec<u64> = pts.iter().map(|(_, p)| p.seed).collect();
+        assert_eq!(seeds, [7, 8, 9, 7, 8, 9]);
+        assert!(pts.iter().all(|(_, p)| p.run.repeats == 1));
+        let e = Scenario::parse(MIN, "r.toml", &["run.repeats=0".into()]).unwrap_err();
+        assert_eq!(e.key, "run.repeats");
     }
 
     #[test]
