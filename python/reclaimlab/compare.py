@@ -1,7 +1,7 @@
 """`reclaimlab compare`: sets of runs side by side, in the layout of mmtests' compare-kernels.
 
 Each input is a run directory or a sweep directory (run directories under it, one per point,
-named by their sweep label such as `tasks-4`), simulated or live. Points are matched by label;
+named by their sweep label such as `workload.tasks=4`), simulated or live. Points are matched by label;
 the first input is the baseline. Every metric row gives each input's value and, in
 parentheses, its change against the baseline signed so that positive means better: mmtests'
 `pdiff` for a metric where higher is better, `pndiff` where lower is better.
@@ -402,7 +402,7 @@ def to_markdown(c: Comparison) -> str:
               help="Flag simulated/live ratios outside ×TOLERANCE (and below 1/TOLERANCE).")  # fmt: skip
 def compare_command(inputs: tuple[Path, ...], fmt: str | None, tolerance: float) -> None:
     """Compare run or sweep directories, simulated or live, mmtests-style: the first input is
-    the baseline, points are matched by their sweep label (tasks-4, …), and each change is
+    the baseline, points are matched by their sweep label (workload.tasks=4, …), and each change is
     signed so that positive is better. Mixed live and simulated inputs get a section of
     simulated/live ratios."""
     try:

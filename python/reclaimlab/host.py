@@ -173,7 +173,7 @@ def probe_device(path: Path, request_bytes: int) -> tuple[float, float]:
 
 def probe(path: str = "/var/tmp") -> dict[str, Any]:
     """This host's profile (the fields of scenario/host.rs's HostProfile)."""
-    nodes = sorted(Path("/sys/devices/system/node").glob("node[0-9]*")) or [Path("/")]
+    nodes = sorted(Path("/sys/devices/system/node").glob("node[0-9]*")) or [Path("/")]  # no NUMA: one node
     cpus = os.cpu_count() or 1
     dev = block_device(path)
     q = Path(f"/sys/block/{dev}/queue")
@@ -186,7 +186,7 @@ def probe(path: str = "/var/tmp") -> dict[str, Any]:
         "path": path,
         "nodes": len(nodes),
         "cpus_per_node": max(1, cpus // len(nodes)),
-        "memory_mb_per_node": memory_per_node_mb(nodes) if nodes[0] != Path("/") else 0,
+        "memory_mb_per_node": memory_per_node_mb(nodes),
         "dma32_mb": dma32_mb(),
         "read_ahead_kb": int(_read(q / "read_ahead_kb")),
         "min_free_kbytes": int(_read("/proc/sys/vm/min_free_kbytes")),
@@ -224,15 +224,18 @@ def ensure_profile(echo: Any = None) -> None:
 
 @click.group()
 def host() -> None:
-    """This machine, as scenarios with `[machine] from = "host"` see it."""
+    """This machine, as scenarios with `[machine] from = "host"` see it: its host profile, in
+    $RECLAIMLAB_HOST_PROFILE, else $XDG_CACHE_HOME/reclaimlab/host.toml, else
+    ~/.cache/reclaimlab/host.toml."""
 
 
 @host.command("probe")
 @click.option("--path", default="/var/tmp", show_default=True, help="A path on the device the workloads use (dd's files).")
 def probe_command(path: str) -> None:
     """Measure this machine and write (or replace) its host profile: nodes, CPUs, memory per
-    node, the watermark sysctls, and the block device under PATH with its bandwidth and
-    latency from about three seconds of read-only O_DIRECT reads of an existing file."""
+    node, the watermark sysctls, and the block device under --path with its bandwidth and
+    latency from about three seconds of read-only sequential O_DIRECT reads of an existing
+    file on it."""
     try:
         out = write_profile(probe(path))
     except (ProbeError, OSError) as e:

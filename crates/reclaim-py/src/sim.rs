@@ -131,16 +131,6 @@ fn check_run_dir_free(out_dir: PathBuf) -> PyResult<()> {
     reclaim_sim::check_run_dir_free(&out_dir).map_err(|e| PyFileExistsError::new_err(e.to_string()))
 }
 
-/// A `--set key=value` override as `(dotted key, value as JSON text)`; ValueError if
-/// malformed. Scenarios of both backends parse overrides with it.
-#[pyfunction]
-fn parse_override(assignment: &str) -> PyResult<(String, String)> {
-    let (key, value) = reclaim_sim::scenario::parse_override(assignment)
-        .map_err(|e| PyValueError::new_err(format!("--set {assignment:?}: {e}")))?;
-    let json = serde_json::to_string(&value).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok((key, json))
-}
-
 /// The workloads a scenario may name: `[(kind, what it is, simulated)]`.
 #[pyfunction]
 fn workload_kinds() -> Vec<(&'static str, &'static str, bool)> {
@@ -160,7 +150,6 @@ fn workload_columns(kind: &str) -> PyResult<Vec<(&'static str, &'static str)>> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_run_dir_free, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_override, m)?)?;
     m.add_function(wrap_pyfunction!(workload_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(workload_columns, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;

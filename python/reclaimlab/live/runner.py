@@ -168,11 +168,12 @@ def run(
 
 
 def prepare_inputs(backend: KernelBackend, scenario: LiveSweep) -> None:
-    points = [p for _, p in scenario.points()]
-    largest = max(points, key=lambda p: p.workload.get("tasks", 1))
-    for params in (largest.workload, largest.background):
-        if params is not None:
-            workloads.make(params, backend).prepare()
+    """Every point's input files, made once for the sweep (a file another point already made
+    is reused: its name carries what makes it differ, such as its size)."""
+    for _, point in scenario.points():
+        for params in (point.workload, point.background):
+            if params is not None:
+                workloads.make(params, backend).prepare()
 
 
 def apply_changes(backend: KernelBackend, scenario: LiveScenario, label: str, log: Log) -> tuple[Cgroup | None, dict[str, Any]]:

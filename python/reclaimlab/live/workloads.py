@@ -193,7 +193,7 @@ class DdRead(Workload):
             return given[:n]
         if self.params["file_mb"] <= 0:
             raise BackendError("workload.file_mb: a live run makes each dd task's file; give its size in MiB (or list workload.files)")
-        return [f"{self.params['dir']}/dd-{i}.dat" for i in range(n)]
+        return [f"{self.params['dir']}/dd-{i}-{self.params['file_mb']}m.dat" for i in range(n)]
 
     def prepare(self) -> None:
         if self.params.get("files"):

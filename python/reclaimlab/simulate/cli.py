@@ -32,8 +32,11 @@ def _default_out(name: str) -> Path:
 
 def _needs_host_profile(scenario: str, overrides: tuple[str, ...]) -> bool:
     """Whether the scenario (with its --set) describes its machine as this host."""
-    with open(scenario, "rb") as f:
-        machine = tomllib.load(f).get("machine", {})
+    try:
+        with open(scenario, "rb") as f:
+            machine = tomllib.load(f).get("machine", {})
+    except (tomllib.TOMLDecodeError, OSError):
+        return False  # the core reports it, naming the file
     for o in overrides:
         key, _, value = o.partition("=")
         if key.strip() == "machine.from":
@@ -47,7 +50,7 @@ def _needs_host_profile(scenario: str, overrides: tuple[str, ...]) -> bool:
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), help="Run directory (default runs/<name>-<time>).")
 @click.option("--force", is_flag=True, help="Overwrite run directories that already hold results.")
 @click.option("-j", "--jobs", type=int, default=None, help="Points simulated in parallel (default: all CPUs).")
-@click.option("--live-and-sim", is_flag=True, help="Run SCENARIO on this machine's kernel too (root): OUT/live/ and OUT/sim/, then compare them.")
+@click.option("--live-and-sim", is_flag=True, help="Also run SCENARIO on this machine's kernel (root; it sets the scenario's sysctls, constrains memory, drops caches, and undoes it all): OUT/sim/ and OUT/live/, then compare them. -j applies to the simulation.")
 def run(scenario: str, overrides: tuple[str, ...], out: Path | None, force: bool, jobs: int | None, live_and_sim: bool) -> None:
     """Simulate SCENARIO (a TOML file) and write its run directory; a sweep writes one
     directory per point. With --live-and-sim, also run it live and set the two side by side."""
@@ -83,23 +86,34 @@ def _live_and_sim(scenario: str, overrides: tuple[str, ...], pts: list[Point], o
     from reclaimlab.compare import compare, load_input, rich_tables
     from reclaimlab.live.backend import BackendError
     from reclaimlab.live.cli import backend
-    from reclaimlab.live.runner import LiveError, Terminated
+    from reclaimlab.live.runner import LiveError, Terminated, preflight
     from reclaimlab.live.runner import run as live_run
     from reclaimlab.live.scenario import ScenarioError as LiveScenarioError
     from reclaimlab.live.scenario import load
+    from reclaimlab._core import check_run_dir_free
 
     try:
         live_sweep = load(scenario, overrides)
     except LiveScenarioError as e:
         _fail(str(e))
         return
+    live_backend = backend()
+    problems = [p for _, point in live_sweep.points() for p in preflight(live_backend, point)]
+    if problems:
+        _fail("the live run cannot start:\n  - " + "\n  - ".join(dict.fromkeys(problems)))
+    if not force:
+        try:
+            for label, _ in live_sweep.points():
+                check_run_dir_free(out / "live" / label if label else out / "live")
+        except FileExistsError as e:
+            _fail(str(e))
     try:
         run_points(pts, out / "sim", force=force, jobs=jobs)
     except FileExistsError as e:
         _fail(str(e))
         return
     try:
-        live_run(backend(), live_sweep, out / "live", log=lambda s: console.print(s, markup=False, highlight=False), force=force)
+        live_run(live_backend, live_sweep, out / "live", log=lambda s: console.print(s, markup=False, highlight=False), force=force)
     except (LiveError, BackendError) as e:
         _fail(f"live run failed: {e}")
     except (KeyboardInterrupt, Terminated):

@@ -48,15 +48,29 @@ impl Scenario {
                     let why = super::HostProfile::load().err().unwrap_or_default();
                     return refuse("machine.from", &why);
                 }
-                let set = toml::Table::try_from(self.sysctl.over(&self.machine.sysctl))
-                    .unwrap_or_default();
-                if let Some((key, why)) = UNMODELLED_SYSCTLS
-                    .iter()
-                    .find(|(k, _)| set.contains_key(*k))
-                {
+                for (prefix, sysctl) in [
+                    ("sysctl", &self.sysctl),
+                    ("machine.sysctl", &self.machine.sysctl),
+                ] {
+                    let set = toml::Table::try_from(sysctl).unwrap_or_default();
+                    if let Some((key, why)) = UNMODELLED_SYSCTLS
+                        .iter()
+                        .find(|(k, _)| set.contains_key(*k))
+                    {
+                        return refuse(
+                            &format!("{prefix}.{key}"),
+                            &format!("not modelled: {why}; remove the key"),
+                        );
+                    }
+                }
+                let memory_mb = self.machine.memory_mb_per_node * self.machine.nodes as u64;
+                if self.memory.mode == MemoryMode::Squeeze && self.memory.free_mb >= memory_mb {
                     return refuse(
-                        &format!("sysctl.{key}"),
-                        &format!("not modelled: {why}; remove the key"),
+                        "memory.free_mb",
+                        &format!(
+                            "a squeeze to {} MiB of a machine of {memory_mb} MiB would reserve nothing; expected less",
+                            self.memory.free_mb
+                        ),
                     );
                 }
                 if self.memory.mode == MemoryMode::Cgroup {
@@ -116,6 +130,20 @@ impl Scenario {
                     return refuse(
                         "sysctl.read_ahead_kb",
                         "a live run leaves block queue settings as they are; remove the key (the device's own read_ahead_kb applies)",
+                    );
+                }
+                let w = &self.workload.params;
+                let files = w
+                    .get("files")
+                    .and_then(|f| f.as_array())
+                    .map_or(0, |f| f.len());
+                if self.workload.kind == "dd"
+                    && w.get("file_mb").and_then(|v| v.as_integer()) == Some(0)
+                    && files == 0
+                {
+                    return refuse(
+                        "workload.file_mb",
+                        "a live run makes each dd task's file and needs its size in MiB (or existing files in workload.files)",
                     );
                 }
             }

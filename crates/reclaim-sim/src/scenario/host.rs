@@ -140,7 +140,7 @@ mod tests {
 
     #[test]
     fn the_host_fills_what_the_scenario_leaves_out() {
-        let text = "[machine]\nfrom = \"host\"\ncpus_per_node = 8\n[sysctl]\nmin_free_kbytes = 1024\n[workload]\nkind = \"dd\"\ntasks = 1\n";
+        let text = "[machine]\nfrom = \"host\"\ncpus_per_node = 8\n[sysctl]\nmin_free_kbytes = 1024\n[workload]\nkind = \"dd\"\ntasks = 1\nfile_mb = 64\n";
         let mut table: toml::Table = text.parse().unwrap();
         profile().apply(table["machine"].as_table_mut().unwrap());
         let s = Scenario::from_table(table, "h.toml").unwrap();

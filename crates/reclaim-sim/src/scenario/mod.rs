@@ -183,12 +183,13 @@ impl Scenario {
             message: format!("not valid TOML: {}", e.message()),
         })?;
         for o in overrides {
-            let key = o.split('=').next().unwrap_or("").trim().to_string();
-            apply_override(&mut table, o).map_err(|message| ScenarioError {
+            let set_error = |key: &str, message: String| ScenarioError {
                 file: "--set".into(),
-                key: key.clone(),
+                key: key.into(),
                 message,
-            })?;
+            };
+            let (key, value) = parse_override(o).map_err(|m| set_error("", m))?;
+            set_path(&mut table, &key, value).map_err(|m| set_error(&key, m))?;
             // A value set on the command line replaces that key's sweep.
             if let Some(toml::Value::Table(sweep)) = table.get_mut("sweep") {
                 sweep.remove(&key);
@@ -292,33 +293,12 @@ impl Scenario {
                 "expected 1 to 16 (MAX_KSWAPD_THREADS)",
             );
         }
-        let sysctl = &self.sysctl;
-        if sysctl.swappiness.is_some_and(|v| v > 200) {
-            return err("sysctl.swappiness", "expected 0 to 200");
-        }
-        if sysctl
-            .watermark_scale_factor
-            .is_some_and(|v| v == 0 || v > 3000)
-        {
-            return err("sysctl.watermark_scale_factor", "expected 1 to 3000");
-        }
-        if sysctl.read_ahead_kb.is_some_and(|v| v < 4) {
-            return err("sysctl.read_ahead_kb", "expected at least 4");
-        }
-        if sysctl.min_free_kbytes == Some(0) {
-            return err(
-                "sysctl.min_free_kbytes",
-                "expected a positive number of KiB (leave it out for the kernel's own)",
-            );
-        }
-        if sysctl.dirty_ratio.is_some_and(|v| v > 100) {
-            return err("sysctl.dirty_ratio", "expected 0 to 100");
-        }
-        if sysctl.dirty_background_ratio.is_some_and(|v| v > 100) {
-            return err("sysctl.dirty_background_ratio", "expected 0 to 100");
-        }
-        if sysctl.page_cluster.is_some_and(|v| v > 10) {
-            return err("sysctl.page_cluster", "expected 0 to 10");
+        for (prefix, sysctl) in [("sysctl", &self.sysctl), ("machine.sysctl", &m.sysctl)] {
+            check_sysctl(sysctl).map_err(|(key, message)| ScenarioError {
+                file: file.into(),
+                key: format!("{prefix}.{key}"),
+                message: message.into(),
+            })?;
         }
         let mem = &self.memory;
         if mem.mode == MemoryMode::Cgroup && mem.limit_mb == 0 {
@@ -392,11 +372,22 @@ impl Scenario {
     pub fn sweep_points(&self, file: &str) -> Result<Vec<(String, Scenario)>, ScenarioError> {
         let mut points = vec![(String::new(), self.clone())];
         for (key, values) in &self.sweep {
-            let values = values.as_array().ok_or_else(|| ScenarioError {
-                file: file.into(),
-                key: format!("sweep.{key}"),
-                message: "expected an array of values".into(),
-            })?;
+            let values =
+                values
+                    .as_array()
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| ScenarioError {
+                        file: file.into(),
+                        key: format!("sweep.{key}"),
+                        message: "expected an array of at least one value".into(),
+                    })?;
+            if key == "machine.from" {
+                return Err(ScenarioError {
+                    file: file.into(),
+                    key: format!("sweep.{key}"),
+                    message: "the host cannot be swept; sweep the machine's own keys".into(),
+                });
+            }
             let mut next = Vec::new();
             for (label, base) in &points {
                 for v in values {
@@ -427,6 +418,54 @@ impl Scenario {
             points = next;
         }
         Ok(with_repeats(points))
+    }
+}
+
+/// The range of each sysctl a `[sysctl]` (or `[machine.sysctl]`) table sets: the key and
+/// what was expected, for the first out of range.
+fn check_sysctl(sysctl: &SysctlSettings) -> Result<(), (&'static str, &'static str)> {
+    let checks: [(&str, bool, &str); 7] = [
+        (
+            "swappiness",
+            sysctl.swappiness.is_some_and(|v| v > 200),
+            "expected 0 to 200",
+        ),
+        (
+            "watermark_scale_factor",
+            sysctl
+                .watermark_scale_factor
+                .is_some_and(|v| v == 0 || v > 3000),
+            "expected 1 to 3000",
+        ),
+        (
+            "read_ahead_kb",
+            sysctl.read_ahead_kb.is_some_and(|v| v < 4),
+            "expected at least 4",
+        ),
+        (
+            "min_free_kbytes",
+            sysctl.min_free_kbytes == Some(0),
+            "expected a positive number of KiB (leave it out for the kernel's own)",
+        ),
+        (
+            "dirty_ratio",
+            sysctl.dirty_ratio.is_some_and(|v| v > 100),
+            "expected 0 to 100",
+        ),
+        (
+            "dirty_background_ratio",
+            sysctl.dirty_background_ratio.is_some_and(|v| v > 100),
+            "expected 0 to 100",
+        ),
+        (
+            "page_cluster",
+            sysctl.page_cluster.is_some_and(|v| v > 10),
+            "expected 0 to 10",
+        ),
+    ];
+    match checks.into_iter().find(|(_, bad, _)| *bad) {
+        Some((key, _, expected)) => Err((key, expected)),
+        None => Ok(()),
     }
 }
 
@@ -531,7 +570,7 @@ fn apply_host(table: &mut toml::Table, file: &str) -> Result<(), ScenarioError> 
 }
 
 /// A `--set key=value` override: the dotted key and the value (TOML syntax; a bare word is
-/// a string). The one parser of overrides, for simulated and live scenarios alike.
+/// a string). The one parser of overrides, for every scenario.
 pub fn parse_override(o: &str) -> Result<(String, toml::Value), String> {
     let (key, value) = o
         .split_once('=')
@@ -543,11 +582,6 @@ pub fn parse_override(o: &str) -> Result<(String, toml::Value), String> {
         Err(_) => toml::Value::String(value.into()),
     };
     Ok((key.trim().to_string(), parsed))
-}
-
-fn apply_override(table: &mut toml::Table, o: &str) -> Result<(), String> {
-    let (key, value) = parse_override(o)?;
-    set_path(table, &key, value)
 }
 
 fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
@@ -637,7 +671,7 @@ mod tests {
         assert!(e.message.contains("the simulator"), "{e}");
         let e = refused(MIN, &["sysctl.page_cluster=0"], Backend::Simulator);
         assert_eq!(e.key, "sysctl.page_cluster");
-        let s = Scenario::parse(&text, "x.toml", &[]).unwrap();
+        let s = Scenario::parse(&text, "x.toml", &["workload.file_mb=64".into()]).unwrap();
         s.check_backend(Backend::Live, "x.toml").unwrap();
     }
 
@@ -655,6 +689,16 @@ mod tests {
             assert_eq!(e.key, key, "{e}");
             assert!(e.message.contains("the simulator cannot honour it"), "{e}");
         }
+        let e = refused(MIN, &["machine.sysctl.dirty_ratio=10"], Backend::Simulator);
+        assert_eq!(e.key, "machine.sysctl.dirty_ratio", "{e}");
+        let e = refused(
+            MIN,
+            &["memory.mode=squeeze", "memory.free_mb=4096"],
+            Backend::Simulator,
+        );
+        assert_eq!(e.key, "memory.free_mb", "{e}");
+        let e = refused(MIN, &[], Backend::Live);
+        assert_eq!(e.key, "workload.file_mb", "{e}");
         for (sets, key) in [
             (&["variant.kswapd_threads=4"][..], "variant.kswapd_threads"),
             (
@@ -671,7 +715,8 @@ mod tests {
         }
         // What the other side alone uses is allowed: [costs] and [machine] for a live run,
         // [live] for the simulator.
-        let both = format!("{MIN}[costs]\nisolate_ns = 90\n[live]\ndrop_caches = false\n");
+        let both =
+            format!("{MIN}file_mb = 64\n[costs]\nisolate_ns = 90\n[live]\ndrop_caches = false\n");
         let s = Scenario::parse(&both, "x.toml", &[]).unwrap();
         s.check_backend(Backend::Simulator, "x.toml").unwrap();
         s.check_backend(Backend::Live, "x.toml").unwrap();
@@ -689,6 +734,28 @@ mod tests {
         s.check_backend(Backend::Live, "bg.toml").unwrap();
         let e = s.check_backend(Backend::Simulator, "bg.toml").unwrap_err();
         assert_eq!(e.key, "workload.kind");
+    }
+
+    #[test]
+    fn machine_sysctls_are_checked_and_named_as_such() {
+        let e =
+            Scenario::parse(MIN, "x.toml", &["machine.sysctl.swappiness=900".into()]).unwrap_err();
+        assert_eq!(e.key, "machine.sysctl.swappiness", "{e}");
+        let e = Scenario::parse(MIN, "x.toml", &["sysctl.swappiness=900".into()]).unwrap_err();
+        assert_eq!(e.key, "sysctl.swappiness", "{e}");
+    }
+
+    #[test]
+    fn a_sweep_needs_values_and_cannot_sweep_the_host() {
+        for (sweep, key) in [
+            ("\"workload.tasks\" = []", "sweep.workload.tasks"),
+            ("\"machine.from\" = [\"host\"]", "sweep.machine.from"),
+        ] {
+            let text = format!("{MIN}[sweep]\n{sweep}\n");
+            let s = Scenario::parse(&text, "s.toml", &[]).unwrap();
+            let e = s.sweep_points("s.toml").unwrap_err();
+            assert_eq!(e.key, key, "{e}");
+        }
     }
 
     #[test]

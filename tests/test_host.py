@@ -1,0 +1,43 @@
+"""`reclaimlab host probe`: this machine's profile, written by the core and read back by a
+`[machine] from = "host"` scenario."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reclaimlab import host
+from reclaimlab.cli import cli
+from reclaimlab.simulate.runner import points
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_probe_describes_this_machine_and_a_host_scenario_uses_it(host_profile: Path) -> None:
+    try:
+        host.find_probe_file("/var/tmp")
+    except host.ProbeError as e:
+        pytest.skip(f"nothing to probe here: {e}")
+    result = CliRunner().invoke(cli, ["host", "probe"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    profile = tomllib.loads(host_profile.read_text())
+    assert profile["nodes"] >= 1 and profile["cpus_per_node"] >= 1
+    assert profile["memory_mb_per_node"] > 64 and profile["device"]["bandwidth_mb_s"] > 0
+    assert profile["device"]["max_request_kb"] >= 4 and profile["read_ahead_kb"] >= 0
+    (point,) = points(ROOT / "scenarios/live/dd-squeeze.toml", ["workload.tasks=1"])
+    machine = tomllib.loads(point.scenario_toml)["machine"]
+    assert machine["memory_mb_per_node"] == profile["memory_mb_per_node"]
+    assert machine["devices"][0]["name"] == profile["device"]["name"]
+
+
+def test_one_node_without_numa_sysfs_reads_meminfo() -> None:
+    mb = host.memory_per_node_mb([Path("/")])
+    assert mb * 1024 == pytest.approx(int(Path("/proc/meminfo").read_text().split()[1]), abs=1024)
+
+
+def test_a_path_on_no_block_device_is_a_clear_error() -> None:
+    with pytest.raises(host.ProbeError, match="not on a block device"):
+        host.block_device("/proc")
