@@ -233,3 +233,49 @@ def test_squeeze_watchdog_stops_the_workload_when_memory_runs_out(tmp_path: Path
     assert "fell below" in result["aborted"]
     assert result["elapsed_s"] < 5
     assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
+
+
+SMALL_BOTH = """
+name = "both"
+[machine]
+nodes = 1
+cpus_per_node = 2
+memory_mb_per_node = 4096
+devices = [{ name = "vdz", bandwidth_mb_s = 2000, latency_us = 100, max_request_kb = 1024 }]
+[memory]
+mode = "squeeze"
+free_mb = 2048
+[run]
+duration_s = 0.3
+sample_interval_s = 0.1
+[workload]
+kind = "dd"
+tasks = 1
+file_mb = 64
+dir = "/var/tmp/reclaimlab-fake"
+[sweep]
+"workload.tasks" = [1, 2]
+"""
+
+
+def test_live_and_sim_runs_one_file_both_ways_and_compares(tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    import reclaimlab.live.cli
+    from reclaimlab.cli import cli
+
+    fake = FakeBackend(programs={"dd": dd_program})
+    monkeypatch.setattr(reclaimlab.live.cli, "backend", lambda: fake)
+    path = tmp_path / "both.toml"
+    path.write_text(SMALL_BOTH)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["run", str(path), "--live-and-sim", "-o", str(out), "-j", "1"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    for side, kind in (("sim", "sim"), ("live", "live")):
+        assert sorted(p.name for p in (out / side).iterdir()) == ["workload.tasks=1", "workload.tasks=2"]
+        assert read_rundir(out / side / "workload.tasks=2").kind == kind
+    assert "Simulated over live" in result.output
+    assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
+    # Run again: both sides refuse before anything runs, naming the live directory first.
+    again = CliRunner().invoke(cli, ["run", str(path), "--live-and-sim", "-o", str(out)], catch_exceptions=False)
+    assert again.exit_code == 2 and "already holds a run" in again.output
