@@ -933,7 +933,8 @@ impl Analyzer {
         let n = bounds.len().saturating_sub(1);
         let block = |i: usize| &data[bounds[i]..bounds[i + 1]];
         let mut offset = 0u64; // lines in the blocks applied so far
-        if jobs <= 1 || n <= 1 {
+        let jobs = jobs.min(n); // no more threads than blocks
+        if jobs <= 1 {
             for i in 0..n {
                 let mut scan = Scan::default();
                 crate::reader::for_each_line_in(block(i), |no, l, long| {
