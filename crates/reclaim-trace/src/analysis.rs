@@ -318,9 +318,43 @@ pub struct Analyzer {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Rec<'a> {
     ts: u64,
-    comm: &'a [u8],
+    comm: Comm<'a>,
     pid: u32,
     act: Act<'a>,
+}
+
+/// A task name, copied when short (as the kernel's are: at most 15 bytes). The thread that
+/// applies a block's events then finds the name in the event itself rather than in the line,
+/// which another thread decoded and is not in this thread's cache.
+#[derive(Clone, Copy, Debug)]
+enum Comm<'a> {
+    Short { len: u8, bytes: [u8; 16] },
+    Long(&'a [u8]),
+}
+
+impl<'a> Comm<'a> {
+    #[inline]
+    fn new(comm: &'a [u8]) -> Self {
+        match comm.len() {
+            len @ 0..=16 => {
+                let mut bytes = [0; 16];
+                bytes[..len].copy_from_slice(comm);
+                Comm::Short {
+                    len: len as u8,
+                    bytes,
+                }
+            }
+            _ => Comm::Long(comm),
+        }
+    }
+
+    #[inline]
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            Comm::Short { len, bytes } => &bytes[..*len as usize],
+            Comm::Long(c) => c,
+        }
+    }
 }
 
 /// What the order-sensitive pass uses of an event: a few words, so that the decoded
@@ -388,6 +422,9 @@ enum Act<'a> {
         kind: &'a str,
     },
 }
+
+// Decoded events in flight are a few words each (an `Event` is 112 bytes).
+const _: () = assert!(std::mem::size_of::<Act<'static>>() <= 24);
 
 impl<'a> Act<'a> {
     #[inline]
@@ -533,7 +570,7 @@ impl Scan {
         }
         Some(Rec {
             ts: l.ts_ns,
-            comm: l.comm,
+            comm: Comm::new(l.comm),
             pid: l.pid,
             act: Act::of(&ev),
         })
@@ -609,7 +646,7 @@ impl Analyzer {
             self.concurrency.start(r.ts);
         }
         p.last_ts_ns = Some(p.last_ts_ns.map_or(r.ts, |t| t.max(r.ts)));
-        self.event(r.ts, r.comm, r.pid, r.act);
+        self.event(r.ts, r.comm.as_bytes(), r.pid, r.act);
     }
 
     /// Finds or creates the task of `pid` (rebinding it when the name changed: pid reuse);
