@@ -1,6 +1,12 @@
 //! The vmscan statistics of trace-vmscan-postprocess.pl (2.6.36 and 2023 versions,
 //! WORKLOADS.md §3) and of mmtests' ftrace reports, computed in one streaming pass.
 //!
+//! Each line is decoded (`Scan`: counts that do not depend on order, and a compact event)
+//! and then applied to the state that does (per-task pairing, kswapd intervals, the
+//! concurrency tracker, process order). A text in memory can be decoded in blocks by
+//! several threads and applied in input order ([`Analyzer::read_bytes`]); the result is
+//! the same as one pass.
+//!
 //! Differences from the Perl script (each is a defect there; docs/tracing.md lists them):
 //! * state machines (reclaim begin/end, kswapd awake) are per pid; `--ignore-pid`
 //!   aggregates finished per-pid statistics by name, so pids sharing a name never overwrite
