@@ -960,22 +960,64 @@ impl Analyzer {
     /// concurrency tracker, first-seen order of the processes) one block after another in
     /// the order of the input, while the threads decode the next blocks.
     pub fn read_bytes(&mut self, data: &[u8], jobs: usize) {
-        let jobs = if jobs == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            jobs
-        };
-        self.read_blocks(data, &split_blocks(data, BLOCK), jobs)
+        self.read_blocks(data, &split_blocks(data, BLOCK), all_cores(jobs))
+    }
+
+    /// Reads a whole stream (already decompressed), as [`Analyzer::read`] would, with
+    /// `jobs` threads (0: one per core; 1 is [`Analyzer::read`]). The stream is read in
+    /// batches of whole lines of about `batch` bytes (a longer line makes its batch longer,
+    /// up to [`crate::reader::MAX_LINE`], past which it is skipped as `read` skips it); the
+    /// next batch is read while the threads decode the current one as
+    /// [`Analyzer::read_bytes`] does. Two batches are in memory at a time.
+    pub fn read_stream<R: Read + ?Sized>(
+        &mut self,
+        r: &mut R,
+        jobs: usize,
+        batch: usize,
+    ) -> io::Result<()> {
+        let jobs = all_cores(jobs);
+        if jobs <= 1 {
+            return self.read(r);
+        }
+        let max = self.opts.max_malformed_lines;
+        let mut batches = Batches::new(r, batch);
+        let mut lines = 0u64; // lines read so far
+        let mut next = batches.next()?;
+        while let Some(b) = next.take() {
+            match b {
+                Batch::TooLong => {
+                    lines += 1;
+                    self.scan.too_long(lines, max);
+                    next = batches.next()?;
+                }
+                Batch::Lines(text) => {
+                    let bounds = split_blocks(&text, BLOCK);
+                    let before = self.scan.lines;
+                    next = std::thread::scope(|s| {
+                        s.spawn(|| self.read_blocks_from(&text, &bounds, jobs, lines));
+                        batches.next()
+                    })?;
+                    lines += self.scan.lines - before;
+                    batches.recycle(text);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// [`Analyzer::read_bytes`] over the given blocks (`bounds`: ascending offsets from 0
     /// to `data.len()`, each inner one just after a `\n`, as [`split_blocks`] gives):
     /// public so that tests can split anywhere.
-    pub fn read_blocks<'a>(&mut self, data: &'a [u8], bounds: &[usize], jobs: usize) {
+    pub fn read_blocks(&mut self, data: &[u8], bounds: &[usize], jobs: usize) {
+        self.read_blocks_from(data, bounds, jobs, 0)
+    }
+
+    /// [`Analyzer::read_blocks`] of text that follows `first` lines already read.
+    fn read_blocks_from<'a>(&mut self, data: &'a [u8], bounds: &[usize], jobs: usize, first: u64) {
         let max = self.opts.max_malformed_lines;
         let n = bounds.len().saturating_sub(1);
         let block = |i: usize| &data[bounds[i]..bounds[i + 1]];
-        let mut offset = 0u64; // lines in the blocks applied so far
+        let mut offset = first; // lines before the next block to apply
         let jobs = jobs.min(n); // no more threads than blocks
         if jobs <= 1 {
             for i in 0..n {
@@ -1157,6 +1199,107 @@ pub fn analyze<R: Read + ?Sized>(r: &mut R, opts: Options) -> io::Result<Analysi
     Ok(an.finish())
 }
 
+/// `jobs`, with 0 meaning one per available core.
+fn all_cores(jobs: usize) -> usize {
+    if jobs == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        jobs
+    }
+}
+
+/// Bytes per batch of a streamed parallel read ([`Analyzer::read_stream`]).
+pub const STREAM_BATCH: usize = 8 << 20;
+
+/// What [`Batches`] reads next.
+enum Batch {
+    /// Whole lines (the last one may lack its `\n` at the end of the stream).
+    Lines(Vec<u8>),
+    /// One line of [`crate::reader::MAX_LINE`] bytes or more, skipped.
+    TooLong,
+}
+
+/// A stream cut into batches of whole lines.
+struct Batches<'r, R: ?Sized> {
+    r: &'r mut R,
+    batch: usize,
+    /// The start of a line that the last batch did not end.
+    carry: Vec<u8>,
+    spare: Vec<u8>,
+    eof: bool,
+}
+
+impl<'r, R: Read + ?Sized> Batches<'r, R> {
+    fn new(r: &'r mut R, batch: usize) -> Self {
+        Batches {
+            r,
+            batch: batch.max(1),
+            carry: Vec::new(),
+            spare: Vec::new(),
+            eof: false,
+        }
+    }
+
+    /// Appends up to `want` bytes of the stream to `buf` (fewer only at its end); 0 at its
+    /// end.
+    fn fill(&mut self, buf: &mut Vec<u8>, want: usize) -> io::Result<usize> {
+        let n = (&mut *self.r).take(want as u64).read_to_end(buf)?;
+        if n == 0 {
+            self.eof = true;
+        }
+        Ok(n)
+    }
+
+    fn next(&mut self) -> io::Result<Option<Batch>> {
+        let mut buf = std::mem::take(&mut self.spare);
+        buf.clear();
+        // What the last batch left: the start of a line, or after a skipped line the rest
+        // of its chunk (whole lines, maybe).
+        buf.append(&mut self.carry);
+        let mut last_nl = memchr::memrchr(b'\n', &buf);
+        // Reads of at most 1 MiB, fewer when the batch size is smaller (tests).
+        let step = self.batch.min(crate::reader::CHUNK);
+        loop {
+            if buf.len() >= self.batch || self.eof {
+                if let Some(nl) = last_nl {
+                    self.carry.extend_from_slice(&buf[nl + 1..]);
+                    buf.truncate(nl + 1);
+                    return Ok(Some(Batch::Lines(buf)));
+                }
+                if self.eof {
+                    return Ok((!buf.is_empty()).then_some(Batch::Lines(buf)));
+                }
+                if buf.len() >= crate::reader::MAX_LINE {
+                    // No line end in MAX_LINE bytes from a line's start: skip to its end.
+                    loop {
+                        buf.clear();
+                        if self.fill(&mut buf, step)? == 0 {
+                            break;
+                        }
+                        if let Some(nl) = memchr::memchr(b'\n', &buf) {
+                            self.carry.extend_from_slice(&buf[nl + 1..]);
+                            break;
+                        }
+                    }
+                    self.spare = buf;
+                    return Ok(Some(Batch::TooLong));
+                }
+            }
+            let from = buf.len();
+            let want = self.batch.saturating_sub(from).clamp(1, step);
+            self.fill(&mut buf, want)?;
+            if let Some(i) = memchr::memrchr(b'\n', &buf[from..]) {
+                last_nl = Some(from + i);
+            }
+        }
+    }
+
+    /// Hands back a batch's buffer for the next batch.
+    fn recycle(&mut self, buf: Vec<u8>) {
+        self.spare = buf;
+    }
+}
+
 /// Analyses a whole in-memory input with `jobs` threads (0: one per core); see
 /// [`Analyzer::read_bytes`].
 pub fn analyze_bytes(data: &[u8], opts: Options, jobs: usize) -> Analysis {
@@ -1165,18 +1308,27 @@ pub fn analyze_bytes(data: &[u8], opts: Options, jobs: usize) -> Analysis {
     an.finish()
 }
 
-/// Analyses a path (`-`: stdin). A plain file is mapped into memory and decoded by `jobs`
-/// threads (0: one per core); gzip and zstd files, stdin and files that cannot be mapped
-/// are streamed through one thread. The result is the same either way.
+/// Analyses a path (`-`: stdin) with `jobs` threads (0: one per core). A plain file is
+/// mapped into memory and decoded in place ([`Analyzer::read_bytes`]); gzip and zstd files,
+/// stdin and files that cannot be mapped are read (and decompressed) by this thread in
+/// batches of [`STREAM_BATCH`] bytes while the others decode the previous batch
+/// ([`Analyzer::read_stream`]). The result is the same whatever the way and `jobs`.
 pub fn analyze_path(path: &str, opts: Options, jobs: usize) -> io::Result<Analysis> {
+    let mut an = Analyzer::new(opts);
     if path == "-" {
-        return analyze(&mut crate::reader::open_input(path)?, opts);
+        an.read_stream(&mut crate::reader::open_input(path)?, jobs, STREAM_BATCH)?;
+        return Ok(an.finish());
     }
     let file = std::fs::File::open(path)?;
     match crate::reader::map_plain(&file)? {
-        Some(map) => Ok(analyze_bytes(&map, opts, jobs)),
-        None => analyze(&mut crate::reader::decompress(Box::new(file))?, opts),
+        Some(map) => an.read_bytes(&map, jobs),
+        None => an.read_stream(
+            &mut crate::reader::decompress(Box::new(file))?,
+            jobs,
+            STREAM_BATCH,
+        )?,
     }
+    Ok(an.finish())
 }
 
 impl Analysis {

@@ -597,7 +597,7 @@ proptest! {
     /// first-seen order of the processes, the first and last timestamps and the numbers of
     /// the damaged lines come out the same whichever line ends the blocks start at (a
     /// stall may begin in one block and end in a later one) and however many threads
-    /// decode them.
+    /// decode them; and the same when they come from a stream read in batches.
     #[test]
     fn blocks_and_threads_give_the_sequential_analysis(
         lines in prop::collection::vec(mixed_line(), 0..300),
@@ -606,6 +606,8 @@ proptest! {
         jobs in 1..5usize,
         ignore_pid in any::<bool>(),
         max_malformed_lines in 0..6usize,
+        batch in 1..3000usize,
+        step in 1..400usize,
     ) {
         let text = mixed_text(&lines, open_end);
         let opts = Options { ignore_pid, max_malformed_lines };
@@ -628,6 +630,61 @@ proptest! {
         an.read_blocks(&text, &bounds, jobs);
         prop_assert_eq!(&everything(&an.finish()), &want, "bounds {:?}, jobs {}", bounds, jobs);
         // The public entry, its own blocks.
-        prop_assert_eq!(&everything(&analyze_bytes(&text, opts, jobs)), &want);
+        prop_assert_eq!(&everything(&analyze_bytes(&text, opts.clone(), jobs)), &want);
+        // A stream (compressed file, stdin) read in batches of about `batch` bytes, by reads
+        // of at most `step` bytes, while the threads decode the batch before.
+        let mut an = Analyzer::new(opts);
+        an.read_stream(&mut Trickle { data: &text, step }, jobs, batch).unwrap();
+        prop_assert_eq!(&everything(&an.finish()), &want, "batch {}, step {}", batch, step);
+    }
+}
+
+/// A reader that returns at most `step` bytes a call, as a pipe or a decompressor may.
+struct Trickle<'a> {
+    data: &'a [u8],
+    step: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.step.min(buf.len()).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+/// Lines at and past the length limit, at the ends of batches and of the stream, are counted
+/// and numbered in a streamed parallel read as in the sequential one.
+#[test]
+fn too_long_lines_in_a_streamed_read_are_the_sequential_ones() {
+    use reclaim_trace::reader::MAX_LINE;
+    let good = b"              dd-7       [000] .....   1.000000: mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_KERNEL\n";
+    let mut text = Vec::new();
+    text.extend_from_slice(good);
+    text.extend(std::iter::repeat_n(b'x', MAX_LINE - 1));
+    text.push(b'\n');
+    text.extend_from_slice(good);
+    text.extend(std::iter::repeat_n(b'y', MAX_LINE + 5));
+    text.push(b'\n');
+    text.extend_from_slice(good);
+    text.extend(std::iter::repeat_n(b'z', MAX_LINE + 7));
+    let opts = Options::default();
+    let want = everything(&analyze(&mut &text[..], opts.clone()).unwrap());
+    assert!(
+        want.0.contains("\"malformed_lines\":[2,4,6]"),
+        "{}",
+        &want.0[..300]
+    );
+    for (batch, step) in [
+        (4096, 1 << 20),
+        (100_000, 4096),
+        (MAX_LINE, 1 << 20),
+        (3 * MAX_LINE, 1 << 20),
+    ] {
+        let mut an = Analyzer::new(opts.clone());
+        an.read_stream(&mut Trickle { data: &text, step }, 2, batch)
+            .unwrap();
+        assert_eq!(everything(&an.finish()), want, "batch {batch}, step {step}");
     }
 }
