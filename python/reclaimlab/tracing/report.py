@@ -94,7 +94,7 @@ def render(inputs: list[TraceInput], ignore_pid: bool = False, as_json: bool = F
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Threads decoding each plain trace file (default: all CPUs); the report is the same for any number. Compressed traces and stdin are read by one.",
+    help="Threads decoding each trace (default: all CPUs); the report is the same for any number.",
 )
 def report(paths: tuple[str, ...], ignore_pid: bool, as_json: bool, output: Path | None, force: bool, jobs: int | None) -> None:
     """Reclaim statistics of vmscan traces, one column per PATH.
