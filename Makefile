@@ -50,6 +50,7 @@ bench: develop
 	cargo bench -p reclaim-sim --bench sim
 	cargo bench -p reclaim-trace --bench parse
 	reclaimlab bench
+	$(PY) -m reclaimlab.tracing.bench
 
 lint: develop
 	cargo clippy --workspace --all-targets -- -D warnings

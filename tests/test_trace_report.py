@@ -145,3 +145,29 @@ def test_clear_errors_for_missing_inputs(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "no such file" in r.output
     r = CliRunner().invoke(cli, ["trace", "report", str(tmp_path)])
     assert r.exit_code == 2 and "no traced run directory" in r.output
+
+
+def test_any_number_of_threads_gives_the_streamed_report(tmp_path: Path, small_scenario: Path) -> None:
+    """A plain file is mapped and decoded by -j threads in 1 MiB blocks; stdin is read in
+    batches that -j threads decode, or with -j 1 streamed by one thread. Copies of a simulated
+    trace one after another (several blocks; stalls open across block ends; timestamps going
+    back at each copy) report the same every way."""
+    out = tmp_path / "run"
+    r = invoke("run", str(small_scenario), "-o", str(out), "--set", "run.trace=true", "--set", "run.duration_s=0.3", "--set", "workload.tasks=24")
+    assert r.exit_code == 0, r.output
+    one = (out / "trace.txt").read_bytes()
+    copies = -(-3_500_000 // len(one))
+    big = tmp_path / "big.trace"
+    big.write_bytes(one * copies + b"a damaged last line without its newline")
+    exe = Path(sys.executable).parent / "reclaimlab"
+
+    def analysis(*args: str, stdin: bytes | None = None) -> dict:
+        r = subprocess.run([str(exe), "trace", "report", "--json", *args], input=stdin, capture_output=True, check=True)
+        return json.loads(r.stdout)["inputs"][0]["analysis"]
+
+    streamed = analysis("-j", "1", "-", stdin=big.read_bytes())
+    assert streamed["parse"]["malformed_lines"] == [streamed["parse"]["lines"]]
+    assert streamed["parse"]["bytes"] > 3_000_000
+    for jobs in ("1", "2", "3"):
+        assert analysis("-j", jobs, str(big)) == streamed, jobs
+    assert analysis("-j", "2", "-", stdin=big.read_bytes()) == streamed

@@ -7,7 +7,6 @@ them back with `read_rundir`, so the format lives in one place.
 from __future__ import annotations
 
 import json
-import tomllib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -197,6 +196,8 @@ class RunDir:
 
 def read_rundir(path: Path | str) -> RunDir:
     """Read a run directory; raises FileNotFoundError naming the first required file missing."""
+    import tomllib  # here: the trace report of a plain file needs no TOML
+
     path = Path(path)
     for required in ("scenario.toml", "vmstat.before", "vmstat.after", "result.json"):
         if not (path / required).exists():

@@ -1,20 +1,19 @@
 //! `reclaimlab._core` trace functions: analyse ftrace text (a file, plain/gzip/zstd, or `-`
-//! for stdin) and render the report. The parse runs without the GIL.
+//! for stdin) and render the report. The parse runs without the GIL; a plain file is
+//! decoded by several threads (`jobs`, 0 = one per core).
 
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
-use reclaim_trace::analysis::{analyze, Analysis, Options};
-use reclaim_trace::reader::open_input;
+use reclaim_trace::analysis::{analyze_path, Analysis, Options};
 use reclaim_trace::report::{render_json, render_text, Input, VmstatDelta};
 
 /// One input as Python describes it: column name, trace path, optional vmstat texts before
 /// and after, optional user+sys CPU seconds of the workload.
 type PyInput = (String, String, Option<(String, String)>, Option<f64>);
 
-fn analyse(path: &str, opts: &Options) -> PyResult<Analysis> {
+fn analyse(path: &str, opts: &Options, jobs: usize) -> PyResult<Analysis> {
     let shown = if path == "-" { "<stdin>" } else { path };
-    let mut r = open_input(path).map_err(|e| PyOSError::new_err(format!("{shown}: {e}")))?;
-    analyze(&mut r, opts.clone()).map_err(|e| PyOSError::new_err(format!("{shown}: {e}")))
+    analyze_path(path, opts.clone(), jobs).map_err(|e| PyOSError::new_err(format!("{shown}: {e}")))
 }
 
 /// mmtests' quantile (`x[int(L·p + 0.5)]` of the ascending samples); 0.0 for no samples.
@@ -28,13 +27,16 @@ fn quantile(mut xs: Vec<f64>, p: f64) -> f64 {
 }
 
 /// The report of one or more traces side by side: text, or JSON text when `as_json`.
+/// `jobs`: threads decoding each plain trace file (0: one per core; the report is the same
+/// whatever the number).
 #[pyfunction]
-#[pyo3(signature = (inputs, ignore_pid=false, as_json=false))]
+#[pyo3(signature = (inputs, ignore_pid=false, as_json=false, jobs=0))]
 fn trace_report(
     py: Python<'_>,
     inputs: Vec<PyInput>,
     ignore_pid: bool,
     as_json: bool,
+    jobs: usize,
 ) -> PyResult<String> {
     let opts = Options {
         ignore_pid,
@@ -43,7 +45,7 @@ fn trace_report(
     py.detach(|| {
         let analyses = inputs
             .iter()
-            .map(|(_, path, _, _)| analyse(path, &opts))
+            .map(|(_, path, _, _)| analyse(path, &opts, jobs))
             .collect::<PyResult<Vec<_>>>()?;
         let cols: Vec<Input<'_>> = inputs
             .iter()

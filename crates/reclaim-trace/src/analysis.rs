@@ -1,6 +1,12 @@
 //! The vmscan statistics of trace-vmscan-postprocess.pl (2.6.36 and 2023 versions,
 //! WORKLOADS.md §3) and of mmtests' ftrace reports, computed in one streaming pass.
 //!
+//! Each line is decoded (`Scan`: counts that do not depend on order, and a compact event)
+//! and then applied to the state that does (per-task pairing, kswapd intervals, the
+//! concurrency tracker, process order). A text in memory can be decoded in blocks by
+//! several threads and applied in input order ([`Analyzer::read_bytes`]); the result is
+//! the same as one pass.
+//!
 //! Differences from the Perl script (each is a defect there; docs/tracing.md lists them):
 //! * state machines (reclaim begin/end, kswapd awake) are per pid; `--ignore-pid`
 //!   aggregates finished per-pid statistics by name, so pids sharing a name never overwrite
@@ -16,10 +22,12 @@
 use crate::concurrency::{node_bit, Concurrency, Tracker};
 use crate::event::{CongestionWait, Event, ThrottleReason};
 use crate::line::{parse_line, Parsed};
+use crate::reader::split_blocks;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Read};
+use std::sync::{Condvar, Mutex};
 
 /// FxHash-style hasher for pid keys (std's SipHash costs more than the parse of a line).
 #[derive(Default)]
@@ -301,6 +309,8 @@ fn k(is_kswapd: bool) -> usize {
 pub struct Analyzer {
     opts: Options,
     a: Analysis,
+    /// The order-free counts of the lines (merged from blocks in a parallel read).
+    scan: Scan,
     procs: Vec<Process>,
     /// Live state per pid: `task_of` maps a pid to its slot in `tasks`; `last` caches the
     /// previous line's (pid, slot), since events come in runs from one task.
@@ -308,10 +318,306 @@ pub struct Analyzer {
     task_of: PidMap<u32>,
     concurrency: Tracker,
     last: Option<(u32, u32)>,
+}
+
+/// A decoded event line: what the order-sensitive part of the analysis needs of it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rec<'a> {
+    ts: u64,
+    comm: Comm<'a>,
+    pid: u32,
+    act: Act<'a>,
+}
+
+/// A task name, copied when short (as the kernel's are: at most 15 bytes). The thread that
+/// applies a block's events then finds the name in the event itself rather than in the line,
+/// which another thread decoded and is not in this thread's cache.
+#[derive(Clone, Copy, Debug)]
+enum Comm<'a> {
+    Short { len: u8, bytes: [u8; 16] },
+    Long(&'a [u8]),
+}
+
+impl<'a> Comm<'a> {
+    #[inline]
+    fn new(comm: &'a [u8]) -> Self {
+        match comm.len() {
+            len @ 0..=16 => {
+                let mut bytes = [0; 16];
+                bytes[..len].copy_from_slice(comm);
+                Comm::Short {
+                    len: len as u8,
+                    bytes,
+                }
+            }
+            _ => Comm::Long(comm),
+        }
+    }
+
+    #[inline]
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            Comm::Short { len, bytes } => &bytes[..*len as usize],
+            Comm::Long(c) => c,
+        }
+    }
+}
+
+/// What the order-sensitive pass uses of an event: a few words, so that the decoded
+/// events of a block in flight stay small (an [`Event`] keeps every field of its line).
+#[derive(Clone, Copy, Debug)]
+enum Act<'a> {
+    DirectBegin {
+        order: i32,
+    },
+    DirectEnd,
+    MemcgBegin {
+        order: i32,
+    },
+    MemcgEnd,
+    NodeBegin,
+    NodeEnd,
+    WakeupKswapd {
+        order: i32,
+    },
+    KswapdWake {
+        order: i32,
+    },
+    KswapdSleep,
+    Isolate {
+        counts: bool,
+        file: Option<bool>,
+        scanned: u64,
+        taken: u64,
+    },
+    ShrinkInactive {
+        nid: i32,
+        file: bool,
+        scanned: u64,
+        reclaimed: u64,
+    },
+    ReclaimPages {
+        scanned: u64,
+        reclaimed: u64,
+    },
+    ShrinkActive {
+        taken: u64,
+    },
+    Write {
+        file: bool,
+        sync: bool,
+    },
+    Throttled {
+        reason: u32,
+        timeout_us: i64,
+        delayed_us: i64,
+    },
+    CongestionWait {
+        timeout_us: u64,
+        delayed_us: u64,
+    },
+    WaitIffCongested {
+        timeout_us: u64,
+        delayed_us: u64,
+    },
+    SlabStart,
+    SlabEnd {
+        retval: i32,
+    },
+    Compaction {
+        kind: &'a str,
+    },
+}
+
+// Decoded events in flight are a few words each (an `Event` is 112 bytes).
+const _: () = assert!(std::mem::size_of::<Act<'static>>() <= 24);
+
+impl<'a> Act<'a> {
+    #[inline]
+    fn of(ev: &Event<'a>) -> Self {
+        match *ev {
+            Event::DirectReclaimBegin(b) => Act::DirectBegin { order: b.order },
+            Event::DirectReclaimEnd { .. } => Act::DirectEnd,
+            Event::MemcgReclaimBegin(b) | Event::MemcgSoftlimitReclaimBegin(b) => {
+                Act::MemcgBegin { order: b.order }
+            }
+            Event::MemcgReclaimEnd { .. } | Event::MemcgSoftlimitReclaimEnd { .. } => Act::MemcgEnd,
+            Event::NodeReclaimBegin { .. } => Act::NodeBegin,
+            Event::NodeReclaimEnd { .. } => Act::NodeEnd,
+            Event::WakeupKswapd { order, .. } => Act::WakeupKswapd { order },
+            Event::KswapdWake { order, .. } => Act::KswapdWake { order },
+            Event::KswapdSleep { .. } => Act::KswapdSleep,
+            Event::LruIsolate(iso) => Act::Isolate {
+                counts: iso.counts_as_scan(),
+                file: iso.is_file(),
+                scanned: iso.nr_scanned,
+                taken: iso.nr_taken,
+            },
+            Event::LruShrinkInactive(s) => Act::ShrinkInactive {
+                nid: s.nid,
+                file: s.flags.is_file(),
+                scanned: s.nr_scanned,
+                reclaimed: s.nr_reclaimed,
+            },
+            Event::ReclaimPages(s) => Act::ReclaimPages {
+                scanned: s.nr_scanned,
+                reclaimed: s.nr_reclaimed,
+            },
+            Event::LruShrinkActive(s) => Act::ShrinkActive { taken: s.nr_taken },
+            Event::WriteFolio(w) | Event::Writepage(w) => Act::Write {
+                file: w.flags.is_file(),
+                sync: w.flags.is_sync(),
+            },
+            Event::Throttled(th) => Act::Throttled {
+                reason: th.reason.0,
+                timeout_us: th.usec_timeout,
+                delayed_us: th.usec_delayed,
+            },
+            Event::CongestionWait(CongestionWait {
+                usec_timeout,
+                usec_delayed,
+            }) => Act::CongestionWait {
+                timeout_us: usec_timeout,
+                delayed_us: usec_delayed,
+            },
+            Event::WaitIffCongested(CongestionWait {
+                usec_timeout,
+                usec_delayed,
+            }) => Act::WaitIffCongested {
+                timeout_us: usec_timeout,
+                delayed_us: usec_delayed,
+            },
+            Event::ShrinkSlabStart(_) => Act::SlabStart,
+            Event::ShrinkSlabEnd(e) => Act::SlabEnd { retval: e.retval },
+            Event::Compaction { kind, .. } => Act::Compaction { kind },
+        }
+    }
+}
+
+/// The part of the analysis that does not depend on the order of the lines: line, comment,
+/// event, unknown-event and malformed counts, bytes, lost events, events by name. A
+/// parallel read keeps one per block and adds them up in block order (the malformed line
+/// numbers are block-relative there, shifted by the lines of the blocks before).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scan {
+    lines: u64,
+    comment_lines: u64,
+    events: u64,
+    unknown_events: u64,
+    malformed: u64,
+    malformed_lines: Vec<u64>,
+    lost_events: u64,
+    bytes: u64,
     unknown: HashMap<Box<[u8]>, u64>,
     /// Decoded events by name: a short list searched by pointer (names are `'static`).
     known: Vec<(&'static str, u64)>,
 }
+
+impl Scan {
+    fn malformed(&mut self, lineno: u64, max: usize) {
+        self.malformed += 1;
+        if self.malformed_lines.len() < max {
+            self.malformed_lines.push(lineno);
+        }
+    }
+
+    /// A line longer than [`crate::reader::MAX_LINE`]: counted, malformed, its bytes not.
+    fn too_long(&mut self, lineno: u64, max: usize) {
+        self.lines += 1;
+        self.malformed(lineno, max);
+    }
+
+    /// Counts one line (without `\n`) and decodes it; `Some` for a known event.
+    #[inline]
+    fn line<'a>(&mut self, lineno: u64, bytes: &'a [u8], max: usize) -> Option<Rec<'a>> {
+        self.lines += 1;
+        self.bytes += bytes.len() as u64 + 1;
+        let l = match parse_line(bytes) {
+            Parsed::Event(l) => l,
+            Parsed::Comment => {
+                self.comment_lines += 1;
+                return None;
+            }
+            Parsed::Lost(n) => {
+                self.lost_events += n;
+                return None;
+            }
+            Parsed::Malformed => {
+                self.malformed(lineno, max);
+                return None;
+            }
+        };
+        let ev = match Event::parse(l.event, l.fields) {
+            Ok(Some(ev)) => ev,
+            Ok(None) => {
+                self.unknown_events += 1;
+                match self.unknown.get_mut(l.event) {
+                    Some(n) => *n += 1,
+                    None => {
+                        self.unknown.insert(l.event.into(), 1);
+                    }
+                }
+                return None;
+            }
+            Err(_) => {
+                self.malformed(lineno, max);
+                return None;
+            }
+        };
+        self.events += 1;
+        let name = ev.name();
+        match self
+            .known
+            .iter_mut()
+            .find(|(k, _)| std::ptr::eq(*k, name) || *k == name)
+        {
+            Some((_, n)) => *n += 1,
+            None => self.known.push((name, 1)),
+        }
+        Some(Rec {
+            ts: l.ts_ns,
+            comm: Comm::new(l.comm),
+            pid: l.pid,
+            act: Act::of(&ev),
+        })
+    }
+
+    /// Adds the counts of the lines that follow `line_offset` lines already counted.
+    fn merge(&mut self, o: Scan, line_offset: u64, max: usize) {
+        self.lines += o.lines;
+        self.comment_lines += o.comment_lines;
+        self.events += o.events;
+        self.unknown_events += o.unknown_events;
+        self.malformed += o.malformed;
+        for no in o.malformed_lines {
+            if self.malformed_lines.len() >= max {
+                break;
+            }
+            self.malformed_lines.push(line_offset + no);
+        }
+        self.lost_events += o.lost_events;
+        self.bytes += o.bytes;
+        for (k, v) in o.unknown {
+            *self.unknown.entry(k).or_default() += v;
+        }
+        for (name, v) in o.known {
+            match self.known.iter_mut().find(|(k, _)| *k == name) {
+                Some((_, n)) => *n += v,
+                None => self.known.push((name, v)),
+            }
+        }
+    }
+}
+
+/// One block of a parallel read: its counts and its events in line order.
+struct Block<'a> {
+    scan: Scan,
+    recs: Vec<Rec<'a>>,
+}
+
+/// Bytes per block of a parallel read: large enough that handing blocks over costs
+/// nothing, small enough that the blocks in flight stay a few MB.
+const BLOCK: usize = 1 << 20;
 
 impl Analyzer {
     pub fn new(opts: Options) -> Self {
@@ -324,67 +630,29 @@ impl Analyzer {
             procs: Vec::new(),
             tasks: Vec::new(),
             task_of: PidMap::default(),
+            scan: Scan::default(),
             concurrency: Tracker::default(),
             last: None,
-            unknown: HashMap::new(),
-            known: Vec::new(),
-        }
-    }
-
-    fn malformed(&mut self, lineno: u64) {
-        self.a.parse.malformed += 1;
-        if self.a.parse.malformed_lines.len() < self.opts.max_malformed_lines {
-            self.a.parse.malformed_lines.push(lineno);
         }
     }
 
     /// Feeds one line (without `\n`).
     pub fn line(&mut self, lineno: u64, bytes: &[u8]) {
-        self.a.parse.lines += 1;
-        self.a.parse.bytes += bytes.len() as u64 + 1;
-        let l = match parse_line(bytes) {
-            Parsed::Event(l) => l,
-            Parsed::Comment => {
-                self.a.parse.comment_lines += 1;
-                return;
-            }
-            Parsed::Lost(n) => {
-                self.a.parse.lost_events += n;
-                return;
-            }
-            Parsed::Malformed => return self.malformed(lineno),
-        };
-        let ev = match Event::parse(l.event, l.fields) {
-            Ok(Some(ev)) => ev,
-            Ok(None) => {
-                self.a.parse.unknown_events += 1;
-                match self.unknown.get_mut(l.event) {
-                    Some(n) => *n += 1,
-                    None => {
-                        self.unknown.insert(l.event.into(), 1);
-                    }
-                }
-                return;
-            }
-            Err(_) => return self.malformed(lineno),
-        };
-        self.a.parse.events += 1;
+        if let Some(r) = self.scan.line(lineno, bytes, self.opts.max_malformed_lines) {
+            self.apply(&r);
+        }
+    }
+
+    /// The order-sensitive part of a decoded event line.
+    #[inline]
+    fn apply(&mut self, r: &Rec<'_>) {
         let p = &mut self.a.parse;
         if p.first_ts_ns.is_none() {
-            p.first_ts_ns = Some(l.ts_ns);
-            self.concurrency.start(l.ts_ns);
+            p.first_ts_ns = Some(r.ts);
+            self.concurrency.start(r.ts);
         }
-        p.last_ts_ns = Some(p.last_ts_ns.map_or(l.ts_ns, |t| t.max(l.ts_ns)));
-        let name = ev.name();
-        match self
-            .known
-            .iter_mut()
-            .find(|(k, _)| std::ptr::eq(*k, name) || *k == name)
-        {
-            Some((_, n)) => *n += 1,
-            None => self.known.push((name, 1)),
-        }
-        self.event(l.ts_ns, l.comm, l.pid, &ev);
+        p.last_ts_ns = Some(p.last_ts_ns.map_or(r.ts, |t| t.max(r.ts)));
+        self.event(r.ts, r.comm.as_bytes(), r.pid, r.act);
     }
 
     /// Finds or creates the task of `pid` (rebinding it when the name changed: pid reuse);
@@ -432,7 +700,7 @@ impl Analyzer {
         slot
     }
 
-    fn event(&mut self, ts: u64, comm: &[u8], pid: u32, ev: &Event<'_>) {
+    fn event(&mut self, ts: u64, comm: &[u8], pid: u32, act: Act<'_>) {
         let slot = self.task(comm, pid);
         let t = &mut self.tasks[slot];
         let p = &mut self.procs[t.proc_idx];
@@ -453,8 +721,8 @@ impl Analyzer {
         };
         let mut kswapd_activity = false;
         let conc = &mut self.concurrency;
-        match ev {
-            Event::DirectReclaimBegin(b) => {
+        match act {
+            Act::DirectBegin { order } => {
                 conc.advance(ts);
                 if t.direct_begin.is_some() {
                     self.a.direct_unfinished += 1;
@@ -464,10 +732,10 @@ impl Analyzer {
                 t.stall_nodes = 0;
                 t.stall_scanned = 0;
                 p.direct_reclaims += 1;
-                *p.direct_by_order.entry(b.order).or_default() += 1;
-                t.direct_begin = Some((ts, b.order));
+                *p.direct_by_order.entry(order).or_default() += 1;
+                t.direct_begin = Some((ts, order));
             }
-            Event::DirectReclaimEnd { .. } => match t.direct_begin.take() {
+            Act::DirectEnd => match t.direct_begin.take() {
                 Some((b, order)) => {
                     conc.advance(ts);
                     conc.direct_end(t.stall_nodes, t.stall_scanned);
@@ -478,38 +746,36 @@ impl Analyzer {
                 }
                 None => self.a.direct_unpaired_ends += 1,
             },
-            Event::MemcgReclaimBegin(b) | Event::MemcgSoftlimitReclaimBegin(b) => {
+            Act::MemcgBegin { order } => {
                 p.memcg_reclaims += 1;
-                t.memcg_begin = Some((ts, b.order));
+                t.memcg_begin = Some((ts, order));
             }
-            Event::MemcgReclaimEnd { .. } | Event::MemcgSoftlimitReclaimEnd { .. } => {
-                match t.memcg_begin.take() {
-                    Some((b, order)) => p.memcg_stalls.push(Stall {
-                        order,
-                        ns: ts.saturating_sub(b),
-                    }),
-                    None => self.a.memcg_unpaired_ends += 1,
-                }
-            }
-            Event::NodeReclaimBegin { .. } => t.node_begin = true,
-            Event::NodeReclaimEnd { .. } => t.node_begin = false,
-            Event::WakeupKswapd { order, .. } => {
+            Act::MemcgEnd => match t.memcg_begin.take() {
+                Some((b, order)) => p.memcg_stalls.push(Stall {
+                    order,
+                    ns: ts.saturating_sub(b),
+                }),
+                None => self.a.memcg_unpaired_ends += 1,
+            },
+            Act::NodeBegin => t.node_begin = true,
+            Act::NodeEnd => t.node_begin = false,
+            Act::WakeupKswapd { order } => {
                 p.wakeup_kswapd += 1;
-                *p.wakeup_by_order.entry(*order).or_default() += 1;
+                *p.wakeup_by_order.entry(order).or_default() += 1;
             }
-            Event::KswapdWake { order, .. } => {
+            Act::KswapdWake { order } => {
                 p.is_kswapd = true;
                 let s = &mut t.kswapd;
                 let rewake = s.awake_since.is_some();
                 match s.awake_since {
                     Some(_) => {
                         p.kswapd_rewakeups += 1;
-                        *p.rewake_by_order.entry(*order).or_default() += 1;
+                        *p.rewake_by_order.entry(order).or_default() += 1;
                         s.est_closed_ns += s.period_last.saturating_sub(s.period_start);
                     }
                     None => {
                         p.kswapd_wakeups += 1;
-                        *p.wake_by_order.entry(*order).or_default() += 1;
+                        *p.wake_by_order.entry(order).or_default() += 1;
                         s.awake_since = Some(ts);
                         s.implicit = false;
                         s.est_closed_ns = 0;
@@ -525,7 +791,7 @@ impl Analyzer {
                 s.period_start = ts;
                 s.period_last = ts;
             }
-            Event::KswapdSleep { .. } => {
+            Act::KswapdSleep => {
                 p.is_kswapd = true;
                 p.kswapd_sleeps += 1;
                 let s = &mut t.kswapd;
@@ -550,88 +816,101 @@ impl Analyzer {
                 s.asleep = true;
                 s.est_closed_ns = 0;
             }
-            Event::LruIsolate(iso) => {
+            Act::Isolate {
+                counts,
+                file,
+                scanned,
+                taken,
+            } => {
                 kswapd_activity = true;
-                if iso.counts_as_scan() {
-                    match iso.is_file() {
-                        Some(true) => work.scanned_file += iso.nr_scanned,
-                        Some(false) => work.scanned_anon += iso.nr_scanned,
-                        None => work.scanned_unknown += iso.nr_scanned,
+                if counts {
+                    match file {
+                        Some(true) => work.scanned_file += scanned,
+                        Some(false) => work.scanned_anon += scanned,
+                        None => work.scanned_unknown += scanned,
                     }
-                    work.taken += iso.nr_taken;
+                    work.taken += taken;
                 }
             }
-            Event::LruShrinkInactive(s) => {
+            Act::ShrinkInactive {
+                nid,
+                file,
+                scanned,
+                reclaimed,
+            } => {
                 kswapd_activity = true;
                 if t.direct_begin.is_some() {
-                    t.stall_nodes |= node_bit(s.nid);
-                    t.stall_scanned += s.nr_scanned;
+                    t.stall_nodes |= node_bit(nid);
+                    t.stall_scanned += scanned;
                 }
-                if s.flags.is_file() {
-                    work.reclaimed_file += s.nr_reclaimed;
+                if file {
+                    work.reclaimed_file += reclaimed;
                 } else {
-                    work.reclaimed_anon += s.nr_reclaimed;
+                    work.reclaimed_anon += reclaimed;
                 }
             }
-            Event::ReclaimPages(s) => {
+            Act::ReclaimPages { scanned, reclaimed } => {
                 // reclaim_pages() does not isolate through lru_isolate; it reports both.
-                p.other.scanned_unknown += s.nr_scanned;
-                p.other.reclaimed_anon += s.nr_reclaimed;
+                p.other.scanned_unknown += scanned;
+                p.other.reclaimed_anon += reclaimed;
             }
-            Event::LruShrinkActive(s) => {
+            Act::ShrinkActive { taken } => {
                 kswapd_activity = true;
-                work.refill += s.nr_taken;
+                work.refill += taken;
             }
-            Event::WriteFolio(w) | Event::Writepage(w) => {
+            Act::Write { file, sync } => {
                 kswapd_activity = true;
-                let f = w.flags;
-                match (f.is_file(), f.is_sync()) {
+                match (file, sync) {
                     (true, true) => work.write_file_sync += 1,
                     (false, true) => work.write_anon_sync += 1,
                     (true, false) => work.write_file_async += 1,
                     (false, false) => work.write_anon_async += 1,
                 }
             }
-            Event::Throttled(th) => {
+            Act::Throttled {
+                reason,
+                timeout_us,
+                delayed_us,
+            } => {
                 for (bit, waits) in self.a.throttled.iter_mut().enumerate() {
-                    if th.reason.0 & (1 << bit) != 0 {
-                        waits[k(p.is_kswapd)].add(th.usec_timeout, th.usec_delayed);
+                    if reason & (1 << bit) != 0 {
+                        waits[k(p.is_kswapd)].add(timeout_us, delayed_us);
                     }
                 }
             }
-            Event::CongestionWait(CongestionWait {
-                usec_timeout,
-                usec_delayed,
-            }) => self.a.congestion_wait[k(p.is_kswapd)]
-                .add(*usec_timeout as i64, *usec_delayed as i64),
-            Event::WaitIffCongested(CongestionWait {
-                usec_timeout,
-                usec_delayed,
-            }) => self.a.wait_iff_congested[k(p.is_kswapd)]
-                .add(*usec_timeout as i64, *usec_delayed as i64),
-            Event::ShrinkSlabStart(_) => {
+            Act::CongestionWait {
+                timeout_us,
+                delayed_us,
+            } => self.a.congestion_wait[k(p.is_kswapd)].add(timeout_us as i64, delayed_us as i64),
+            Act::WaitIffCongested {
+                timeout_us,
+                delayed_us,
+            } => {
+                self.a.wait_iff_congested[k(p.is_kswapd)].add(timeout_us as i64, delayed_us as i64)
+            }
+            Act::SlabStart => {
                 kswapd_activity = true;
                 t.slab_begin = Some(ts);
             }
-            Event::ShrinkSlabEnd(e) => {
+            Act::SlabEnd { retval } => {
                 kswapd_activity = true;
                 let s = &mut self.a.slab[k(p.is_kswapd)];
                 s.calls += 1;
-                s.freed += e.retval.max(0) as u64;
+                s.freed += retval.max(0) as u64;
                 if let Some(b) = t.slab_begin.take() {
                     let d = ts.saturating_sub(b);
                     s.time_ns += d;
                     s.max_ns = s.max_ns.max(d);
                 }
             }
-            Event::Compaction { kind, .. } => {
-                match self.a.compaction_events.get_mut(*kind) {
+            Act::Compaction { kind } => {
+                match self.a.compaction_events.get_mut(kind) {
                     Some(n) => *n += 1,
                     None => {
                         self.a.compaction_events.insert(kind.to_string(), 1);
                     }
                 }
-                match *kind {
+                match kind {
                     "begin" => t.compaction_begin = Some(ts),
                     "end" => {
                         if let Some(b) = t.compaction_begin.take() {
@@ -665,8 +944,7 @@ impl Analyzer {
     pub fn read<R: Read + ?Sized>(&mut self, r: &mut R) -> io::Result<()> {
         crate::reader::for_each_line(r, |no, l, long| {
             if long {
-                self.a.parse.lines += 1;
-                self.malformed(no);
+                self.scan.too_long(no, self.opts.max_malformed_lines);
             } else {
                 self.line(no, l);
             }
@@ -674,8 +952,189 @@ impl Analyzer {
         Ok(())
     }
 
+    /// Reads a whole input held in memory, as [`Analyzer::read`] would (lines numbered
+    /// from 1), with `jobs` threads (0: one per available core). The result is the same
+    /// whatever `jobs`: the lines are split into blocks at line ends, `jobs` threads decode
+    /// the blocks (the part that costs), and the decoded events are applied to the
+    /// order-sensitive state (per-task begin/end pairing, kswapd wake/sleep, the
+    /// concurrency tracker, first-seen order of the processes) one block after another in
+    /// the order of the input, while the threads decode the next blocks.
+    pub fn read_bytes(&mut self, data: &[u8], jobs: usize) {
+        self.read_blocks(data, &split_blocks(data, BLOCK), all_cores(jobs))
+    }
+
+    /// Reads a whole stream (already decompressed), as [`Analyzer::read`] would, with
+    /// `jobs` threads (0: one per core; 1 is [`Analyzer::read`]). The stream is read in
+    /// batches of whole lines of about `batch` bytes (a longer line makes its batch longer,
+    /// up to [`crate::reader::MAX_LINE`], past which it is skipped as `read` skips it); the
+    /// next batch is read while the threads decode the current one as
+    /// [`Analyzer::read_bytes`] does. Two batches are in memory at a time.
+    pub fn read_stream<R: Read + ?Sized>(
+        &mut self,
+        r: &mut R,
+        jobs: usize,
+        batch: usize,
+    ) -> io::Result<()> {
+        let jobs = all_cores(jobs);
+        if jobs <= 1 {
+            return self.read(r);
+        }
+        let max = self.opts.max_malformed_lines;
+        let mut batches = Batches::new(r, batch);
+        let mut lines = 0u64; // lines read so far
+        let mut next = batches.next()?;
+        while let Some(b) = next.take() {
+            match b {
+                Batch::TooLong => {
+                    lines += 1;
+                    self.scan.too_long(lines, max);
+                    next = batches.next()?;
+                }
+                Batch::Lines(text) => {
+                    let bounds = split_blocks(&text, BLOCK);
+                    let before = self.scan.lines;
+                    next = std::thread::scope(|s| {
+                        s.spawn(|| self.read_blocks_from(&text, &bounds, jobs, lines));
+                        batches.next()
+                    })?;
+                    lines += self.scan.lines - before;
+                    batches.recycle(text);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Analyzer::read_bytes`] over the given blocks (`bounds`: ascending offsets from 0
+    /// to `data.len()`, each inner one just after a `\n`, as [`split_blocks`] gives):
+    /// public so that tests can split anywhere.
+    pub fn read_blocks(&mut self, data: &[u8], bounds: &[usize], jobs: usize) {
+        self.read_blocks_from(data, bounds, jobs, 0)
+    }
+
+    /// [`Analyzer::read_blocks`] of text that follows `first` lines already read.
+    fn read_blocks_from<'a>(&mut self, data: &'a [u8], bounds: &[usize], jobs: usize, first: u64) {
+        let max = self.opts.max_malformed_lines;
+        let n = bounds.len().saturating_sub(1);
+        let block = |i: usize| &data[bounds[i]..bounds[i + 1]];
+        let mut offset = first; // lines before the next block to apply
+        let jobs = jobs.min(n); // no more threads than blocks
+        if jobs <= 1 {
+            for i in 0..n {
+                let mut scan = Scan::default();
+                crate::reader::for_each_line_in(block(i), |no, l, long| {
+                    if long {
+                        scan.too_long(no, max);
+                    } else if let Some(r) = scan.line(no, l, max) {
+                        self.apply(&r);
+                    }
+                });
+                let lines = scan.lines;
+                self.scan.merge(scan, offset, max);
+                offset += lines;
+            }
+            return;
+        }
+        // Decodes block i into `recs` (an emptied buffer of an applied block, or new).
+        let decode = |i: usize, mut recs: Vec<Rec<'a>>| {
+            let b = block(i);
+            let mut scan = Scan::default();
+            recs.reserve(b.len() / 128);
+            crate::reader::for_each_line_in(b, |no, l, long| {
+                if long {
+                    scan.too_long(no, max);
+                } else if let Some(r) = scan.line(no, l, max) {
+                    recs.push(r);
+                }
+            });
+            Block { scan, recs }
+        };
+        // Blocks decoded and not yet applied stay within `window` of the next to apply.
+        let window = 4 * jobs;
+        struct Shared<'a> {
+            ready: Vec<Option<Block<'a>>>,
+            next_claim: usize,
+            applied: usize,
+            /// Buffers of applied blocks, reused (fresh ones cost page faults).
+            spare: Vec<Vec<Rec<'a>>>,
+        }
+        let shared = Mutex::new(Shared {
+            ready: (0..n).map(|_| None).collect(),
+            next_claim: 0,
+            applied: 0,
+            spare: Vec::new(),
+        });
+        let cv = Condvar::new();
+        let claim = |s: &mut Shared<'a>| {
+            (s.next_claim < n && s.next_claim < s.applied + window).then(|| {
+                s.next_claim += 1;
+                (s.next_claim - 1, s.spare.pop().unwrap_or_default())
+            })
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..jobs {
+                scope.spawn(|| loop {
+                    let mut s = shared.lock().unwrap();
+                    let (i, buf) = loop {
+                        if s.next_claim >= n {
+                            return;
+                        }
+                        match claim(&mut s) {
+                            Some(c) => break c,
+                            None => s = cv.wait(s).unwrap(),
+                        }
+                    };
+                    drop(s);
+                    let b = decode(i, buf);
+                    shared.lock().unwrap().ready[i] = Some(b);
+                    cv.notify_all();
+                });
+            }
+            // This thread applies the blocks in order, and decodes one when the next to
+            // apply is not ready yet.
+            loop {
+                let mut s = shared.lock().unwrap();
+                if s.applied == n {
+                    break;
+                }
+                let a = s.applied;
+                if let Some(b) = s.ready[a].take() {
+                    s.applied += 1;
+                    drop(s);
+                    cv.notify_all();
+                    let Block { scan, mut recs } = b;
+                    for r in &recs {
+                        self.apply(r);
+                    }
+                    let lines = scan.lines;
+                    self.scan.merge(scan, offset, max);
+                    offset += lines;
+                    recs.clear();
+                    shared.lock().unwrap().spare.push(recs);
+                } else if let Some((i, buf)) = claim(&mut s) {
+                    drop(s);
+                    let b = decode(i, buf);
+                    shared.lock().unwrap().ready[i] = Some(b);
+                    cv.notify_all();
+                } else {
+                    drop(cv.wait(s).unwrap());
+                }
+            }
+        });
+    }
+
     /// Closes open intervals and aggregates.
     pub fn finish(mut self) -> Analysis {
+        let scan = std::mem::take(&mut self.scan);
+        let p = &mut self.a.parse;
+        p.lines = scan.lines;
+        p.comment_lines = scan.comment_lines;
+        p.events = scan.events;
+        p.unknown_events = scan.unknown_events;
+        p.malformed = scan.malformed;
+        p.malformed_lines = scan.malformed_lines;
+        p.lost_events = scan.lost_events;
+        p.bytes = scan.bytes;
         let last = self.a.parse.last_ts_ns.unwrap_or(0);
         for t in &self.tasks {
             let p = &mut self.procs[t.proc_idx];
@@ -694,7 +1153,7 @@ impl Analyzer {
             }
         }
         self.a.concurrency = std::mem::take(&mut self.concurrency).finish(last);
-        self.a.parse.events_by_name = self
+        self.a.parse.events_by_name = scan
             .known
             .iter()
             .map(|(k, v)| (k.to_string(), *v))
@@ -707,7 +1166,7 @@ impl Analyzer {
                 .events_by_name
                 .insert(format!("mm_compaction_{k}"), *v);
         }
-        self.a.parse.unknown_by_name = self
+        self.a.parse.unknown_by_name = scan
             .unknown
             .iter()
             .map(|(k, v)| (String::from_utf8_lossy(k).into_owned(), *v))
@@ -737,6 +1196,138 @@ impl Analyzer {
 pub fn analyze<R: Read + ?Sized>(r: &mut R, opts: Options) -> io::Result<Analysis> {
     let mut an = Analyzer::new(opts);
     an.read(r)?;
+    Ok(an.finish())
+}
+
+/// `jobs`, with 0 meaning one per available core.
+fn all_cores(jobs: usize) -> usize {
+    if jobs == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        jobs
+    }
+}
+
+/// Bytes per batch of a streamed parallel read ([`Analyzer::read_stream`]).
+pub const STREAM_BATCH: usize = 8 << 20;
+
+/// What [`Batches`] reads next.
+enum Batch {
+    /// Whole lines (the last one may lack its `\n` at the end of the stream).
+    Lines(Vec<u8>),
+    /// One line of [`crate::reader::MAX_LINE`] bytes or more, skipped.
+    TooLong,
+}
+
+/// A stream cut into batches of whole lines.
+struct Batches<'r, R: ?Sized> {
+    r: &'r mut R,
+    batch: usize,
+    /// The start of a line that the last batch did not end.
+    carry: Vec<u8>,
+    spare: Vec<u8>,
+    eof: bool,
+}
+
+impl<'r, R: Read + ?Sized> Batches<'r, R> {
+    fn new(r: &'r mut R, batch: usize) -> Self {
+        Batches {
+            r,
+            batch: batch.max(1),
+            carry: Vec::new(),
+            spare: Vec::new(),
+            eof: false,
+        }
+    }
+
+    /// Appends up to `want` bytes of the stream to `buf` (fewer only at its end); 0 at its
+    /// end.
+    fn fill(&mut self, buf: &mut Vec<u8>, want: usize) -> io::Result<usize> {
+        let n = (&mut *self.r).take(want as u64).read_to_end(buf)?;
+        if n == 0 {
+            self.eof = true;
+        }
+        Ok(n)
+    }
+
+    fn next(&mut self) -> io::Result<Option<Batch>> {
+        let mut buf = std::mem::take(&mut self.spare);
+        buf.clear();
+        // What the last batch left: the start of a line, or after a skipped line the rest
+        // of its chunk (whole lines, maybe).
+        buf.append(&mut self.carry);
+        let mut last_nl = memchr::memrchr(b'\n', &buf);
+        // Reads of at most 1 MiB, fewer when the batch size is smaller (tests).
+        let step = self.batch.min(crate::reader::CHUNK);
+        loop {
+            if buf.len() >= self.batch || self.eof {
+                if let Some(nl) = last_nl {
+                    self.carry.extend_from_slice(&buf[nl + 1..]);
+                    buf.truncate(nl + 1);
+                    return Ok(Some(Batch::Lines(buf)));
+                }
+                if self.eof {
+                    return Ok((!buf.is_empty()).then_some(Batch::Lines(buf)));
+                }
+                if buf.len() >= crate::reader::MAX_LINE {
+                    // No line end in MAX_LINE bytes from a line's start: skip to its end.
+                    loop {
+                        buf.clear();
+                        if self.fill(&mut buf, step)? == 0 {
+                            break;
+                        }
+                        if let Some(nl) = memchr::memchr(b'\n', &buf) {
+                            self.carry.extend_from_slice(&buf[nl + 1..]);
+                            break;
+                        }
+                    }
+                    self.spare = buf;
+                    return Ok(Some(Batch::TooLong));
+                }
+            }
+            let from = buf.len();
+            let want = self.batch.saturating_sub(from).clamp(1, step);
+            self.fill(&mut buf, want)?;
+            if let Some(i) = memchr::memrchr(b'\n', &buf[from..]) {
+                last_nl = Some(from + i);
+            }
+        }
+    }
+
+    /// Hands back a batch's buffer for the next batch.
+    fn recycle(&mut self, buf: Vec<u8>) {
+        self.spare = buf;
+    }
+}
+
+/// Analyses a whole in-memory input with `jobs` threads (0: one per core); see
+/// [`Analyzer::read_bytes`].
+pub fn analyze_bytes(data: &[u8], opts: Options, jobs: usize) -> Analysis {
+    let mut an = Analyzer::new(opts);
+    an.read_bytes(data, jobs);
+    an.finish()
+}
+
+/// Analyses a path (`-`: stdin) with `jobs` threads (0: one per core). A plain file is
+/// mapped into memory and decoded in place ([`Analyzer::read_bytes`]); gzip and zstd files,
+/// stdin and files that cannot be mapped are read (and decompressed) by this thread in
+/// batches of [`STREAM_BATCH`] bytes while the others decode the previous batch
+/// ([`Analyzer::read_stream`]). The result is the same whatever the way and `jobs`.
+pub fn analyze_path(path: &str, opts: Options, jobs: usize) -> io::Result<Analysis> {
+    let mut an = Analyzer::new(opts);
+    if path == "-" {
+        an.read_stream(&mut crate::reader::open_input(path)?, jobs, STREAM_BATCH)?;
+        return Ok(an.finish());
+    }
+    let file = std::fs::File::open(path)?;
+    match crate::reader::map_plain(&file)? {
+        Some(map) => an.read_bytes(&map, jobs),
+        None => an.read_stream(
+            &mut crate::reader::decompress(Box::new(file))?,
+            jobs,
+            STREAM_BATCH,
+        )?,
+    }
     Ok(an.finish())
 }
 

@@ -3,11 +3,16 @@
 //! writer parse back to themselves under any task name, pid, CPU, timestamp and context
 //! layout, names that look like the context's own fields included; a `#` line is a comment
 //! only from the first column; the analysis totals equal the sums of what was generated; and
-//! the concurrency view of overlapping stalls equals a direct count over them.
+//! the concurrency view of overlapping stalls equals a direct count over them; and the
+//! analysis of a trace split into blocks at any line ends, decoded by any number of threads,
+//! equals the sequential one.
 
 use proptest::prelude::*;
-use reclaim_trace::analysis::{analyze, Analysis, Options};
-use reclaim_trace::event::{Event, Lru, LruIsolate, ReclaimBegin, ReclaimFlags, ShrinkInactive};
+use reclaim_trace::analysis::{analyze, analyze_bytes, Analysis, Analyzer, Options};
+use reclaim_trace::event::{
+    Event, Lru, LruIsolate, ReclaimBegin, ReclaimFlags, ShrinkInactive, ShrinkSlabEnd,
+    ShrinkSlabStart, ThrottleReason, Throttled,
+};
 use reclaim_trace::line::{parse_line, Parsed};
 use reclaim_trace::report::{render_json, render_text, Input, Summary};
 use reclaim_trace::writer::{Context, TraceWriter};
@@ -431,5 +436,255 @@ proptest! {
         prop_assert_eq!(c.stalls_by_nodes, by_nodes);
         let scanned: u64 = stalls.iter().flat_map(|s| &s.shrinks).map(|s| s.1).sum();
         prop_assert_eq!(c.stall_pages_scanned, scanned);
+    }
+}
+
+/// The tasks of a mixed trace: two kswapds, tasks that share a name, a pid reused under
+/// another name, a pid whose name the kernel had not recorded (`<...>`).
+const TASKS: [(&str, u32); 7] = [
+    ("kswapd0", 50),
+    ("kswapd1", 51),
+    ("dd", 100),
+    ("dd", 101),
+    ("cc1", 100),
+    ("<...>", 101),
+    ("Web Content", 102),
+];
+
+/// Every kind of event whose meaning depends on the events before it (reclaim begin/end,
+/// kswapd wake/sleep, compaction and slab begin/end) and some that are only counted.
+fn mixed_event() -> impl Strategy<Value = Event<'static>> {
+    let begin = |order| ReclaimBegin {
+        order,
+        gfp_flags: "GFP_HIGHUSER_MOVABLE",
+        may_writepage: None,
+    };
+    prop_oneof![
+        3 => isolate().prop_map(Event::LruIsolate),
+        3 => shrink_inactive().prop_map(Event::LruShrinkInactive),
+        2 => (0..4i32).prop_map(move |o| Event::DirectReclaimBegin(begin(o))),
+        2 => (0..100u64).prop_map(|nr_reclaimed| Event::DirectReclaimEnd { nr_reclaimed }),
+        1 => (0..4i32).prop_map(move |o| Event::MemcgReclaimBegin(begin(o))),
+        1 => Just(Event::MemcgReclaimEnd { nr_reclaimed: 3 }),
+        1 => Just(Event::NodeReclaimBegin { nid: 0, order: 0, gfp_flags: "GFP_KERNEL" }),
+        1 => Just(Event::NodeReclaimEnd { nr_reclaimed: 1 }),
+        2 => (0..2i32, 0..4i32).prop_map(|(nid, order)| Event::KswapdWake { nid, zid: None, order }),
+        1 => (0..2i32).prop_map(|nid| Event::KswapdSleep { nid }),
+        1 => (0..4i32).prop_map(|order| Event::WakeupKswapd { nid: 0, zid: Some(2), order, gfp_flags: None }),
+        1 => Just(Event::ShrinkSlabStart(ShrinkSlabStart {
+            shrink: "super_cache_scan+0x0/0x1a0", shr: 0xffff8881, nid: 0,
+            nr_objects_to_shrink: 10, gfp_flags: "GFP_KERNEL", cache_items: 100, delta: 5,
+            total_scan: 15, priority: 12,
+        })),
+        1 => (-1..50i32).prop_map(|retval| Event::ShrinkSlabEnd(ShrinkSlabEnd {
+            shrink: "super_cache_scan+0x0/0x1a0", shr: 0xffff8881, nid: 0, unused_scan: 0,
+            new_scan: 3, total_scan: 15, retval,
+        })),
+        1 => prop_oneof![Just("begin"), Just("end"), Just("deferred")].prop_map(|kind| {
+            Event::Compaction { kind, fields: "zone_start=0x1000 migrate_pfn=0x1000 free_pfn=0x2000 zone_end=0x3000, mode=sync" }
+        }),
+        1 => (1..16u32, 0..200i64).prop_map(|(r, d)| Event::Throttled(Throttled {
+            nid: 0, usec_timeout: 100, usec_delayed: d, reason: ThrottleReason(r),
+        })),
+    ]
+}
+
+/// One line of a mixed trace.
+#[derive(Clone, Debug)]
+enum MixedLine {
+    /// An event of `TASKS[task]`, `dt` µs after the previous line (or `dt` µs *before* it
+    /// when `back`: concatenated captures, per-CPU buffers merged out of order).
+    Event {
+        task: usize,
+        ev: Event<'static>,
+        dt: u64,
+        back: bool,
+    },
+    /// An event line cut short at a byte (a damaged line, or one that still parses).
+    Cut {
+        task: usize,
+        ev: Event<'static>,
+        at: usize,
+    },
+    /// Comments, blank lines, lost-event notes, unknown events, garbage.
+    Raw(String),
+}
+
+fn mixed_line() -> impl Strategy<Value = MixedLine> {
+    prop_oneof![
+        20 => (0..TASKS.len(), mixed_event(), 0..3_000u64, prop::bool::weighted(0.05))
+            .prop_map(|(task, ev, dt, back)| MixedLine::Event { task, ev, dt, back }),
+        2 => (0..TASKS.len(), mixed_event(), 0..120usize)
+            .prop_map(|(task, ev, at)| MixedLine::Cut { task, ev, at }),
+        1 => prop_oneof![
+            Just("# tracer: nop".to_string()),
+            Just(String::new()),
+            Just("CPU:1 [LOST 7 EVENTS]".to_string()),
+            Just("          <idle>-0       [001] d..2. 1234.000001: sched_switch: prev_comm=swapper".to_string()),
+            "[ -~]{0,60}",
+        ].prop_map(MixedLine::Raw),
+    ]
+}
+
+/// The text of a mixed trace (a last line without its `\n` when `open_end`).
+fn mixed_text(lines: &[MixedLine], open_end: bool) -> Vec<u8> {
+    let mut ts = 5_000_000_000u64;
+    let mut text = Vec::new();
+    for l in lines {
+        match l {
+            MixedLine::Event { task, ev, dt, back } => {
+                ts = if *back {
+                    ts.saturating_sub(dt * 1_000)
+                } else {
+                    ts + dt * 1_000
+                };
+                let (comm, pid) = TASKS[*task];
+                let mut w = TraceWriter::new(Vec::new());
+                w.write(
+                    Context {
+                        comm,
+                        pid,
+                        cpu: 1,
+                        ts_ns: ts,
+                    },
+                    ev,
+                );
+                text.extend(w.into_inner());
+            }
+            MixedLine::Cut { task, ev, at } => {
+                let (comm, pid) = TASKS[*task];
+                let mut w = TraceWriter::new(Vec::new());
+                w.write(
+                    Context {
+                        comm,
+                        pid,
+                        cpu: 1,
+                        ts_ns: ts,
+                    },
+                    ev,
+                );
+                let line = w.into_inner();
+                text.extend_from_slice(&line[..(*at).min(line.len() - 1)]);
+                text.push(b'\n');
+            }
+            MixedLine::Raw(s) => {
+                text.extend_from_slice(s.as_bytes());
+                text.push(b'\n');
+            }
+        }
+    }
+    if open_end && text.last() == Some(&b'\n') {
+        text.pop();
+    }
+    text
+}
+
+/// Everything an analysis says: its whole JSON form and the text report.
+fn everything(a: &Analysis) -> (String, String) {
+    let cols = [Input {
+        name: "x".into(),
+        analysis: a,
+        vmstat: None,
+        user_sys_s: None,
+    }];
+    (serde_json::to_string(a).unwrap(), render_text(&cols))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Per-task begin/end pairs, kswapd wake/sleep intervals, the concurrency tracker, the
+    /// first-seen order of the processes, the first and last timestamps and the numbers of
+    /// the damaged lines come out the same whichever line ends the blocks start at (a
+    /// stall may begin in one block and end in a later one) and however many threads
+    /// decode them; and the same when they come from a stream read in batches.
+    #[test]
+    fn blocks_and_threads_give_the_sequential_analysis(
+        lines in prop::collection::vec(mixed_line(), 0..300),
+        open_end in any::<bool>(),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..8),
+        jobs in 1..5usize,
+        ignore_pid in any::<bool>(),
+        max_malformed_lines in 0..6usize,
+        batch in 1..3000usize,
+        step in 1..400usize,
+    ) {
+        let text = mixed_text(&lines, open_end);
+        let opts = Options { ignore_pid, max_malformed_lines };
+        let sequential = analyze(&mut &text[..], opts.clone()).unwrap();
+        let want = everything(&sequential);
+        // Block bounds at any line starts (0 to 8 cuts: 1 to 9 blocks, some may be empty).
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(text.iter().enumerate().filter(|(_, &c)| c == b'\n').map(|(i, _)| i + 1))
+            .filter(|&i| i < text.len())
+            .collect();
+        let mut bounds: Vec<usize> = if starts.is_empty() {
+            Vec::new()
+        } else {
+            cuts.iter().map(|c| starts[c.index(starts.len())]).collect()
+        };
+        bounds.push(0);
+        bounds.push(text.len());
+        bounds.sort_unstable();
+        let mut an = Analyzer::new(opts.clone());
+        an.read_blocks(&text, &bounds, jobs);
+        prop_assert_eq!(&everything(&an.finish()), &want, "bounds {:?}, jobs {}", bounds, jobs);
+        // The public entry, its own blocks.
+        prop_assert_eq!(&everything(&analyze_bytes(&text, opts.clone(), jobs)), &want);
+        // A stream (compressed file, stdin) read in batches of about `batch` bytes, by reads
+        // of at most `step` bytes, while the threads decode the batch before.
+        let mut an = Analyzer::new(opts);
+        an.read_stream(&mut Trickle { data: &text, step }, jobs, batch).unwrap();
+        prop_assert_eq!(&everything(&an.finish()), &want, "batch {}, step {}", batch, step);
+    }
+}
+
+/// A reader that returns at most `step` bytes a call, as a pipe or a decompressor may.
+struct Trickle<'a> {
+    data: &'a [u8],
+    step: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.step.min(buf.len()).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+/// Lines at and past the length limit, at the ends of batches and of the stream, are counted
+/// and numbered in a streamed parallel read as in the sequential one.
+#[test]
+fn too_long_lines_in_a_streamed_read_are_the_sequential_ones() {
+    use reclaim_trace::reader::MAX_LINE;
+    let good = b"              dd-7       [000] .....   1.000000: mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_KERNEL\n";
+    let mut text = Vec::new();
+    text.extend_from_slice(good);
+    text.extend(std::iter::repeat_n(b'x', MAX_LINE - 1));
+    text.push(b'\n');
+    text.extend_from_slice(good);
+    text.extend(std::iter::repeat_n(b'y', MAX_LINE + 5));
+    text.push(b'\n');
+    text.extend_from_slice(good);
+    text.extend(std::iter::repeat_n(b'z', MAX_LINE + 7));
+    let opts = Options::default();
+    let want = everything(&analyze(&mut &text[..], opts.clone()).unwrap());
+    assert!(
+        want.0.contains("\"malformed_lines\":[2,4,6]"),
+        "{}",
+        &want.0[..300]
+    );
+    for (batch, step) in [
+        (4096, 1 << 20),
+        (100_000, 4096),
+        (MAX_LINE, 1 << 20),
+        (3 * MAX_LINE, 1 << 20),
+    ] {
+        let mut an = Analyzer::new(opts.clone());
+        an.read_stream(&mut Trickle { data: &text, step }, 2, batch)
+            .unwrap();
+        assert_eq!(everything(&an.finish()), want, "batch {batch}, step {step}");
     }
 }

@@ -73,11 +73,12 @@ def resolve_input(arg: str) -> TraceInput:
     return TraceInput(name=stem or path.name, path=str(path), vmstat=vmstat)
 
 
-def render(inputs: list[TraceInput], ignore_pid: bool = False, as_json: bool = False) -> str:
+def render(inputs: list[TraceInput], ignore_pid: bool = False, as_json: bool = False, jobs: int = 0) -> str:
+    """The report of `inputs`; `jobs` threads decode each plain trace file (0: one per core)."""
     for i, name in zip(inputs, unique_names([i.name for i in inputs])):
         i.name = name
     try:
-        return _core.trace_report([i.as_core() for i in inputs], ignore_pid=ignore_pid, as_json=as_json)
+        return _core.trace_report([i.as_core() for i in inputs], ignore_pid=ignore_pid, as_json=as_json, jobs=jobs)
     except OSError as e:
         raise click.ClickException(str(e)) from e
 
@@ -88,7 +89,14 @@ def render(inputs: list[TraceInput], ignore_pid: bool = False, as_json: bool = F
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output: summary, stall statistics, full analysis.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to a file instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
-def report(paths: tuple[str, ...], ignore_pid: bool, as_json: bool, output: Path | None, force: bool) -> None:
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Threads decoding each trace (default: all CPUs); the report is the same for any number.",
+)
+def report(paths: tuple[str, ...], ignore_pid: bool, as_json: bool, output: Path | None, force: bool, jobs: int | None) -> None:
     """Reclaim statistics of vmscan traces, one column per PATH.
 
     PATH is a trace file (plain, .gz or .zst: /sys/kernel/tracing/trace output, trace_pipe
@@ -103,7 +111,7 @@ def report(paths: tuple[str, ...], ignore_pid: bool, as_json: bool, output: Path
         raise click.UsageError("stdin ('-') can be given once")
     if output is not None and output.exists() and not force:
         raise click.UsageError(f"{output} exists; pass --force to overwrite it")
-    text = render([i for p in paths for i in resolve_inputs(p)], ignore_pid=ignore_pid, as_json=as_json)
+    text = render([i for p in paths for i in resolve_inputs(p)], ignore_pid=ignore_pid, as_json=as_json, jobs=jobs or 0)
     if output is None:
         sys.stdout.write(text)
     else:
