@@ -33,7 +33,7 @@ develop: $(EXT_STAMP)
 CHROMIUM ?= /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 browser: $(DEPS_STAMP)
-	@test -x $(CHROMIUM) || { $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium fonts-liberation; }
+	@test -x $(CHROMIUM) || { $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-liberation; }
 
 demo: develop
 	reclaimlab demo
