@@ -20,7 +20,12 @@ pub fn kernel_with(mb: u64, dma32_mb: u64, extra: &str) -> Kernel {
     let text = format!(
         "[machine]\nmemory_mb_per_node = {mb}\ndma32_mb = {dma32_mb}\n[workload]\nkind = \"dd\"\ntasks = 1\n{extra}"
     );
-    let s = Scenario::parse(&text, "t.toml", &[]).unwrap();
+    kernel_of(&text)
+}
+
+/// The kernel of a whole scenario's text, all memory free.
+pub fn kernel_of(text: &str) -> Kernel {
+    let s = Scenario::parse(text, "t.toml", &[]).unwrap();
     Kernel::new(
         &s.machine,
         &s.effective_sysctl(),

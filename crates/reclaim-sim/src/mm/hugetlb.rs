@@ -63,7 +63,7 @@ pub fn totalreserve_pages(k: &Kernel) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{kernel, zone_of};
+    use crate::testing::{kernel, kernel_of, zone_of};
 
     #[test]
     fn a_squeeze_leaves_the_memory_asked_for_available_and_the_watermarks_as_they_were() {
@@ -107,8 +107,7 @@ mod tests {
     #[test]
     fn the_nodes_give_their_pages_in_turn() {
         let text = "[machine]\nnodes = 2\nmemory_mb_per_node = 256\n[workload]\nkind = \"dd\"\ntasks = 1\n";
-        let s = crate::Scenario::parse(text, "t.toml", &[]).unwrap();
-        let mut k = Kernel::new(&s.machine, &s.effective_sysctl(), &s.costs, &s.variant, 1);
+        let mut k = kernel_of(text);
         let reserve = totalreserve_pages(&k);
         hugetlb_reserve(&mut k, 256 * 256 - reserve);
         let free: Vec<u64> = k.zones.iter().map(|z| z.nr_free_pages).collect();

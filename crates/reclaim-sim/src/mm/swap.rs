@@ -110,23 +110,14 @@ impl Kernel {
 
 #[cfg(test)]
 mod tests {
+    use crate::kernel::Kernel;
     use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_ADD_BATCH, LRU_INACTIVE_FILE};
     use crate::mm::page::pg;
-    use crate::{kernel::Kernel, Scenario};
+    use crate::testing::kernel_of;
 
     fn two_node_kernel() -> Kernel {
-        let s = Scenario::parse(
+        kernel_of(
             "[machine]\nnodes = 2\nmemory_mb_per_node = 256\n[workload]\nkind = \"dd\"\ntasks = 1\n",
-            "t.toml",
-            &[],
-        )
-        .unwrap();
-        Kernel::new(
-            &s.machine,
-            &s.effective_sysctl(),
-            &s.costs,
-            &s.variant,
-            s.seed,
         )
     }
 
@@ -199,14 +190,7 @@ mod tests {
 
     #[test]
     fn two_touches_activate_a_page() {
-        let s = Scenario::parse("[workload]\nkind = \"dd\"\ntasks = 1\n", "t.toml", &[]).unwrap();
-        let mut k = Kernel::new(
-            &s.machine,
-            &s.effective_sysctl(),
-            &s.costs,
-            &s.variant,
-            s.seed,
-        );
+        let mut k = kernel_of("[workload]\nkind = \"dd\"\ntasks = 1\n");
         let p = page_on_lru(&mut k, LRU_INACTIVE_FILE);
         assert!(!k.folio_mark_accessed(p));
         assert!(k.pages.flags(p) & pg::REFERENCED != 0);
