@@ -1286,7 +1286,12 @@ impl<'r, R: Read + ?Sized> Batches<'r, R> {
                 }
             }
             let from = buf.len();
-            let want = self.batch.saturating_sub(from).clamp(1, step);
+            // Past the batch size (a line longer than a batch), read whole steps, not bytes.
+            let want = if from >= self.batch {
+                step
+            } else {
+                (self.batch - from).min(step)
+            };
             self.fill(&mut buf, want)?;
             if let Some(i) = memchr::memrchr(b'\n', &buf[from..]) {
                 last_nl = Some(from + i);

@@ -152,7 +152,11 @@ pub fn map_plain(file: &File) -> io::Result<Option<memmap2::Mmap>> {
     if !meta.is_file() || meta.len() == 0 {
         return Ok(None);
     }
-    // SAFETY: the map is only read; a concurrent truncation is documented above.
+    // SAFETY: memmap2's contract is that no one changes or truncates the file while it is
+    // mapped: the analysis keeps `&str`s into the map that it checked as ASCII, and a
+    // truncated file's pages fault (SIGBUS). Trace files are written once, before they are
+    // reported on; the user docs (docs/tracing.md, `trace report --help`) say the file must
+    // be left alone while the report reads it, and `-j 1` never maps it.
     let map = match unsafe { memmap2::Mmap::map(file) } {
         Ok(m) => m,
         Err(_) => return Ok(None),

@@ -94,7 +94,7 @@ def render(inputs: list[TraceInput], ignore_pid: bool = False, as_json: bool = F
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Threads decoding each trace (default: all CPUs); the report is the same for any number.",
+    help="Threads decoding each trace (default: all CPUs); the report is the same for any number. With more than one, a plain file is mapped into memory and must not be truncated or rewritten while it is read.",
 )
 def report(paths: tuple[str, ...], ignore_pid: bool, as_json: bool, output: Path | None, force: bool, jobs: int | None) -> None:
     """Reclaim statistics of vmscan traces, one column per PATH.
