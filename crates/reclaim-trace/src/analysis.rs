@@ -27,7 +27,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Read};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, PoisonError};
 
 /// FxHash-style hasher for pid keys (std's SipHash costs more than the parse of a line).
 #[derive(Default)]
@@ -1057,14 +1057,24 @@ impl Analyzer {
             applied: usize,
             /// Buffers of applied blocks, reused (fresh ones cost page faults).
             spare: Vec<Vec<Rec<'a>>>,
+            /// A thread panicked: the others stop waiting, and the scope re-raises the panic.
+            failed: bool,
         }
         let shared = Mutex::new(Shared {
             ready: (0..n).map(|_| None).collect(),
             next_claim: 0,
             applied: 0,
             spare: Vec::new(),
+            failed: false,
         });
         let cv = Condvar::new();
+        let lock = || shared.lock().unwrap_or_else(PoisonError::into_inner);
+        let on_panic = || {
+            OnUnwind(|| {
+                lock().failed = true;
+                cv.notify_all();
+            })
+        };
         let claim = |s: &mut Shared<'a>| {
             (s.next_claim < n && s.next_claim < s.applied + window).then(|| {
                 s.next_claim += 1;
@@ -1074,27 +1084,29 @@ impl Analyzer {
         std::thread::scope(|scope| {
             for _ in 1..jobs {
                 scope.spawn(|| loop {
-                    let mut s = shared.lock().unwrap();
+                    let _guard = on_panic();
+                    let mut s = lock();
                     let (i, buf) = loop {
-                        if s.next_claim >= n {
+                        if s.failed || s.next_claim >= n {
                             return;
                         }
                         match claim(&mut s) {
                             Some(c) => break c,
-                            None => s = cv.wait(s).unwrap(),
+                            None => s = cv.wait(s).unwrap_or_else(PoisonError::into_inner),
                         }
                     };
                     drop(s);
                     let b = decode(i, buf);
-                    shared.lock().unwrap().ready[i] = Some(b);
+                    lock().ready[i] = Some(b);
                     cv.notify_all();
                 });
             }
             // This thread applies the blocks in order, and decodes one when the next to
             // apply is not ready yet.
+            let _guard = on_panic();
             loop {
-                let mut s = shared.lock().unwrap();
-                if s.applied == n {
+                let mut s = lock();
+                if s.applied == n || s.failed {
                     break;
                 }
                 let a = s.applied;
@@ -1110,14 +1122,14 @@ impl Analyzer {
                     self.scan.merge(scan, offset, max);
                     offset += lines;
                     recs.clear();
-                    shared.lock().unwrap().spare.push(recs);
+                    lock().spare.push(recs);
                 } else if let Some((i, buf)) = claim(&mut s) {
                     drop(s);
                     let b = decode(i, buf);
-                    shared.lock().unwrap().ready[i] = Some(b);
+                    lock().ready[i] = Some(b);
                     cv.notify_all();
                 } else {
-                    drop(cv.wait(s).unwrap());
+                    drop(cv.wait(s).unwrap_or_else(PoisonError::into_inner));
                 }
             }
         });
@@ -1357,5 +1369,17 @@ impl Analysis {
     }
     pub fn throttle_reason_name(bit: usize) -> &'static str {
         ThrottleReason::NAMES[bit].1
+    }
+}
+
+/// Runs its closure when dropped during a panic: a thread of the parallel analysis tells the
+/// others to stop waiting for it.
+struct OnUnwind<F: FnMut()>(F);
+
+impl<F: FnMut()> Drop for OnUnwind<F> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            (self.0)()
+        }
     }
 }
