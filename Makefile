@@ -47,6 +47,7 @@ test-python: develop browser
 	RECLAIMLAB_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -q
 
 bench: develop
+	@command -v zstd >/dev/null || { $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y zstd; }
 	cargo bench -p reclaim-sim --bench sim
 	cargo bench -p reclaim-trace --bench parse
 	reclaimlab bench
