@@ -154,3 +154,15 @@ def test_a_background_workload_cannot_sweep(tmp_path: Path) -> None:
 def test_bad_set_syntax(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="expected key=value"):
         load(write(tmp_path, '[workload]\nkind = "dd"\ntasks = 1\n'), ["sysctl.swappiness"])
+
+
+def test_every_sysctl_a_live_run_accepts_is_one_it_can_write(tmp_path: Path) -> None:
+    from reclaimlab.live.backend import SYSCTLS
+
+    text = (
+        '[sysctl]\nmin_free_kbytes = 1\nwatermark_scale_factor = 1\nswappiness = 1\n'
+        'watermark_boost_factor = 0\ndirty_ratio = 1\ndirty_background_ratio = 1\n'
+        'page_cluster = 1\nvma_ra_enabled = true\n[workload]\nkind = "usemem"\n'
+    )
+    (_, sc), = load(write(tmp_path, text)).points()
+    assert len(sc.sysctl) == 8 and set(sc.sysctl) <= set(SYSCTLS)

@@ -527,6 +527,22 @@ fn mixed_line() -> impl Strategy<Value = MixedLine> {
 }
 
 /// The text of a mixed trace (a last line without its `\n` when `open_end`).
+/// One event of `TASKS[task]` at `ts_ns`, as the kernel prints it (with its newline).
+fn event_line(task: usize, ev: &Event<'_>, ts_ns: u64) -> Vec<u8> {
+    let (comm, pid) = TASKS[task];
+    let mut w = TraceWriter::new(Vec::new());
+    w.write(
+        Context {
+            comm,
+            pid,
+            cpu: 1,
+            ts_ns,
+        },
+        ev,
+    );
+    w.into_inner()
+}
+
 fn mixed_text(lines: &[MixedLine], open_end: bool) -> Vec<u8> {
     let mut ts = 5_000_000_000u64;
     let mut text = Vec::new();
@@ -538,32 +554,10 @@ fn mixed_text(lines: &[MixedLine], open_end: bool) -> Vec<u8> {
                 } else {
                     ts + dt * 1_000
                 };
-                let (comm, pid) = TASKS[*task];
-                let mut w = TraceWriter::new(Vec::new());
-                w.write(
-                    Context {
-                        comm,
-                        pid,
-                        cpu: 1,
-                        ts_ns: ts,
-                    },
-                    ev,
-                );
-                text.extend(w.into_inner());
+                text.extend(event_line(*task, ev, ts));
             }
             MixedLine::Cut { task, ev, at } => {
-                let (comm, pid) = TASKS[*task];
-                let mut w = TraceWriter::new(Vec::new());
-                w.write(
-                    Context {
-                        comm,
-                        pid,
-                        cpu: 1,
-                        ts_ns: ts,
-                    },
-                    ev,
-                );
-                let line = w.into_inner();
+                let line = event_line(*task, ev, ts);
                 text.extend_from_slice(&line[..(*at).min(line.len() - 1)]);
                 text.push(b'\n');
             }

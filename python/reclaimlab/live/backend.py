@@ -32,6 +32,7 @@ HUGEPAGE_BYTES_DEFAULT = 2 * MiB
 SYSCTLS: dict[str, str] = {
     "min_free_kbytes": "/proc/sys/vm/min_free_kbytes",
     "watermark_scale_factor": "/proc/sys/vm/watermark_scale_factor",
+    "watermark_boost_factor": "/proc/sys/vm/watermark_boost_factor",
     "swappiness": "/proc/sys/vm/swappiness",
     "dirty_ratio": "/proc/sys/vm/dirty_ratio",
     "dirty_background_ratio": "/proc/sys/vm/dirty_background_ratio",

@@ -545,25 +545,23 @@ fn resolve_workload(w: &mut toml::Value, file: &str) -> Result<(), ScenarioError
 
 /// `[machine] from = "host"`: fill the machine from this host's profile (host.rs).
 fn apply_host(table: &mut toml::Table, file: &str) -> Result<(), ScenarioError> {
-    let err = |message: String| ScenarioError {
-        file: file.into(),
-        key: "machine.from".into(),
-        message,
-    };
-    let Some(toml::Value::Table(machine)) = table.get("machine") else {
+    let Some(toml::Value::Table(machine)) = table.get_mut("machine") else {
         return Ok(());
     };
     match machine.get("from") {
         None => return Ok(()),
         Some(toml::Value::String(s)) if s == "host" => {}
-        Some(_) => return Err(err("expected \"host\" (the machine this runs on)".into())),
+        Some(_) => {
+            return Err(ScenarioError {
+                file: file.into(),
+                key: "machine.from".into(),
+                message: "expected \"host\" (the machine this runs on)".into(),
+            })
+        }
     }
     // Without a profile the key stays, for the simulator to refuse (a live run, which is on
     // the host, does not read [machine]).
-    let Ok(profile) = HostProfile::load() else {
-        return Ok(());
-    };
-    if let Some(toml::Value::Table(machine)) = table.get_mut("machine") {
+    if let Ok(profile) = HostProfile::load() {
         profile.apply(machine);
     }
     Ok(())
