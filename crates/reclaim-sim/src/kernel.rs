@@ -13,6 +13,8 @@ use crate::mm::lru::{LruAddBatch, Lruvec, NR_LRU_LISTS};
 use crate::mm::memcontrol::ROOT_MEM_CGROUP;
 use crate::mm::page::Pages;
 use crate::mm::page_ext::PageExt;
+use crate::mm::swap_state::SwapState;
+use crate::mm::vma::PageTables;
 use crate::mm::vmstat::{VmEvent, VmEvents, VmstatSnapshot, NR_STAT_ITEMS};
 use crate::mm::zone::{
     calculate_min_free_kbytes, free_lists, setup_per_zone_lowmem_reserve, setup_per_zone_wmarks,
@@ -21,6 +23,10 @@ use crate::mm::zone::{
 };
 use crate::scenario::machine::{Costs, Machine, Sysctl};
 use crate::sched::{Sched, TaskClass, WaitQueue};
+
+/// Wait queues tasks sleep on until a folio is unlocked or its writeback ends, hashed by
+/// pfn (`folio_waitqueue()`: the kernel's `folio_wait_table` of 256 queues).
+pub const PAGE_WAIT_TABLE_SIZE: usize = 256;
 use crate::variant::Variant;
 
 /// `kswapd_failures` at which a node is considered hopeless (MAX_RECLAIM_RETRIES).
@@ -50,6 +56,10 @@ pub struct PgData {
     pub nr_isolated: [u64; 2],
     /// NR_FILE_PAGES.
     pub nr_file_pages: u64,
+    /// NR_ANON_MAPPED.
+    pub nr_anon_mapped: u64,
+    /// NR_VMSCAN_WRITE (cumulative).
+    pub nr_vmscan_write: u64,
 }
 
 pub struct Kernel {
@@ -62,6 +72,14 @@ pub struct Kernel {
     pub current: u32,
     pub pages: Pages,
     pub page_ext: PageExt,
+    /// The VMAs and page tables of the tasks' address spaces (`mm::vma`).
+    pub mm: PageTables,
+    /// Swap areas, the swap cache and swap readahead's state (`mm::swap_state`).
+    pub swap: SwapState,
+    /// `folio_wait_table`: tasks waiting for a folio's unlock or writeback end.
+    pub page_wait: Vec<WaitQueue>,
+    /// The scenario's seed, from which workloads seed their own generators.
+    pub seed: u64,
     pub zones: Vec<Zone>,
     pub zone_lock: Vec<SpinLock>,
     pub nodes: Vec<PgData>,
@@ -80,6 +98,9 @@ pub struct Kernel {
     pub pcp: Vec<PcpCredit>,
     /// Per CPU: `cpu_fbatches.lru_add`.
     pub lru_add: Vec<LruAddBatch>,
+    /// Per CPU: the anon folios waiting in `lru_add`, which join the LRU when it drains
+    /// (`mm::swap::Kernel::folio_add_lru_anon`).
+    pub lru_add_anon: Vec<Vec<u32>>,
     pub devices: Vec<BlockDevice>,
     pub bios: Bios,
     pub costs: Costs,
@@ -156,6 +177,8 @@ impl Kernel {
                 pfmemalloc_wait: WaitQueue::default(),
                 nr_isolated: [0; 2],
                 nr_file_pages: 0,
+                nr_anon_mapped: 0,
+                nr_vmscan_write: 0,
             });
         }
         let lruvecs = (0..m.nodes)
@@ -235,6 +258,10 @@ impl Kernel {
             current: 0,
             page_ext: PageExt::new(nr_pages),
             pages,
+            mm: PageTables::default(),
+            swap: SwapState::new(sysctl, variant),
+            page_wait: vec![WaitQueue::default(); PAGE_WAIT_TABLE_SIZE],
+            seed,
             zones,
             zone_lock,
             nodes,
@@ -246,6 +273,7 @@ impl Kernel {
             cpus,
             pcp: vec![PcpCredit::default(); nr_cpus],
             lru_add: vec![LruAddBatch::default(); nr_cpus],
+            lru_add_anon: vec![Vec::new(); nr_cpus],
             devices,
             bios: Bios::default(),
             costs: costs.clone(),
@@ -370,6 +398,17 @@ impl Kernel {
         }
     }
 
+    /// `submit_bio()` of I/O `bio`, whose completion has work to do (`Bio::end_io`): its
+    /// completion event is queued now, waiter or not.
+    pub fn submit_bio_endio(&mut self, bio: u32, bytes: u64) {
+        self.submit_bio(bio, bytes);
+        let b = &mut self.bios[bio];
+        debug_assert!(!b.endio_queued);
+        b.endio_queued = true;
+        let at = b.done_at;
+        self.sched.queue.push(at, EventKind::Io(bio));
+    }
+
     /// Task `tid` waits for I/O `bio`, which has not completed: it goes on the I/O's wait
     /// queue, and the completion event is queued if it is not yet.
     pub fn bio_add_waiter(&mut self, bio: u32, tid: u32) {
@@ -398,7 +437,27 @@ impl Kernel {
     /// side arrays in use and the pfn → zone table. Per-task and per-node state is
     /// independent of memory size.
     pub fn page_state_bytes(&self) -> u64 {
-        self.pages.state_bytes() + self.page_ext.state_bytes() + self.block_zone.len() as u64
+        self.pages.state_bytes()
+            + self.page_ext.state_bytes()
+            + self.block_zone.len() as u64
+            + self.mm.state_bytes()
+            + self.swap.state_bytes()
+    }
+
+    /// `folio_waitqueue()`: the wait queue of folio `p`.
+    #[inline]
+    pub fn folio_waitqueue(&mut self, p: u32) -> &mut WaitQueue {
+        &mut self.page_wait[p as usize % PAGE_WAIT_TABLE_SIZE]
+    }
+
+    /// `folio_wake_bit()`: wake the tasks waiting on folio `p`'s queue (each re-checks its
+    /// own folio, as the kernel's waiters do after a hashed wake-up).
+    pub fn folio_wake(&mut self, p: u32) {
+        let now = self.now;
+        let q = &mut self.page_wait[p as usize % PAGE_WAIT_TABLE_SIZE];
+        if q.is_active() {
+            q.wake_up_all(&mut self.sched, now);
+        }
     }
 
     /// Σ NR_FREE_PAGES.
@@ -423,6 +482,7 @@ impl Kernel {
             stats[6] += n.nr_isolated[0];
             stats[7] += n.nr_isolated[1];
             stats[8] += n.nr_file_pages;
+            stats[9] += n.nr_vmscan_write;
         }
         VmstatSnapshot {
             stats,
@@ -445,6 +505,12 @@ impl Kernel {
             .map(|n| n.nr_isolated[0] + n.nr_isolated[1])
             .sum();
         let managed = self.managed_pages();
+        let held = held
+            + self
+                .lru_add_anon
+                .iter()
+                .map(|b| b.len() as u64)
+                .sum::<u64>();
         if free + on_lru + isolated + held != managed {
             return Err(format!(
                 "pages not conserved: free {free} + lru {on_lru} + isolated {isolated} + held {held} != managed {managed}"

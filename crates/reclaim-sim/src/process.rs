@@ -193,6 +193,9 @@ impl Sim {
             let mut k = self.k();
             k.now = at;
             k.bio_endio(bio, &mut waiters);
+            if k.bios[bio].end_io != crate::hw::block::EndIo::None {
+                k.end_io(bio);
+            }
         }
         for &w in &waiters {
             let run = {

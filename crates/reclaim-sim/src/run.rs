@@ -7,11 +7,12 @@ use crate::engine::{EventKind, Ns, NSEC_PER_SEC};
 use crate::kernel::Kernel;
 use crate::mm::hugetlb::hugetlb_reserve;
 use crate::mm::kswapd::kswapd_run;
+use crate::mm::swapfile::SwapInfo;
 use crate::mm::vmstat::VmEvent;
 use crate::process::Sim;
 use crate::rundir::{baseline, finish, Baseline, RunOutput, Samples};
-use crate::scenario::{MemoryMode, Scenario, StartAt, StopAt};
-use crate::workload::{self, Workload};
+use crate::scenario::{MemoryMode, Scenario, StartAt, StopAt, SwapKind};
+use crate::workload::{self, WithBackground, Workload};
 
 /// Build the machine, start its kswapd threads and the workload.
 fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
@@ -25,6 +26,27 @@ fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
     if s.memory.mode == MemoryMode::Squeeze {
         hugetlb_reserve(&mut kernel, s.memory.free_mb * 256);
     }
+    if s.swap.kind != SwapKind::None {
+        // swapon(): a swap file on the machine's first device, or a zram device (no block
+        // device: synchronous).
+        let (dev, rotational) = match s.swap.kind {
+            SwapKind::Zram => (None, false),
+            _ => (
+                Some(0),
+                s.machine.devices[0].rotational && !s.swap.nonrotational,
+            ),
+        };
+        let nr_slots = (s.swap.size_mb * 256) as u32;
+        let nr_cpus = kernel.cpus.nr_cpus();
+        kernel.swap.areas.push(SwapInfo::new(
+            nr_slots,
+            s.swap.priority,
+            dev,
+            rotational,
+            s.variant.swap_alloc,
+            nr_cpus,
+        ));
+    }
     let mut sim = Sim::new(kernel);
     for nid in 0..s.machine.nodes {
         kswapd_run(
@@ -34,11 +56,25 @@ fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
             s.machine.cpus_per_node,
         );
     }
-    let registration = workload::lookup(&s.workload.kind).expect("a checked scenario");
-    let build = registration
-        .build
-        .expect("a scenario checked for the simulator");
-    let mut w = build(&s.workload.params);
+    let build = |kind: &str, params: &toml::Table| {
+        let registration = workload::lookup(kind).expect("a checked scenario");
+        let build = registration
+            .build
+            .expect("a scenario checked for the simulator");
+        build(params)
+    };
+    let mut params = s.workload.params.clone();
+    params.remove("background");
+    let mut w = build(&s.workload.kind, &params);
+    if let Some(bg) = s.workload.background() {
+        let mut bg = bg.clone();
+        let kind = bg.remove("kind").and_then(|k| k.as_str().map(String::from));
+        let bg = build(kind.as_deref().unwrap_or_default(), &bg);
+        w = Box::new(WithBackground {
+            foreground: w,
+            background: bg,
+        });
+    }
     w.start(&mut sim);
     (sim, w)
 }

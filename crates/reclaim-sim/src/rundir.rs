@@ -314,6 +314,9 @@ pub(crate) fn finish(
         VmEvent::PgscanKswapd,
         VmEvent::PgscanDirect,
         VmEvent::Pgfree,
+        VmEvent::Pgfault,
+        VmEvent::PswpIn,
+        VmEvent::PswpOut,
     ]
     .iter()
     .map(|&e| after.event(e))

@@ -4,6 +4,20 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::mm::swapfile::SwapAlloc;
+
+/// Which swap readahead a kernel has (`variant.swap_readahead`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SwapReadahead {
+    /// Only `swap_cluster_readahead()`: the kernels before v4.14 (seed 002's base).
+    Cluster,
+    /// `swap_vma_readahead()` as well, used unless `vma_ra_enabled` is off or a swap area
+    /// is rotational (v4.14 on; seed 002's patch series).
+    #[default]
+    Vma,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Variant {
@@ -19,6 +33,11 @@ pub struct Variant {
     /// The ceiling of the boot-time `min_free_kbytes` (`calculate_min_free_kbytes`):
     /// 262144 since v5.7, 65536 before (the seed-000 kernel's).
     pub min_free_kbytes_cap: u64,
+    /// Seed 002: the kernel's swap readahead, `"cluster"` (before v4.14) or `"vma"`.
+    pub swap_readahead: SwapReadahead,
+    /// The swap slot allocator: `"cluster"` (per-CPU clusters) or `"scan"` (one cursor,
+    /// `scan_swap_map`), mm/swapfile.rs.
+    pub swap_alloc: SwapAlloc,
 }
 
 impl Default for Variant {
@@ -27,6 +46,8 @@ impl Default for Variant {
             kswapd_threads: 1,
             readahead_noretry: false,
             min_free_kbytes_cap: 262_144,
+            swap_readahead: SwapReadahead::Vma,
+            swap_alloc: SwapAlloc::Cluster,
         }
     }
 }

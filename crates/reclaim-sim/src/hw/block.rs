@@ -150,6 +150,17 @@ impl BlockDevice {
     }
 }
 
+/// What a completing I/O does besides waking its waiters (`bio->bi_end_io`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndIo {
+    /// Nothing: its submitter waits for it and puts it.
+    None,
+    /// `end_swap_bio_read()`: the folios of swap area `0` are uptodate and unlocked.
+    SwapRead(usize),
+    /// `end_swap_bio_write()`: the folios' writeback to swap area `0` ends.
+    SwapWrite(usize),
+}
+
 /// One I/O in flight (`struct bio`): the device, the direction, the pages it moves, when it
 /// completes, and the tasks waiting for it.
 #[derive(Debug)]
@@ -157,6 +168,8 @@ pub struct Bio {
     pub dev: usize,
     pub op: Op,
     pub pages: Vec<u32>,
+    /// Its completion's work; an I/O with one is put by its completion, not its submitter.
+    pub end_io: EndIo,
     /// When the device completes it (set at submission).
     pub done_at: Ns,
     /// Its completion event is queued (it has a waiter).
@@ -189,12 +202,14 @@ impl Bios {
             b.op = op;
             b.done_at = Ns::MAX;
             b.endio_queued = false;
+            b.end_io = EndIo::None;
             return id;
         }
         self.slots.push(Bio {
             dev,
             op,
             pages: Vec::new(),
+            end_io: EndIo::None,
             done_at: Ns::MAX,
             endio_queued: false,
             waiters: WaitQueue::default(),

@@ -6,6 +6,7 @@
 use crate::engine::{HZ, NSEC_PER_SEC};
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::gfp::Gfp;
+use crate::mm::lru::{LRU_ACTIVE_ANON, LRU_INACTIVE_ANON};
 use crate::mm::vmscan::{shrink_node, ScanControl, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{MAX_NR_ZONES, WMARK_HIGH};
@@ -113,6 +114,7 @@ async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) ->
             sc.nr_scanned = 0;
         }
         let nr_reclaimed = sc.nr_reclaimed;
+        kswapd_age_node(cx, nid, &sc).await;
         kswapd_shrink_node(cx, nid, &mut sc).await;
         {
             let mut k = cx.k();
@@ -132,6 +134,26 @@ async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) ->
         }
         cond_resched(cx).await;
     }
+}
+
+/// `kswapd_age_node()` → `age_active_anon()`: with swap present, deactivate
+/// SWAP_CLUSTER_MAX active anon folios while the inactive anon list is low, so that anon
+/// reclaim has candidates (the LRU's aging even when kswapd reclaims file pages).
+async fn kswapd_age_node(cx: &Cx, nid: u32, sc: &ScanControl) {
+    let lv = {
+        let k = cx.k();
+        if !k.can_age_anon_pages() {
+            return;
+        }
+        let lv = k.mem_cgroup_lruvec(crate::mm::memcontrol::ROOT_MEM_CGROUP, nid);
+        if !k.lruvecs[lv].inactive_is_low(LRU_INACTIVE_ANON, MAX_NR_ZONES - 1) {
+            return;
+        }
+        lv
+    };
+    cx.k()
+        .shrink_active_list(lv, SWAP_CLUSTER_MAX, LRU_ACTIVE_ANON, sc, cx.node);
+    cond_resched(cx).await;
 }
 
 /// `kswapd_shrink_node()`: reclaim up to the high watermarks of the eligible zones.

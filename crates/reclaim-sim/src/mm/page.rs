@@ -3,12 +3,26 @@
 //! LRU list or a buddy free list — so the two share the `next`/`prev` links, as `page->lru`
 //! does in the kernel. Budget: 16 bytes per page.
 
-/// Folio flags, with the kernel's names. Only the flags the model sets are defined; dirty,
-/// writeback, swap-backed and mapped folios arrive with the writeback and swap models.
+/// Folio flags, with the kernel's names. Only the flags the model sets are defined.
 pub mod pg {
     pub const LRU: u16 = 1 << 0;
     pub const ACTIVE: u16 = 1 << 1;
     pub const REFERENCED: u16 = 1 << 2;
+    /// PG_swapbacked on an anonymous folio (`folio_test_anon`): its owner is the page-table
+    /// entry that maps it (`pg::MAPPED`) or, unmapped, its swap slot (`pg::SWAPCACHE`).
+    pub const ANON: u16 = 1 << 3;
+    /// PG_swapcache: the folio is in the swap cache, at its swap slot.
+    pub const SWAPCACHE: u16 = 1 << 4;
+    /// PG_dirty: its data is newer than its backing store's (swap, for anon).
+    pub const DIRTY: u16 = 1 << 5;
+    /// PG_writeback: its write to swap is in flight.
+    pub const WRITEBACK: u16 = 1 << 6;
+    /// PG_reclaim: reclaim wrote it; its write's completion moves it to the inactive tail.
+    pub const RECLAIM: u16 = 1 << 7;
+    /// Mapped by a page-table entry (`folio_mapped`; anon folios are mapped once, no fork).
+    pub const MAPPED: u16 = 1 << 11;
+    /// PG_readahead: read by swap readahead and not yet found by a fault.
+    pub const READAHEAD: u16 = 1 << 13;
     pub const WORKINGSET: u16 = 1 << 8;
     /// PageBuddy: free, on a buddy list of order `PageDesc::order`.
     pub const BUDDY: u16 = 1 << 9;

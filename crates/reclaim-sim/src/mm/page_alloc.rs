@@ -314,6 +314,22 @@ impl Kernel {
         n
     }
 
+    /// `folio_put()` of a folio the task on `cpu` allocated and no longer needs: back to
+    /// the buddy allocator under zone->lock.
+    pub fn free_folio(&mut self, p: u32, cpu: u32) {
+        let cpu_node = self.cpus.node_of(cpu);
+        let zi = self.page_zone(p);
+        let at = self.clock();
+        let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
+        self.charge(lock.total());
+        let f = self.pages.fields_mut(p);
+        f.owner = crate::mm::page::NO_OWNER;
+        f.flags = 0;
+        self.mem_cgroup_uncharge_folio(p);
+        self.zones[zi].free_order0_run(&mut self.pages, &[p]);
+        self.count(VmEvent::Pgfree, 1);
+    }
+
     /// `wake_all_kswapds()`: wake the kswapd of each node in the zonelist once.
     pub fn wake_all_kswapds(&mut self, ac: &AllocContext) {
         let list = ac.nid as usize * MAX_NR_ZONES + ac.highest_zoneidx;

@@ -3,7 +3,7 @@
 //! page-cache filler, and `folio_mark_accessed()`.
 
 use crate::kernel::Kernel;
-use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_ANON};
+use crate::mm::lru::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON};
 use crate::mm::page::pg;
 use crate::mm::vmstat::VmEvent;
 
@@ -35,6 +35,31 @@ impl Kernel {
             self.charge(lock.total());
         }
         self.lru_add[c].clear();
+        let mut anon = std::mem::take(&mut self.lru_add_anon[c]);
+        for &p in &anon {
+            let lv = self.folio_lruvec(p);
+            let zone_idx = self.page_zonenum(p);
+            let lru = if self.pages.flags(p) & pg::ACTIVE != 0 {
+                LRU_ACTIVE_ANON
+            } else {
+                LRU_INACTIVE_ANON
+            };
+            self.lruvecs[lv].add_folio(&mut self.pages, p, lru, zone_idx);
+        }
+        anon.clear();
+        self.lru_add_anon[c] = anon;
+    }
+
+    /// `folio_add_lru()` of anon folio `p` (new, or read from swap) by the task on `cpu`: it
+    /// waits in the CPU's batch, off the LRU and out of reclaim's reach, and joins the list
+    /// with the batch's other folios when it drains. The order folios reach the LRU in (a
+    /// process's faults in runs of the batch's size) is the order reclaim writes them to swap
+    /// in, which decides what cluster readahead reads. (Page-cache folios go on the list at
+    /// once: `LruAddBatch`'s departure.)
+    pub fn folio_add_lru_anon(&mut self, cpu: u32, p: u32) {
+        let lv = self.folio_lruvec(p);
+        self.lru_add_anon[cpu as usize].push(p);
+        self.folio_add_lru_run(cpu, lv, 1);
     }
 
     /// `folio_mark_accessed()`: the two-step activation inactive,unreferenced →

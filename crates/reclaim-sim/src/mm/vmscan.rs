@@ -83,6 +83,16 @@ pub struct Isolated {
 }
 
 impl Isolated {
+    /// The folios taken.
+    pub fn pages(&self) -> &[u32] {
+        &self.pages[..self.n]
+    }
+
+    /// Folios scanned to take them.
+    pub fn nr_scanned(&self) -> u64 {
+        self.nr_scanned
+    }
+
     /// An empty batch for folios isolated from `lru`.
     fn empty(lru: usize) -> Isolated {
         Isolated {
@@ -239,8 +249,17 @@ async fn shrink_lruvec(cx: &Cx, lv: usize, sc: &mut ScanControl) {
         }
         proportional_reclaim = true;
     }
-    // The anon-aging tail of shrink_lruvec() needs swap (not modelled).
     sc.nr_reclaimed += nr_reclaimed;
+    // Even if not all anon was scanned, keep the inactive anon list full enough.
+    let age = {
+        let k = cx.k();
+        k.can_age_anon_pages() && k.lruvecs[lv].inactive_is_low(LRU_INACTIVE_ANON, sc.reclaim_idx)
+    };
+    if age {
+        cx.k()
+            .shrink_active_list(lv, SWAP_CLUSTER_MAX, LRU_ACTIVE_ANON, sc, cx.node);
+        cond_resched(cx).await;
+    }
 }
 
 /// `shrink_list()`: age an active list (if `prepare_scan_control` allowed it) or shrink an
@@ -285,13 +304,23 @@ async fn shrink_inactive_list(
 }
 
 impl Kernel {
-    /// `zone_reclaimable_pages()`: the zone's file LRU pages (anon pages need swap, which is
-    /// not modelled), over every memory cgroup's lruvec of its node.
+    /// `zone_reclaimable_pages()`: the zone's file LRU pages, and its anon ones while swap
+    /// space is left (`can_reclaim_anon_pages`), over every memory cgroup's lruvec of its
+    /// node.
     pub fn zone_reclaimable_pages(&self, zi: usize) -> u64 {
         let z = &self.zones[zi];
         let lruvec = &self.lruvecs[self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, z.nid)];
-        lruvec.zone_size[z.zone_idx][LRU_INACTIVE_FILE]
-            + lruvec.zone_size[z.zone_idx][LRU_ACTIVE_FILE]
+        let sizes = &lruvec.zone_size[z.zone_idx];
+        let mut nr = sizes[LRU_INACTIVE_FILE] + sizes[LRU_ACTIVE_FILE];
+        if self.swap.nr_swap_pages() > 0 {
+            nr += sizes[LRU_INACTIVE_ANON] + sizes[LRU_ACTIVE_ANON];
+        }
+        nr
+    }
+
+    /// `can_age_anon_pages()`: aging the anon LRU is worth it while swap is present.
+    pub fn can_age_anon_pages(&self) -> bool {
+        self.swap.total_swap_pages() > 0
     }
 
     /// `allow_direct_reclaim()`: may direct reclaim proceed on node `nid`, or should it wait
@@ -371,13 +400,39 @@ impl Kernel {
         let inactive_file = lruvec.total(LRU_INACTIVE_FILE);
         sc.cache_trim_mode =
             (inactive_file >> sc.priority) > 0 && sc.may_deactivate & DEACTIVATE_FILE == 0;
+        // Prevent the reclaimer from falling into the cache trap: as cache pages start out
+        // inactive, every cache fault will tip the scan balance towards the file LRU. And
+        // as the file LRU shrinks, so does the window for rotation from references. This
+        // means we have a runaway feedback loop where a tiny thrashing file LRU becomes
+        // infinitely more attractive than anon pages. Try to detect this based on file LRU
+        // size (the kernel's comment).
+        let file = inactive_file + lruvec.total(LRU_ACTIVE_FILE);
+        let anon = lruvec.total(LRU_INACTIVE_ANON);
+        let pgdat = &self.nodes[nid as usize];
+        let (free, total_high_wmark) = pgdat
+            .zones
+            .iter()
+            .map(|&zi| &self.zones[zi])
+            .filter(|z| z.managed_pages > 0)
+            .fold((0, 0), |(f, h), z| {
+                let high = if z.zone_idx <= sc.reclaim_idx {
+                    z.wmark_pages(crate::mm::zone::WMARK_HIGH)
+                } else {
+                    0
+                };
+                (f + z.nr_free_pages, h + high)
+            });
+        sc.file_is_tiny = file + free <= total_high_wmark
+            && sc.may_deactivate & DEACTIVATE_ANON == 0
+            && (anon >> sc.priority) > 0;
     }
 
-    /// `get_scan_count()` (6.x). No swap is modelled yet, so the balance is SCAN_FILE; the
-    /// SCAN_FRACT arithmetic is kept for when anon reclaim is possible.
+    /// `get_scan_count()` (6.x): SCAN_FILE without free swap space, SCAN_EQUAL at priority
+    /// 0, SCAN_ANON when the file LRU is tiny, SCAN_FILE in cache-trim mode, and otherwise
+    /// SCAN_FRACT by `swappiness` and the decayed costs of each type.
     fn get_scan_count(&self, lv: usize, sc: &ScanControl) -> [u64; NR_EVICTABLE] {
         let lruvec = &self.lruvecs[lv];
-        let swap_space = false;
+        let swap_space = self.swap.nr_swap_pages() > 0;
         #[derive(PartialEq)]
         enum Balance {
             Equal,
@@ -526,6 +581,9 @@ impl Kernel {
     ) -> u64 {
         let nid = self.lruvecs[lv].nid;
         let file = is_file_lru(batch.lru);
+        if !file {
+            return self.shrink_anon_folio_list(lv, batch, sc, cpu_node);
+        }
         let mut freed: [u32; SWAP_CLUSTER_MAX as usize] = [0; SWAP_CLUSTER_MAX as usize];
         let mut nr_freed = 0;
         let mut kept: [u32; SWAP_CLUSTER_MAX as usize] = [0; SWAP_CLUSTER_MAX as usize];
@@ -545,18 +603,8 @@ impl Kernel {
         let work = self.nodes[nid as usize]
             .memory
             .scale(batch.n as u64 * c.shrink_folio_ns);
-        let buddy_ns = c.buddy_ns;
         self.charge(work);
-        // Free the reclaimed folios zone by zone under zone->lock (free_unref_folios).
-        let mut i = 0;
-        while i < nr_freed {
-            let (zi, n) = self.zone_run(&freed[i..nr_freed]);
-            let at = self.clock();
-            let lock = self.zone_lock(zi, cpu_node, n as u64 * buddy_ns, at);
-            self.charge(lock.total());
-            self.zones[zi].free_order0_run(&mut self.pages, &freed[i..i + n]);
-            i += n;
-        }
+        self.free_isolated_folios(&freed[..nr_freed], cpu_node);
         // move_folios_to_lru(): lru_lock is taken even for an empty list. Kept folios are
         // locked ones (a read in flight): they go back to the list they came from.
         let at = self.clock();
@@ -579,6 +627,20 @@ impl Kernel {
         reclaimed
     }
 
+    /// `free_unref_folios()`: free reclaimed folios zone by zone under zone->lock.
+    pub(crate) fn free_isolated_folios(&mut self, freed: &[u32], cpu_node: u32) {
+        let buddy_ns = self.costs.buddy_ns;
+        let mut i = 0;
+        while i < freed.len() {
+            let (zi, n) = self.zone_run(&freed[i..]);
+            let at = self.clock();
+            let lock = self.zone_lock(zi, cpu_node, n as u64 * buddy_ns, at);
+            self.charge(lock.total());
+            self.zones[zi].free_order0_run(&mut self.pages, &freed[i..i + n]);
+            i += n;
+        }
+    }
+
     /// `shrink_folio_list()`'s decision for one folio: a folio whose lock is taken (its read
     /// is in flight) is kept; any other is a clean, unmapped page-cache folio, which
     /// `folio_check_references()` lets go (referenced or not: RECLAIM_CLEAN or RECLAIM) and
@@ -597,7 +659,7 @@ impl Kernel {
 
     /// `shrink_active_list()`: every folio that is not an executable mapped file folio is
     /// deactivated (PG_workingset set, head of the inactive list).
-    fn shrink_active_list(
+    pub(crate) fn shrink_active_list(
         &mut self,
         lv: usize,
         nr_to_scan: u64,
@@ -607,6 +669,7 @@ impl Kernel {
     ) {
         let list = self.lruvecs[lv].list(lru);
         let mut taken = 0u64;
+        let mut mapped = 0u64;
         while taken < nr_to_scan {
             let Some(p) = self.pages.tail(list) else {
                 break;
@@ -617,6 +680,13 @@ impl Kernel {
             self.pages.clear(p, pg::ACTIVE);
             self.pages.set(p, pg::WORKINGSET);
             lruvec.add_folio(&mut self.pages, p, lru - 1, zone_idx);
+            if self.pages.flags(p) & pg::MAPPED != 0 {
+                // folio_referenced(): the check clears the accessed bits; only executable
+                // file folios stay active for them.
+                let idx = self.pages.fields(p).owner;
+                self.mm.test_and_clear_young(idx);
+                mapped += 1;
+            }
             taken += 1;
         }
         self.count(VmEvent::Pgrefill, taken);
@@ -630,6 +700,10 @@ impl Kernel {
         let a = self.lru_lock(lv, cpu_node, hold, now).total();
         let b = self.lru_lock(lv, cpu_node, hold2, now + a).total();
         self.charge(a + b);
+        if mapped > 0 {
+            let rmap = self.costs.folio_referenced_ns * mapped;
+            self.charge(rmap);
+        }
     }
 }
 

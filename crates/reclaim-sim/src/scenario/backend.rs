@@ -79,12 +79,6 @@ impl Scenario {
                         "memory cgroups (memcg reclaim) are not modelled yet; use \"squeeze\" or \"none\"",
                     );
                 }
-                if self.swap.kind != SwapKind::None {
-                    return refuse(
-                        "swap.kind",
-                        "anonymous memory and swap are not modelled yet (seed 002)",
-                    );
-                }
                 let registration =
                     workload::lookup(&self.workload.kind).map_err(|e| ScenarioError {
                         file: file.into(),
@@ -100,10 +94,22 @@ impl Scenario {
                         ),
                     );
                 }
-                if self.workload.background().is_some() {
+                if let Some(bg) = self.workload.background() {
+                    let kind = bg.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
+                    if workload::lookup(kind).is_ok_and(|r| r.build.is_none()) {
+                        return refuse(
+                            "workload.background.kind",
+                            &format!("workload `{kind}` is not simulated yet (live runs only)"),
+                        );
+                    }
+                }
+                let swap_slots = self.swap.size_mb * 256;
+                if self.swap.kind != SwapKind::None
+                    && swap_slots > u64::from(crate::mm::vma::MAX_SWAP_OFFSET)
+                {
                     return refuse(
-                        "workload.background",
-                        "the simulator runs one workload; a background workload is live only for now",
+                        "swap.size_mb",
+                        "larger than the model's swap entries address (1 TiB); expected less",
                     );
                 }
             }

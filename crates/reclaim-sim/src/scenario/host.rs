@@ -80,7 +80,11 @@ impl HostProfile {
     /// `from` out of it.
     pub fn apply(&self, machine: &mut toml::Table) {
         machine.remove("from");
-        let device = toml::Value::try_from(&self.device).expect("a device serialises");
+        let device = Device {
+            rotational: self.rotational,
+            ..self.device.clone()
+        };
+        let device = toml::Value::try_from(&device).expect("a device serialises");
         let from_host: [(&str, toml::Value); 5] = [
             ("nodes", (self.nodes as i64).into()),
             ("cpus_per_node", (self.cpus_per_node as i64).into()),

@@ -67,6 +67,9 @@ pub struct Device {
     pub queue_depth: u32,
     /// Fraction of each transfer time drawn from an exponential distribution (0: fixed).
     pub jitter: f64,
+    /// The queue's `rotational` flag: a swap area on it turns VMA swap readahead off
+    /// (unless `[swap] nonrotational` marks it otherwise for the run).
+    pub rotational: bool,
 }
 
 impl Default for Device {
@@ -81,6 +84,7 @@ impl Default for Device {
             request_us: 0.0,
             queue_depth: 0,
             jitter: 0.0,
+            rotational: false,
         }
     }
 }
@@ -92,11 +96,14 @@ impl Default for Device {
 pub struct Sysctl {
     pub min_free_kbytes: u64,
     pub watermark_scale_factor: u64,
-    /// `get_scan_count()` balances anon against file with it; with no swap modelled yet,
-    /// reclaim is file-only whatever its value, as the kernel's is without swap space.
+    /// `get_scan_count()` balances anon against file with it (with swap space).
     pub swappiness: u32,
     /// The block devices' readahead window (`/sys/block/*/queue/read_ahead_kb`).
     pub read_ahead_kb: u64,
+    /// `vm.page_cluster`: swap readahead reads at most 2^page_cluster pages.
+    pub page_cluster: u32,
+    /// /sys/kernel/mm/swap/vma_ra_enabled.
+    pub vma_ra_enabled: bool,
 }
 
 impl Default for Sysctl {
@@ -106,6 +113,8 @@ impl Default for Sysctl {
             watermark_scale_factor: 10,
             swappiness: 60,
             read_ahead_kb: 128,
+            page_cluster: 3,
+            vma_ra_enabled: true,
         }
     }
 }
@@ -159,6 +168,8 @@ impl SysctlSettings {
                 .unwrap_or(d.watermark_scale_factor),
             swappiness: self.swappiness.unwrap_or(d.swappiness),
             read_ahead_kb: self.read_ahead_kb.unwrap_or(d.read_ahead_kb),
+            page_cluster: self.page_cluster.unwrap_or(d.page_cluster),
+            vma_ra_enabled: self.vma_ra_enabled.unwrap_or(d.vma_ra_enabled),
         }
     }
 }
@@ -177,14 +188,6 @@ pub const UNMODELLED_SYSCTLS: &[(&str, &str)] = &[
     (
         "dirty_background_ratio",
         "dirty pages and writeback are not modelled yet (seed 001)",
-    ),
-    (
-        "page_cluster",
-        "swap and swap readahead are not modelled yet (seed 002)",
-    ),
-    (
-        "vma_ra_enabled",
-        "swap and swap readahead are not modelled yet (seed 002)",
     ),
 ];
 
@@ -223,6 +226,26 @@ pub struct Costs {
     pub dio_request_ns: u64,
     /// Per-call cost of the reclaim entry/exit paths (shrink_node setup, get_scan_count).
     pub shrink_node_overhead_ns: u64,
+    /// `do_anonymous_page()`: fault entry and exit, `clear_page` of 4 KiB, charge, rmap.
+    pub anon_fault_ns: u64,
+    /// Mapping a folio found in the swap cache (`do_swap_page()` without I/O), the swap
+    /// slot freed.
+    pub swapin_map_ns: u64,
+    /// Adding a folio read from swap to the swap cache (`__read_swap_cache_async`).
+    pub swap_cache_insert_ns: u64,
+    /// `add_to_swap()` and `try_to_unmap()` of one folio in reclaim (slot, rmap walk, PTE
+    /// update, local TLB flush).
+    pub swap_out_ns: u64,
+    /// `folio_referenced()` of a mapped folio: the reverse-map walk to its PTE.
+    pub folio_referenced_ns: u64,
+    /// usemem writing one present page sequentially (512 words, 4 KiB at ≈10 GB/s).
+    pub usemem_page_ns: u64,
+    /// usemem writing one word at a random address of a present page (cache and TLB miss).
+    pub usemem_word_ns: u64,
+    /// zram: decompressing one page on swap-in.
+    pub zram_read_ns: u64,
+    /// zram: compressing one page on swap-out.
+    pub zram_write_ns: u64,
 }
 
 impl Default for Costs {
@@ -241,6 +264,15 @@ impl Default for Costs {
             syscall_ns: 1500,
             dio_request_ns: 40_000,
             shrink_node_overhead_ns: 2_000,
+            anon_fault_ns: 1_200,
+            swapin_map_ns: 800,
+            swap_cache_insert_ns: 300,
+            swap_out_ns: 1_500,
+            folio_referenced_ns: 300,
+            usemem_page_ns: 400,
+            usemem_word_ns: 100,
+            zram_read_ns: 1_500,
+            zram_write_ns: 3_000,
         }
     }
 }

@@ -667,8 +667,8 @@ mod tests {
         assert_eq!(e.key, "sysctl.dirty_ratio");
         assert!(e.message.contains("not modelled"), "{e}");
         assert!(e.message.contains("the simulator"), "{e}");
-        let e = refused(MIN, &["sysctl.page_cluster=0"], Backend::Simulator);
-        assert_eq!(e.key, "sysctl.page_cluster");
+        let s = Scenario::parse(MIN, "x.toml", &["sysctl.page_cluster=0".into()]).unwrap();
+        s.check_backend(Backend::Simulator, "x.toml").unwrap();
         let s = Scenario::parse(&text, "x.toml", &["workload.file_mb=64".into()]).unwrap();
         s.check_backend(Backend::Live, "x.toml").unwrap();
     }
@@ -680,8 +680,11 @@ mod tests {
                 &["memory.mode=cgroup", "memory.limit_mb=512"][..],
                 "memory.mode",
             ),
-            (&["swap.kind=file", "swap.size_mb=64"][..], "swap.kind"),
-            (&["workload.kind=usemem"][..], "workload.kind"),
+            (
+                &["swap.kind=file", "swap.size_mb=2000000"][..],
+                "swap.size_mb",
+            ),
+            (&["workload.kind=mapped-file-stream"][..], "workload.kind"),
         ] {
             let e = refused(MIN, sets, Backend::Simulator);
             assert_eq!(e.key, key, "{e}");
@@ -730,8 +733,14 @@ mod tests {
         let bg = s.workload.background().unwrap();
         assert_eq!(bg["size_mb"].as_integer(), Some(256), "defaults filled in");
         s.check_backend(Backend::Live, "bg.toml").unwrap();
+        s.check_backend(Backend::Simulator, "bg.toml").unwrap();
+        let live_only = ok.replace(
+            "[workload.background]\nkind = \"usemem\"\nrandom = true",
+            "[workload.background]\nkind = \"mapped-file-stream\"",
+        );
+        let s = Scenario::parse(&live_only, "bg.toml", &[]).unwrap();
         let e = s.check_backend(Backend::Simulator, "bg.toml").unwrap_err();
-        assert_eq!(e.key, "workload.kind");
+        assert_eq!(e.key, "workload.background.kind");
     }
 
     #[test]

@@ -33,6 +33,34 @@ pub trait Workload {
     fn metrics(&self, elapsed_s: f64) -> Metrics;
 }
 
+/// A workload with `[workload.background]` beside it: both run; the metrics are the
+/// foreground's, with the background's under `"background"`.
+pub struct WithBackground {
+    pub foreground: Box<dyn Workload>,
+    pub background: Box<dyn Workload>,
+}
+
+impl Workload for WithBackground {
+    fn start(&mut self, sim: &mut Sim) {
+        self.foreground.start(sim);
+        self.background.start(sim);
+    }
+
+    fn window_started(&mut self, now: Ns) {
+        self.foreground.window_started(now);
+        self.background.window_started(now);
+    }
+
+    fn metrics(&self, elapsed_s: f64) -> Metrics {
+        let mut m = self.foreground.metrics(elapsed_s);
+        m.insert(
+            "background".into(),
+            self.background.metrics(elapsed_s).into(),
+        );
+        m
+    }
+}
+
 /// A `[workload]` key that is wrong: the key (relative to `[workload]`) and what was
 /// expected.
 #[derive(Debug, Clone, PartialEq)]

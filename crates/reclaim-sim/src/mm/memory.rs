@@ -1,0 +1,213 @@
+//! Page faults on anonymous memory (mm/memory.c, 6.x): `handle_mm_fault()` →
+//! `do_anonymous_page()` for an empty entry, `do_swap_page()` for a swap entry. Faults are
+//! write faults (usemem writes; a read fault on an empty entry would map the zero page).
+//!
+//! `do_swap_page()` looks the slot up in the swap cache (a readahead hit, if the folio was
+//! read ahead), else reads it with `swapin_readahead()` (a major fault), waits for the
+//! folio's lock (its read) and maps it. Being a write fault, it then frees the swap slot
+//! (`should_try_to_free_swap()` → `folio_free_swap()`): the folio is dirty and reclaim will
+//! give it a new slot. A synchronous area (zram) with the slot's only user is read straight
+//! into a new folio, bypassing the swap cache and readahead (SWP_SYNCHRONOUS_IO).
+//!
+//! Departure: a fault on a folio under writeback waits for the write to end before it maps
+//! the folio (the kernel maps it at once and leaves its slot allocated).
+
+use crate::kernel::Kernel;
+use crate::mm::gfp::GFP_HIGHUSER_MOVABLE;
+use crate::mm::page::pg;
+use crate::mm::page_alloc::alloc_pages;
+use crate::mm::swap_state::{swapin_readahead, SwapFault, SwapinScratch};
+use crate::mm::swapfile::NO_PAGE;
+use crate::mm::vma::{mk_pte, pte_kind, swp_pte, PteKind};
+use crate::mm::vmstat::VmEvent;
+use crate::process::{schedule, Cx};
+
+/// What a fault did: nothing (the entry was present, or another fault served it), mapped a
+/// new or cached folio (minor), or read from swap (major).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    None,
+    Minor,
+    Major,
+}
+
+/// `handle_mm_fault()` for a write to page `addr` of `vma` by a task charged to `memcg`.
+pub async fn handle_mm_fault(
+    cx: &Cx,
+    vma: u32,
+    addr: u32,
+    memcg: u16,
+    scratch: &mut SwapinScratch,
+) -> Fault {
+    let pte = {
+        let k = cx.k();
+        k.mm.ptes[(k.mm.vmas[vma as usize].start + addr) as usize]
+    };
+    match pte_kind(pte) {
+        PteKind::None => do_anonymous_page(cx, vma, addr, memcg).await,
+        PteKind::Swap { area, slot } => {
+            let fault = SwapFault {
+                area,
+                slot,
+                vma,
+                addr,
+            };
+            do_swap_page(cx, fault, memcg, scratch).await
+        }
+        PteKind::Present { .. } => Fault::None,
+    }
+}
+
+/// `do_anonymous_page()`: a zeroed folio, charged, on the inactive anon list, mapped.
+async fn do_anonymous_page(cx: &Cx, vma: u32, addr: u32, memcg: u16) -> Fault {
+    mem_cgroup_charge(cx, memcg).await;
+    let p = alloc_pages(cx, GFP_HIGHUSER_MOVABLE, 0, cx.node)
+        .await
+        .expect("order-0 user allocations retry until they succeed");
+    let mut k = cx.k();
+    let idx = k.mm.vmas[vma as usize].start + addr;
+    if k.mm.ptes[idx as usize] != 0 {
+        // Another fault mapped it meanwhile.
+        k.free_folio(p, cx.cpu);
+        k.mem_cgroup_uncharge(memcg);
+        return Fault::None;
+    }
+    let fault = k.costs.anon_fault_ns;
+    k.charge(fault);
+    k.map_new_anon_folio(p, idx, memcg, cx.cpu);
+    Fault::Minor
+}
+
+/// `do_swap_page()` for `fault`.
+async fn do_swap_page(cx: &Cx, fault: SwapFault, memcg: u16, scratch: &mut SwapinScratch) -> Fault {
+    let SwapFault {
+        area,
+        slot,
+        vma,
+        addr,
+    } = fault;
+    let mut result = Fault::Minor;
+    loop {
+        let cached = {
+            let mut k = cx.k();
+            let idx = k.mm.vmas[vma as usize].start + addr;
+            if k.mm.ptes[idx as usize] != swp_pte(area, slot) {
+                return Fault::None;
+            }
+            let cached = k.swap_cache_get_folio(area, slot, vma, addr);
+            if cached.is_none() {
+                k.count(VmEvent::Pgmajfault, 1);
+                result = Fault::Major;
+            }
+            cached
+        };
+        let p = match cached {
+            Some(p) => p,
+            None if cx.k().swap.areas[area].dev.is_none() => {
+                if swapin_synchronous(cx, fault, memcg).await {
+                    return Fault::Major;
+                }
+                continue;
+            }
+            None => match swapin_readahead(cx, fault, memcg, scratch).await {
+                Some(p) => p,
+                None => continue,
+            },
+        };
+        folio_wait_locked(cx, p).await;
+        if cx.k().swap_map_folio(p, fault, cx.cpu) {
+            return result;
+        }
+    }
+}
+
+/// The SWP_SYNCHRONOUS_IO path: a new folio read from the area at once and mapped, the
+/// swap cache bypassed. Returns false if the entry changed while the folio was allocated.
+async fn swapin_synchronous(cx: &Cx, fault: SwapFault, memcg: u16) -> bool {
+    mem_cgroup_charge(cx, memcg).await;
+    let p = alloc_pages(cx, GFP_HIGHUSER_MOVABLE, 0, cx.node)
+        .await
+        .expect("order-0 user allocations retry until they succeed");
+    let mut k = cx.k();
+    let idx = k.mm.vmas[fault.vma as usize].start + fault.addr;
+    let si = &k.swap.areas[fault.area];
+    if k.mm.ptes[idx as usize] != swp_pte(fault.area, fault.slot)
+        || si.cache[fault.slot as usize] != NO_PAGE
+    {
+        k.free_folio(p, cx.cpu);
+        k.mem_cgroup_uncharge(memcg);
+        return false;
+    }
+    k.count(VmEvent::PswpIn, 1);
+    let cost = k.costs.zram_read_ns + k.costs.swapin_map_ns;
+    k.charge(cost);
+    k.map_new_anon_folio(p, idx, memcg, cx.cpu);
+    k.swap.areas[fault.area].swap_free(fault.slot);
+    true
+}
+
+/// `folio_lock()` / `folio_wait_writeback()`: sleep on folio `p`'s wait queue until its
+/// read has completed and no write is in flight.
+pub async fn folio_wait_locked(cx: &Cx, p: u32) {
+    loop {
+        {
+            let mut k = cx.k();
+            if k.pages.flags(p) & (pg::LOCKED | pg::WRITEBACK) == 0 {
+                return;
+            }
+            k.folio_waitqueue(p).add(cx.tid);
+        }
+        schedule(cx).await;
+    }
+}
+
+/// `mem_cgroup_charge()` of one page to `memcg` before the fault allocates it: reclaim from
+/// the cgroup while it is at its limit (`mm::memcontrol`).
+async fn mem_cgroup_charge(cx: &Cx, memcg: u16) {
+    crate::mm::memcontrol::try_charge(cx, memcg).await;
+}
+
+impl Kernel {
+    /// `folio_add_new_anon_rmap()`, `folio_add_lru_vma()` and `set_pte_at()` of new folio
+    /// `p` at page-table entry `idx`, charged to `memcg`: dirty, mapped, young, on the
+    /// inactive anon list (where new anon folios start since 5.9).
+    fn map_new_anon_folio(&mut self, p: u32, idx: u32, memcg: u16, cpu: u32) {
+        let f = self.pages.fields_mut(p);
+        f.owner = idx;
+        f.flags = pg::ANON | pg::MAPPED | pg::DIRTY | pg::UPTODATE;
+        self.mem_cgroup_commit_charge(p, memcg);
+        self.folio_add_lru_anon(cpu, p);
+        self.mm.ptes[idx as usize] = mk_pte(p);
+        let nid = self.zones[self.page_zone(p)].nid;
+        self.nodes[nid as usize].nr_anon_mapped += 1;
+        self.count(VmEvent::Pgfault, 1);
+    }
+
+    /// The end of `do_swap_page()` for folio `p`, found or read for `fault` and unlocked:
+    /// if it is still the swap cache's folio for the entry (reclaim may have taken it while
+    /// the task slept), map it, drop the entry's slot reference and, a write fault, free the
+    /// slot (`folio_free_swap`). Returns false if the fault must start again.
+    pub fn swap_map_folio(&mut self, p: u32, fault: SwapFault, _cpu: u32) -> bool {
+        let idx = self.mm.vmas[fault.vma as usize].start + fault.addr;
+        let f = *self.pages.fields(p);
+        if self.mm.ptes[idx as usize] != swp_pte(fault.area, fault.slot)
+            || f.flags & pg::SWAPCACHE == 0
+            || f.owner != fault.slot
+            || f.flags & (pg::LOCKED | pg::WRITEBACK) != 0
+        {
+            return false;
+        }
+        self.mm.ptes[idx as usize] = mk_pte(p);
+        self.swap.areas[fault.area].swap_free(fault.slot);
+        self.delete_from_swap_cache(p, fault.area, fault.slot);
+        let f = self.pages.fields_mut(p);
+        f.owner = idx;
+        f.flags |= pg::MAPPED | pg::DIRTY;
+        let map = self.costs.swapin_map_ns;
+        self.charge(map);
+        self.count(VmEvent::Pgfault, 1);
+        let nid = self.zones[self.page_zone(p)].nid;
+        self.nodes[nid as usize].nr_anon_mapped += 1;
+        true
+    }
+}

@@ -1,0 +1,377 @@
+//! The swap cache and swap readahead (mm/swap_state.c, 6.x): `swap_cache_get_folio()` (the
+//! lookup that counts `swap_ra_hit`), `swapin_readahead()` with its two policies and
+//! `__read_swap_cache_async()`, which puts a newly allocated folio for a slot in the swap
+//! cache (`swap_ra` when it is read ahead of the fault).
+//!
+//! * `swap_cluster_readahead()`: the slots around the faulting one, a window of
+//!   `swapin_nr_pages()` aligned to its size, whatever they hold (the order pages were
+//!   reclaimed in, not the faulting task's access pattern). The window scales with the
+//!   readahead hits counted machine-wide since the last fault (`swapin_readahead_hits`).
+//! * `swap_vma_readahead()` (v4.14, the seed's patch series): the swapped-out pages around
+//!   the fault inside its VMA and its page-table page, with the window and hits kept per VMA
+//!   (`vma->swap_readahead_info`). On when `variant.swap_readahead = "vma"` and
+//!   `sysctl.vma_ra_enabled`, and no rotational swap area is in use (`nr_rotate_swap`).
+//!
+//! Departure: each readahead folio is allocated as the kernel does (with reclaim allowed),
+//! but memory policies and the per-CPU `lru_add_drain()` after the window are not modelled.
+
+use crate::kernel::Kernel;
+use crate::mm::gfp::GFP_HIGHUSER_MOVABLE;
+use crate::mm::page::pg;
+use crate::mm::page_alloc::alloc_pages;
+use crate::mm::swapfile::{SwapInfo, NO_PAGE};
+use crate::mm::vma::{pte_kind, PteKind, SwapRaInfo};
+use crate::mm::vmstat::VmEvent;
+use crate::process::Cx;
+use crate::scenario::machine::Sysctl;
+use crate::variant::{SwapReadahead, Variant};
+
+/// `SWAP_RA_ORDER_CEILING`: VMA readahead reads at most 2^5 pages.
+pub const SWAP_RA_ORDER_CEILING: u32 = 5;
+/// The most hits `vma->swap_readahead_info` keeps (`SWAP_RA_HITS_MASK`).
+pub const SWAP_RA_HITS_MAX: u32 = 63;
+/// Pages per page-table page (`PTRS_PER_PTE`): VMA readahead stays inside the fault's.
+pub const PTRS_PER_PTE: u32 = 512;
+
+/// Swap areas and the readahead state shared by all of them.
+pub struct SwapState {
+    /// Areas by `swp_type`, in swapon order.
+    pub areas: Vec<SwapInfo>,
+    /// `swapin_readahead_hits`: hits of cluster readahead since the last window.
+    pub readahead_hits: u32,
+    /// `swapin_nr_pages()`'s `prev_offset` and `last_readahead_pages`.
+    pub prev_offset: u32,
+    pub last_readahead_pages: u32,
+    /// `page_cluster`: readahead windows are at most 2^page_cluster pages.
+    pub page_cluster: u32,
+    /// `enable_vma_readahead` (the kernel's sysfs switch, and the model's variant).
+    pub enable_vma_readahead: bool,
+}
+
+impl SwapState {
+    pub fn new(sysctl: &Sysctl, variant: &Variant) -> SwapState {
+        SwapState {
+            areas: Vec::new(),
+            readahead_hits: 0,
+            prev_offset: 0,
+            last_readahead_pages: 0,
+            page_cluster: sysctl.page_cluster,
+            enable_vma_readahead: sysctl.vma_ra_enabled
+                && variant.swap_readahead == SwapReadahead::Vma,
+        }
+    }
+
+    /// `total_swap_pages`.
+    pub fn total_swap_pages(&self) -> u64 {
+        self.areas.iter().map(|a| u64::from(a.max - 1)).sum()
+    }
+
+    /// `get_nr_swap_pages()`: free slots.
+    pub fn nr_swap_pages(&self) -> u64 {
+        self.areas.iter().map(|a| a.nr_free()).sum()
+    }
+
+    /// `swap_use_vma_readahead()`.
+    pub fn use_vma_readahead(&self) -> bool {
+        self.enable_vma_readahead && !self.areas.iter().any(|a| a.rotational)
+    }
+
+    pub fn state_bytes(&self) -> u64 {
+        self.areas.iter().map(|a| a.state_bytes()).sum()
+    }
+}
+
+/// `__swapin_nr_pages()`: the readahead window after `hits` hits, for a fault at `offset`
+/// after one at `prev_offset` that read `prev_win` pages. "+ 2" is the kernel's own.
+pub fn __swapin_nr_pages(
+    prev_offset: u32,
+    offset: u32,
+    hits: u32,
+    max_pages: u32,
+    prev_win: u32,
+) -> u32 {
+    let mut pages = hits + 2;
+    if pages == 2 {
+        // No hits to judge by: read ahead only after an adjacent fault.
+        if offset != prev_offset.wrapping_add(1) && offset != prev_offset.wrapping_sub(1) {
+            pages = 1;
+        }
+    } else {
+        let mut roundup = 4;
+        while roundup < pages {
+            roundup <<= 1;
+        }
+        pages = roundup;
+    }
+    pages = pages.min(max_pages);
+    // Don't shrink readahead too fast.
+    pages.max(prev_win / 2)
+}
+
+impl Kernel {
+    /// `swap_cache_get_folio()` for the fault at page `addr` of VMA `vma`: the folio at
+    /// `slot` of `area` in the swap cache, if any. A folio read ahead and not yet found is a
+    /// readahead hit (`swap_ra_hit`), which feeds the window of the policy in use.
+    pub fn swap_cache_get_folio(
+        &mut self,
+        area: usize,
+        slot: u32,
+        vma: u32,
+        addr: u32,
+    ) -> Option<u32> {
+        let p = self.swap.areas[area].cache[slot as usize];
+        if p == NO_PAGE {
+            return None;
+        }
+        let readahead = self.pages.test_and_clear(p, pg::READAHEAD);
+        let vma_ra = self.swap.use_vma_readahead();
+        if vma_ra {
+            let ra = &mut self.mm.vmas[vma as usize].swap_readahead_info;
+            let hits = if readahead {
+                (ra.hits + 1).min(SWAP_RA_HITS_MAX)
+            } else {
+                ra.hits
+            };
+            *ra = SwapRaInfo {
+                prev_fault: addr,
+                win: ra.win,
+                hits,
+            };
+        }
+        if readahead {
+            self.count(VmEvent::SwapRaHit, 1);
+            if !vma_ra {
+                self.swap.readahead_hits += 1;
+            }
+        }
+        Some(p)
+    }
+
+    /// `swapin_nr_pages()` (cluster readahead): the window for a fault at `offset`, from the
+    /// hits machine-wide since the last window.
+    fn swapin_nr_pages(&mut self, offset: u32) -> u32 {
+        let max_pages = 1u32 << self.swap.page_cluster;
+        if max_pages <= 1 {
+            return 1;
+        }
+        let hits = std::mem::take(&mut self.swap.readahead_hits);
+        let s = &mut self.swap;
+        let pages = __swapin_nr_pages(
+            s.prev_offset,
+            offset,
+            hits,
+            max_pages,
+            s.last_readahead_pages,
+        );
+        if hits == 0 {
+            s.prev_offset = offset;
+        }
+        s.last_readahead_pages = pages;
+        pages
+    }
+
+    /// `swap_vma_ra_win()`: the window of VMA readahead for a fault at page `addr` of `vma`,
+    /// as a range of its pages `[start, end)`, and the window size.
+    fn swap_vma_ra_win(&mut self, vma: u32, addr: u32) -> (u32, u32, u32) {
+        let max_win = 1u32 << self.swap.page_cluster.min(SWAP_RA_ORDER_CEILING);
+        if max_win == 1 {
+            return (1, addr, addr + 1);
+        }
+        let v = &mut self.mm.vmas[vma as usize];
+        let ra = v.swap_readahead_info;
+        let win = __swapin_nr_pages(ra.prev_fault, addr, ra.hits, max_win, ra.win);
+        v.swap_readahead_info = SwapRaInfo {
+            prev_fault: addr,
+            win,
+            hits: 0,
+        };
+        if win == 1 {
+            return (1, addr, addr + 1);
+        }
+        let left = if addr == ra.prev_fault.wrapping_add(1) {
+            addr as i64
+        } else if ra.prev_fault == addr.wrapping_add(1) {
+            addr as i64 - win as i64 + 1
+        } else {
+            addr as i64 - ((win as i64 - 1) / 2)
+        };
+        let right = left + win as i64;
+        let pmd_start = (addr / PTRS_PER_PTE * PTRS_PER_PTE) as i64;
+        let start = left.max(0).max(pmd_start) as u32;
+        let end = right
+            .min(v.nr_pages as i64)
+            .min(pmd_start + PTRS_PER_PTE as i64) as u32;
+        (win, start, end)
+    }
+
+    /// The slots `swapin_readahead()` reads for a fault on `slot` of `area` at page `addr`
+    /// of `vma`, into `out`: the window's slots in order (the faulting one among them, or
+    /// last if the window is one page). Whether each is still worth reading is decided when
+    /// its folio is allocated (`Kernel::add_to_swap_cache_for_read`).
+    pub fn swapin_readahead_window(
+        &mut self,
+        area: usize,
+        slot: u32,
+        vma: u32,
+        addr: u32,
+        out: &mut Vec<u32>,
+    ) {
+        out.clear();
+        if self.swap.use_vma_readahead() {
+            let (win, start, end) = self.swap_vma_ra_win(vma, addr);
+            if win > 1 {
+                let base = self.mm.vmas[vma as usize].start;
+                for a in start..end {
+                    if let PteKind::Swap { area: ar, slot: s } =
+                        pte_kind(self.mm.ptes[(base + a) as usize])
+                    {
+                        if ar == area {
+                            out.push(s);
+                        }
+                    }
+                }
+            }
+        } else {
+            let mask = self.swapin_nr_pages(slot) - 1;
+            if mask > 0 {
+                let start = (slot & !mask).max(1);
+                let end = (slot | mask).min(self.swap.areas[area].max - 1);
+                out.extend(start..=end);
+            }
+        }
+        if !out.contains(&slot) {
+            out.push(slot);
+        }
+    }
+
+    /// `__read_swap_cache_async()` after its allocation: folio `p`, just allocated by the
+    /// task on `cpu`, goes into the swap cache for `slot` of `area`, locked for its read,
+    /// and onto the inactive anon list, unless the slot no longer needs reading (freed, or
+    /// in the swap cache already), in which case `p` is freed. Returns whether it was added.
+    /// A folio read ahead of the fault (`target` false) is marked PG_readahead (`swap_ra`).
+    pub fn add_to_swap_cache_for_read(
+        &mut self,
+        p: u32,
+        area: usize,
+        slot: u32,
+        target: bool,
+        memcg: u16,
+        cpu: u32,
+    ) -> bool {
+        let si = &mut self.swap.areas[area];
+        if !si.swapped(slot) || si.cache[slot as usize] != NO_PAGE {
+            self.free_folio(p, cpu);
+            return false;
+        }
+        si.cache[slot as usize] = p;
+        si.swap_map[slot as usize] |= crate::mm::swapfile::SWAP_HAS_CACHE;
+        let mut flags = pg::ANON | pg::SWAPCACHE | pg::LOCKED;
+        if !target {
+            flags |= pg::READAHEAD;
+            self.count(VmEvent::SwapRa, 1);
+        }
+        let f = self.pages.fields_mut(p);
+        f.owner = slot;
+        f.flags = flags;
+        self.mem_cgroup_commit_charge(p, memcg);
+        self.folio_add_lru_anon(cpu, p);
+        let insert = self.costs.swap_cache_insert_ns;
+        self.charge(insert);
+        true
+    }
+
+    /// `__delete_from_swap_cache()` + `put_swap_folio()`: folio `p` leaves the swap cache
+    /// and lets go of its slot's cache reference.
+    pub fn delete_from_swap_cache(&mut self, p: u32, area: usize, slot: u32) {
+        let si = &mut self.swap.areas[area];
+        debug_assert_eq!(si.cache[slot as usize], p);
+        si.cache[slot as usize] = NO_PAGE;
+        si.put_swap_folio(slot);
+        self.pages.clear(p, pg::SWAPCACHE | pg::READAHEAD);
+    }
+}
+
+/// A faulting task's scratch space for readahead, kept between faults so that a fault
+/// allocates nothing.
+#[derive(Default)]
+pub struct SwapinScratch {
+    window: Vec<u32>,
+    reads: Vec<(u32, u32)>,
+}
+
+/// `swapin_readahead()` for a fault on `slot` of `area` at page `addr` of `vma`: allocate a
+/// folio for each slot of the window that is swapped out and not cached (charged to `memcg`),
+/// put them in the swap cache, and submit their reads (one I/O per run of adjacent slots: the
+/// block plug merges them). Returns the faulting slot's folio, locked until its read
+/// completes, or None if the slot was swapped in by another fault meanwhile.
+pub async fn swapin_readahead(
+    cx: &Cx,
+    fault: SwapFault,
+    memcg: u16,
+    scratch: &mut SwapinScratch,
+) -> Option<u32> {
+    let SwapFault {
+        area,
+        slot,
+        vma,
+        addr,
+    } = fault;
+    let SwapinScratch { window, reads } = scratch;
+    cx.k()
+        .swapin_readahead_window(area, slot, vma, addr, window);
+    reads.clear();
+    for &s in window.iter() {
+        let target = s == slot;
+        {
+            let k = cx.k();
+            let si = &k.swap.areas[area];
+            if !si.swapped(s) || si.cache[s as usize] != NO_PAGE {
+                continue;
+            }
+        }
+        let p = alloc_pages(cx, GFP_HIGHUSER_MOVABLE, 0, cx.node)
+            .await
+            .expect("order-0 user allocations retry until they succeed");
+        if cx
+            .k()
+            .add_to_swap_cache_for_read(p, area, s, target, memcg, cx.cpu)
+        {
+            reads.push((s, p));
+        }
+    }
+    let mut k = cx.k();
+    k.swap_read_folios(area, reads);
+    // lru_add_drain(): push the new folios onto the LRU now.
+    k.folio_batch_move_lru(cx.cpu);
+    let p = k.swap.areas[area].cache[slot as usize];
+    (p != NO_PAGE).then_some(p)
+}
+
+/// A fault on a swap entry: the entry's area and slot, and the VMA and page it is at.
+#[derive(Clone, Copy, Debug)]
+pub struct SwapFault {
+    pub area: usize,
+    pub slot: u32,
+    pub vma: u32,
+    pub addr: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_grows_with_hits_and_shrinks_slowly() {
+        // No hits: one page, unless the fault is next to the previous one.
+        assert_eq!(__swapin_nr_pages(10, 50, 0, 8, 0), 1);
+        assert_eq!(__swapin_nr_pages(10, 11, 0, 8, 0), 2);
+        assert_eq!(__swapin_nr_pages(10, 9, 0, 8, 0), 2);
+        // hits + 2, rounded up to a power of two from 4, capped at the maximum.
+        assert_eq!(__swapin_nr_pages(0, 50, 1, 8, 0), 4);
+        assert_eq!(__swapin_nr_pages(0, 50, 3, 8, 0), 8);
+        assert_eq!(__swapin_nr_pages(0, 50, 30, 8, 0), 8);
+        assert_eq!(__swapin_nr_pages(0, 50, 30, 32, 0), 32);
+        // Never below half the last window.
+        assert_eq!(__swapin_nr_pages(10, 50, 0, 8, 8), 4);
+    }
+}

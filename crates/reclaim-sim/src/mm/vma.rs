@@ -1,0 +1,183 @@
+//! Address spaces: anonymous private VMAs (`struct vm_area_struct`) and their page tables,
+//! one 4-byte entry per virtual page in one flat array for all of them. An entry is empty
+//! (`pte_none`), present (a pfn and the accessed bit, `pte_young`) or a swap entry (the
+//! slot its page was written to). An anon folio's owner is the index of the entry that maps
+//! it, which makes the reverse map (`folio_referenced`, `try_to_unmap`) one array access.
+//!
+//! Departure: no page-table pages, PMDs or TLB; the dirty bit is kept on the folio
+//! (`pg::DIRTY`, set by each write), where `try_to_unmap` would move it.
+
+/// A page-table entry.
+pub type Pte = u32;
+
+const PTE_PRESENT: Pte = 1 << 31;
+/// `_PAGE_ACCESSED`: set by the hardware on each access, cleared by `folio_referenced`.
+const PTE_YOUNG: Pte = 1 << 30;
+const PFN_MASK: Pte = PTE_YOUNG - 1;
+/// Swap entries: the area (`swp_type`) in bits 28–29, the slot (`swp_offset`) below, plus
+/// one so that an entry is never `pte_none`.
+const SWP_TYPE_SHIFT: u32 = 28;
+const SWP_OFFSET_MASK: Pte = (1 << SWP_TYPE_SHIFT) - 1;
+/// Swap areas a page table can name.
+pub const MAX_SWAPFILES: usize = 4;
+/// The largest slot a swap entry can hold.
+pub const MAX_SWAP_OFFSET: u32 = SWP_OFFSET_MASK - 1;
+
+/// What a page-table entry holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PteKind {
+    None,
+    /// The page frame and whether it was accessed since the last check.
+    Present {
+        pfn: u32,
+        young: bool,
+    },
+    /// Swapped out: the area and slot.
+    Swap {
+        area: usize,
+        slot: u32,
+    },
+}
+
+#[inline]
+pub fn pte_kind(pte: Pte) -> PteKind {
+    if pte & PTE_PRESENT != 0 {
+        PteKind::Present {
+            pfn: pte & PFN_MASK,
+            young: pte & PTE_YOUNG != 0,
+        }
+    } else if pte == 0 {
+        PteKind::None
+    } else {
+        PteKind::Swap {
+            area: (pte >> SWP_TYPE_SHIFT) as usize,
+            slot: (pte & SWP_OFFSET_MASK) - 1,
+        }
+    }
+}
+
+/// `mk_pte()` of a freshly faulted page: present and young.
+#[inline]
+pub fn mk_pte(pfn: u32) -> Pte {
+    debug_assert!(pfn <= PFN_MASK);
+    PTE_PRESENT | PTE_YOUNG | pfn
+}
+
+/// `swp_entry_to_pte(swp_entry(area, slot))`.
+#[inline]
+pub fn swp_pte(area: usize, slot: u32) -> Pte {
+    debug_assert!(area < MAX_SWAPFILES && slot <= MAX_SWAP_OFFSET);
+    ((area as Pte) << SWP_TYPE_SHIFT) | (slot + 1)
+}
+
+#[inline]
+pub fn pte_present(pte: Pte) -> bool {
+    pte & PTE_PRESENT != 0
+}
+
+/// The per-VMA swap readahead state (`vma->swap_readahead_info`): the last fault's page,
+/// the window it read, and the readahead hits since.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SwapRaInfo {
+    pub prev_fault: u32,
+    pub win: u32,
+    pub hits: u32,
+}
+
+/// An anonymous private mapping.
+#[derive(Clone, Debug)]
+pub struct Vma {
+    /// The task whose address space it is.
+    pub owner_task: u32,
+    /// Its first page's entry in `PageTables::ptes` (`vm_start`).
+    pub start: u32,
+    pub nr_pages: u32,
+    pub swap_readahead_info: SwapRaInfo,
+}
+
+/// Every VMA and page-table entry of the machine.
+#[derive(Default)]
+pub struct PageTables {
+    pub ptes: Vec<Pte>,
+    pub vmas: Vec<Vma>,
+}
+
+impl PageTables {
+    /// `mmap(MAP_PRIVATE | MAP_ANONYMOUS)` of `nr_pages` by task `tid`: a new VMA, its entries
+    /// empty. Returns its id.
+    pub fn mmap(&mut self, tid: u32, nr_pages: u32) -> u32 {
+        let start = u32::try_from(self.ptes.len())
+            .ok()
+            .filter(|s| s.checked_add(nr_pages).is_some())
+            .expect("more virtual pages than the model's 32-bit page-table index holds");
+        self.ptes.resize(self.ptes.len() + nr_pages as usize, 0);
+        self.vmas.push(Vma {
+            owner_task: tid,
+            start,
+            nr_pages,
+            swap_readahead_info: SwapRaInfo::default(),
+        });
+        (self.vmas.len() - 1) as u32
+    }
+
+    /// Bytes of page-table and VMA state.
+    pub fn state_bytes(&self) -> u64 {
+        (self.ptes.len() * std::mem::size_of::<Pte>()
+            + self.vmas.len() * std::mem::size_of::<Vma>()) as u64
+    }
+
+    /// `ptep_test_and_clear_young()` of entry `i`: was it accessed since the last check?
+    #[inline]
+    pub fn test_and_clear_young(&mut self, i: u32) -> bool {
+        let pte = &mut self.ptes[i as usize];
+        let young = *pte & (PTE_PRESENT | PTE_YOUNG) == PTE_PRESENT | PTE_YOUNG;
+        *pte &= !PTE_YOUNG;
+        young
+    }
+
+    /// The hardware's access of present entry `i`: the accessed bit is set.
+    #[inline]
+    pub fn mark_young(&mut self, i: u32) {
+        self.ptes[i as usize] |= PTE_YOUNG;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip() {
+        assert_eq!(pte_kind(0), PteKind::None);
+        let p = mk_pte(12345);
+        assert_eq!(
+            pte_kind(p),
+            PteKind::Present {
+                pfn: 12345,
+                young: true
+            }
+        );
+        assert_eq!(pte_kind(swp_pte(0, 0)), PteKind::Swap { area: 0, slot: 0 });
+        assert_eq!(
+            pte_kind(swp_pte(3, MAX_SWAP_OFFSET)),
+            PteKind::Swap {
+                area: 3,
+                slot: MAX_SWAP_OFFSET
+            }
+        );
+        let mut pt = PageTables::default();
+        let v = pt.mmap(7, 4);
+        let i = pt.vmas[v as usize].start + 2;
+        pt.ptes[i as usize] = p;
+        assert!(pt.test_and_clear_young(i));
+        assert!(!pt.test_and_clear_young(i));
+        pt.mark_young(i);
+        assert!(pt.test_and_clear_young(i));
+        pt.ptes[i as usize] = swp_pte(0, 5);
+        assert!(!pt.test_and_clear_young(i), "a swap entry is never young");
+        assert_eq!(
+            pte_kind(pt.ptes[i as usize]),
+            PteKind::Swap { area: 0, slot: 5 }
+        );
+    }
+}

@@ -1,0 +1,201 @@
+//! `shrink_folio_list()` for a batch isolated from an anon list (mm/vmscan.c, 6.x), the
+//! half of reclaim that swaps: for each folio, in the kernel's order,
+//!
+//! 1. locked (a swap-in in flight): keep;
+//! 2. under writeback: PG_reclaim, and activate (the kernel's "case 2");
+//! 3. mapped: `folio_check_references()` through the reverse map: a young entry (cleared
+//!    by the check) keeps the folio, and activates it if PG_referenced was set too
+//!    (a second trip round the inactive list); otherwise `add_to_swap()` gives it a slot
+//!    (no slot left: activate) and `try_to_unmap()` replaces the entry by the swap entry;
+//! 4. dirty: `pageout()` → `swap_writepage()`: PG_writeback and PG_reclaim, the write
+//!    submitted, the folio kept (its completion rotates it to the inactive tail);
+//! 5. clean and in the swap cache: `__remove_mapping()` → `__delete_from_swap_cache()`, and
+//!    the folio is freed (the slot stays with the page table's swap entry).
+//!
+//! Departure: the swap area is the scenario's one; `reclaim_throttle()` on writeback and the
+//! `nr_immediate` / PGDAT_WRITEBACK paths are not modelled.
+
+use crate::kernel::Kernel;
+use crate::mm::lru::{LRU_ACTIVE_ANON, LRU_INACTIVE_ANON};
+use crate::mm::page::{pg, NO_OWNER};
+use crate::mm::vma::swp_pte;
+use crate::mm::vmscan::{Isolated, ScanControl, SWAP_CLUSTER_MAX};
+use crate::mm::vmstat::VmEvent;
+
+/// The swap area reclaim writes to (`get_swap_pages()` picks by priority among areas; the
+/// model has one).
+pub const SWAP_AREA: usize = 0;
+
+/// `shrink_folio_list()`'s verdict on one anon folio.
+enum Verdict {
+    /// Back to the inactive list (`keep` / `keep_locked`).
+    Keep,
+    /// To the active list (`activate_locked`).
+    Activate,
+    /// Write it out and keep it (`pageout()` → PAGE_SUCCESS).
+    Pageout(u32),
+    /// Free it.
+    Free,
+}
+
+const BATCH: usize = SWAP_CLUSTER_MAX as usize;
+
+impl Kernel {
+    /// The second half of `shrink_inactive_list()` for an anon batch (the file half is
+    /// `Kernel::shrink_folio_list`). Returns the pages reclaimed.
+    pub(crate) fn shrink_anon_folio_list(
+        &mut self,
+        lv: usize,
+        batch: &Isolated,
+        sc: &ScanControl,
+        cpu_node: u32,
+    ) -> u64 {
+        let nid = self.lruvecs[lv].nid;
+        let cpu = self.sched.tasks[self.current as usize].cpu;
+        let mut freed = [0u32; BATCH];
+        let mut nr_freed = 0;
+        let mut back = [(0u32, false); BATCH];
+        let mut nr_back = 0;
+        let mut writes = [(0u32, 0u32); BATCH];
+        let mut nr_writes = 0;
+        let (mut nr_activate, mut nr_ref_keep, mut nr_unmapped) = (0u64, 0u64, 0u64);
+        for &p in batch.pages() {
+            match self.anon_folio_verdict(p, cpu, &mut nr_unmapped) {
+                Verdict::Free => {
+                    freed[nr_freed] = p;
+                    nr_freed += 1;
+                }
+                Verdict::Pageout(slot) => {
+                    writes[nr_writes] = (slot, p);
+                    nr_writes += 1;
+                    back[nr_back] = (p, false);
+                    nr_back += 1;
+                }
+                v => {
+                    let activate = matches!(v, Verdict::Activate);
+                    nr_activate += u64::from(activate);
+                    nr_ref_keep += u64::from(!activate);
+                    back[nr_back] = (p, activate);
+                    nr_back += 1;
+                }
+            }
+        }
+        let c = &self.costs;
+        let work = batch.pages().len() as u64 * (c.shrink_folio_ns + c.folio_referenced_ns)
+            + nr_unmapped * c.swap_out_ns;
+        let work = self.nodes[nid as usize].memory.scale(work);
+        self.charge(work);
+        let writes = &writes[..nr_writes];
+        if !writes.is_empty() && self.swap_writepages(SWAP_AREA, nid, writes) {
+            // A synchronous area wrote them already: clean, they are freed now (the kernel's
+            // PAGE_SUCCESS without writeback, "try to free the folio below"); the putback
+            // below skips them.
+            for &(slot, p) in writes {
+                self.remove_anon_folio(p, slot);
+                freed[nr_freed] = p;
+                nr_freed += 1;
+            }
+        }
+        self.free_isolated_folios(&freed[..nr_freed], cpu_node);
+        // move_folios_to_lru(): kept folios to the inactive head, activated ones to the
+        // active list.
+        let at = self.clock();
+        let hold = (nr_back as u64).max(1) * self.costs.putback_ns;
+        let lock = self.lru_lock(lv, cpu_node, hold, at);
+        self.charge(lock.total());
+        for &(p, activate) in &back[..nr_back] {
+            if self.pages.flags(p) & pg::ANON == 0 {
+                continue; // written synchronously and freed above
+            }
+            let zone_idx = self.page_zonenum(p);
+            let lru = if activate {
+                self.pages.set(p, pg::ACTIVE);
+                LRU_ACTIVE_ANON
+            } else {
+                LRU_INACTIVE_ANON
+            };
+            self.lruvecs[lv].add_folio(&mut self.pages, p, lru, zone_idx);
+        }
+        let reclaimed = nr_freed as u64;
+        self.nodes[nid as usize].nr_isolated[0] -= batch.pages().len() as u64;
+        self.lruvecs[lv].note_cost(
+            false,
+            nr_writes as u64,
+            batch.nr_scanned() - reclaimed.min(batch.nr_scanned()),
+        );
+        self.count(VmEvent::pgsteal(sc.kswapd), reclaimed);
+        self.count(VmEvent::pgsteal_type(false), reclaimed);
+        self.count(VmEvent::Pgfree, reclaimed);
+        self.count(VmEvent::Pgactivate, nr_activate);
+        self.trace_lru_shrink_inactive(
+            nid,
+            batch.nr_scanned(),
+            reclaimed,
+            nr_activate,
+            nr_ref_keep,
+            sc.priority,
+            false,
+        );
+        reclaimed
+    }
+
+    /// Steps 1–5 of the module's list for folio `p` (reclaimed by a task on `cpu`); a folio
+    /// unmapped here is counted in `nr_unmapped`.
+    fn anon_folio_verdict(&mut self, p: u32, cpu: u32, nr_unmapped: &mut u64) -> Verdict {
+        let flags = self.pages.flags(p);
+        if flags & pg::LOCKED != 0 {
+            return Verdict::Keep;
+        }
+        if flags & pg::WRITEBACK != 0 {
+            self.pages.set(p, pg::RECLAIM);
+            return Verdict::Activate;
+        }
+        let referenced_folio = self.pages.test_and_clear(p, pg::REFERENCED);
+        if flags & pg::MAPPED != 0 {
+            let idx = self.pages.fields(p).owner;
+            if self.mm.test_and_clear_young(idx) {
+                self.pages.set(p, pg::REFERENCED);
+                return if referenced_folio {
+                    Verdict::Activate
+                } else {
+                    Verdict::Keep
+                };
+            }
+            // add_to_swap(): a slot, and the folio joins the swap cache, dirty.
+            let Some(slot) = self.swap.areas[SWAP_AREA].get_swap_page(cpu) else {
+                return Verdict::Activate;
+            };
+            let si = &mut self.swap.areas[SWAP_AREA];
+            si.cache[slot as usize] = p;
+            // try_to_unmap(): the entry becomes the swap entry, which holds the slot.
+            si.swap_duplicate(slot);
+            self.mm.ptes[idx as usize] = swp_pte(SWAP_AREA, slot);
+            let f = self.pages.fields_mut(p);
+            f.owner = slot;
+            f.flags = (f.flags & !pg::MAPPED) | pg::SWAPCACHE | pg::DIRTY;
+            let nid = self.zones[self.page_zone(p)].nid;
+            self.nodes[nid as usize].nr_anon_mapped -= 1;
+            *nr_unmapped += 1;
+        }
+        debug_assert!(self.pages.flags(p) & pg::SWAPCACHE != 0);
+        let slot = self.pages.fields(p).owner;
+        if self.pages.flags(p) & pg::DIRTY != 0 {
+            // pageout() → swap_writepage().
+            let f = self.pages.fields_mut(p);
+            f.flags = (f.flags & !pg::DIRTY) | pg::WRITEBACK | pg::RECLAIM;
+            return Verdict::Pageout(slot);
+        }
+        self.remove_anon_folio(p, slot);
+        Verdict::Free
+    }
+
+    /// `__remove_mapping()` of clean swap-cache folio `p` at `slot`: out of the swap cache
+    /// and its cgroup, ready to be freed.
+    fn remove_anon_folio(&mut self, p: u32, slot: u32) {
+        self.delete_from_swap_cache(p, SWAP_AREA, slot);
+        self.mem_cgroup_uncharge_folio(p);
+        let f = self.pages.fields_mut(p);
+        f.owner = NO_OWNER;
+        f.flags = 0;
+    }
+}

@@ -1,0 +1,126 @@
+//! Anonymous memory and swap end to end: readahead counters on hand-built fault sequences,
+//! the swap invariants after a run, and determinism.
+
+use reclaim_sim::kernel::Kernel;
+use reclaim_sim::mm::page::pg;
+use reclaim_sim::mm::swapfile::{NO_PAGE, SWAP_HAS_CACHE};
+use reclaim_sim::mm::vma::{pte_kind, PteKind};
+use reclaim_sim::mm::vmstat::VmEvent;
+use reclaim_sim::scenario::Scenario;
+
+const SCENARIO: &str = r#"
+name = "swap-test"
+[machine]
+nodes = 1
+cpus_per_node = 4
+memory_mb_per_node = 128
+devices = [{ name = "nvme", bandwidth_mb_s = 2800, write_bandwidth_mb_s = 1900, latency_us = 20, request_us = 2 }]
+[swap]
+kind = "file"
+size_mb = 512
+[workload]
+kind = "usemem"
+tasks = 2
+size_mb = 96
+repeats = 0
+runtime_s = 3
+[workload.background]
+kind = "usemem"
+tasks = 1
+size_mb = 40
+random = true
+repeats = 0
+runtime_s = 3
+[run]
+duration_s = 3
+"#;
+
+fn run(sets: &[&str]) -> (Kernel, reclaim_sim::RunOutput) {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let s = Scenario::parse(SCENARIO, "swap-test.toml", &sets).unwrap();
+    reclaim_sim::run::simulate(&s, None, &mut |_| {})
+}
+
+/// Every swap entry in a page table names a slot in use; every present entry maps a folio
+/// that names it back; every swap-cache folio is where the index says and holds its slot's
+/// cache reference; each slot's page-table count is the number of entries naming it.
+fn check_swap(k: &Kernel) {
+    let si = &k.swap.areas[0];
+    let mut refs = vec![0u32; si.max as usize];
+    for (i, &pte) in k.mm.ptes.iter().enumerate() {
+        match pte_kind(pte) {
+            PteKind::Swap { area, slot } => {
+                assert_eq!(area, 0);
+                assert!(si.swapped(slot), "entry {i} names free slot {slot}");
+                refs[slot as usize] += 1;
+            }
+            PteKind::Present { pfn, .. } => {
+                let f = k.pages.fields(pfn);
+                assert_eq!(f.owner, i as u32, "pfn {pfn} does not name its entry");
+                assert!(f.flags & pg::MAPPED != 0 && f.flags & pg::SWAPCACHE == 0);
+            }
+            PteKind::None => {}
+        }
+    }
+    let mut in_use = 1; // the header
+    for slot in 1..si.max {
+        let map = si.swap_map[slot as usize];
+        assert_eq!(
+            u32::from(map & !SWAP_HAS_CACHE),
+            refs[slot as usize],
+            "slot {slot}"
+        );
+        let p = si.cache[slot as usize];
+        assert_eq!(p != NO_PAGE, map & SWAP_HAS_CACHE != 0, "slot {slot}");
+        if p != NO_PAGE {
+            let f = k.pages.fields(p);
+            assert!(
+                f.flags & pg::SWAPCACHE != 0 && f.owner == slot,
+                "slot {slot}"
+            );
+        }
+        in_use += u32::from(map != 0);
+    }
+    assert_eq!(in_use, si.inuse_pages);
+}
+
+#[test]
+fn vma_readahead_hits_what_it_reads_and_the_invariants_hold() {
+    let (k, out) = run(&["variant.swap_readahead=vma"]);
+    check_swap(&k);
+    k.check_conservation(0).unwrap();
+    k.check_lists().unwrap();
+    let d = |e| out.after.event(e) - out.before.event(e);
+    assert!(d(VmEvent::PswpOut) > 10_000, "the run swaps");
+    assert!(d(VmEvent::SwapRa) > 1_000, "VMA readahead reads ahead");
+    assert!(
+        d(VmEvent::SwapRaHit) * 100 > d(VmEvent::SwapRa) * 95,
+        "a sequential writer hits what VMA readahead read: {} of {}",
+        d(VmEvent::SwapRaHit),
+        d(VmEvent::SwapRa)
+    );
+    assert!(d(VmEvent::SwapRaHit) <= d(VmEvent::SwapRa) + k.events.get(VmEvent::SwapRa));
+}
+
+#[test]
+fn cluster_readahead_keeps_the_invariants_and_runs_are_deterministic() {
+    let (k, a) = run(&["variant.swap_readahead=cluster"]);
+    check_swap(&k);
+    k.check_conservation(0).unwrap();
+    let (_, b) = run(&["variant.swap_readahead=cluster"]);
+    assert_eq!(a.result_json, b.result_json);
+    assert_eq!(a.vmstat_after, b.vmstat_after);
+    // The scan allocator runs the same workload to the same invariants.
+    let (k, _) = run(&["variant.swap_alloc=scan"]);
+    check_swap(&k);
+}
+
+#[test]
+fn zram_swaps_synchronously_without_readahead() {
+    let (k, out) = run(&["swap.kind=zram"]);
+    check_swap(&k);
+    let d = |e| out.after.event(e) - out.before.event(e);
+    assert!(d(VmEvent::PswpIn) > 1_000 && d(VmEvent::PswpOut) > 1_000);
+    assert_eq!(d(VmEvent::SwapRa), 0, "zram bypasses the swap cache");
+    assert_eq!(k.devices[0].stats.wr_ios, 0, "no block I/O");
+}
