@@ -10,7 +10,7 @@ use crate::hw::cpu::Cpus;
 use crate::hw::lock::{Acquired, LockCosts, SpinLock};
 use crate::hw::memory::MemoryBandwidth;
 use crate::mm::lru::{LruAddBatch, Lruvec, NR_LRU_LISTS};
-use crate::mm::memcontrol::ROOT_MEM_CGROUP;
+use crate::mm::memcontrol::{MemCgroup, ROOT_MEM_CGROUP};
 use crate::mm::page::Pages;
 use crate::mm::page_ext::PageExt;
 use crate::mm::swap_state::SwapState;
@@ -85,6 +85,10 @@ pub struct Kernel {
     pub nodes: Vec<PgData>,
     /// One per (memory cgroup, node): `lruvecs[memcg · nr_nodes + nid]`.
     pub lruvecs: Vec<Lruvec>,
+    /// Memory cgroups by id, the root first (`mm::memcontrol`).
+    pub memcgs: Vec<MemCgroup>,
+    /// The cgroup the workload's tasks run in (the root unless `memory.mode = "cgroup"`).
+    pub workload_memcg: u16,
     /// `node_zonelists[ZONELIST_FALLBACK]` per node: zone indices, local node first, each
     /// node's zones from the highest type down.
     pub zonelists: Vec<Vec<usize>>,
@@ -266,6 +270,8 @@ impl Kernel {
             zone_lock,
             nodes,
             lruvecs,
+            memcgs: vec![MemCgroup::new(u64::MAX)],
+            workload_memcg: ROOT_MEM_CGROUP,
             zonelists,
             kswapd_wake_nodes,
             events: VmEvents::default(),

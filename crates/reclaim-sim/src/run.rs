@@ -23,8 +23,14 @@ fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
         &s.variant,
         s.seed,
     );
-    if s.memory.mode == MemoryMode::Squeeze {
-        hugetlb_reserve(&mut kernel, s.memory.free_mb * 256);
+    match s.memory.mode {
+        MemoryMode::Squeeze => {
+            hugetlb_reserve(&mut kernel, s.memory.free_mb * 256);
+        }
+        MemoryMode::Cgroup => {
+            kernel.workload_memcg = kernel.mem_cgroup_create(s.memory.limit_mb * 256);
+        }
+        MemoryMode::None => {}
     }
     if s.swap.kind != SwapKind::None {
         // swapon(): a swap file on the machine's first device, or a zram device (no block

@@ -1,6 +1,7 @@
 //! The run directory's contents (docs/rundir.md): the window's counters and samples, each
 //! task's CPU, the result, and writing them out.
 
+use crate::mm::memcontrol::{MemcgEvents, ROOT_MEM_CGROUP};
 use serde::Serialize;
 use std::path::Path;
 
@@ -116,7 +117,19 @@ pub struct RunResult {
     /// The window's start condition was never met; the window is then the whole run.
     pub start_condition_met: bool,
     pub metrics: Metrics,
+    /// The workload's memory cgroup (`memory.mode = "cgroup"`): memory.max, memory.current
+    /// at the end, and its events over the window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memcg: Option<MemcgResult>,
     pub model: ModelStats,
+}
+
+/// `RunResult::memcg`.
+#[derive(Clone, Debug, Serialize)]
+pub struct MemcgResult {
+    pub max_bytes: u64,
+    pub current_bytes: u64,
+    pub events: MemcgEvents,
 }
 
 /// The state the measured window (or a sample interval) counts from.
@@ -130,6 +143,7 @@ pub(crate) struct Baseline {
     lock_acq: u64,
     lock_contended: u64,
     oom_retries: u64,
+    memcg_events: Vec<MemcgEvents>,
 }
 
 pub(crate) fn baseline(k: &Kernel) -> Baseline {
@@ -148,6 +162,7 @@ pub(crate) fn baseline(k: &Kernel) -> Baseline {
         lock_acq: k.lruvecs.iter().map(|l| l.lru_lock.acquisitions).sum(),
         lock_contended: k.lruvecs.iter().map(|l| l.lru_lock.contended).sum(),
         oom_retries: k.nr_oom_retries,
+        memcg_events: k.memcgs.iter().map(|m| m.events).collect(),
     }
 }
 
@@ -329,6 +344,15 @@ pub(crate) fn finish(
         elapsed_s: elapsed,
         start_condition_met: start_met,
         metrics: work.metrics(elapsed),
+        memcg: (k.workload_memcg != ROOT_MEM_CGROUP).then(|| {
+            let id = k.workload_memcg as usize;
+            let m = &k.memcgs[id];
+            MemcgResult {
+                max_bytes: m.limit * 4096,
+                current_bytes: m.usage * 4096,
+                events: m.events.since(&base.memcg_events[id]),
+            }
+        }),
         model: ModelStats {
             page_events,
             managed_pages: k.managed_pages(),

@@ -124,3 +124,39 @@ fn zram_swaps_synchronously_without_readahead() {
     assert_eq!(d(VmEvent::SwapRa), 0, "zram bypasses the swap cache");
     assert_eq!(k.devices[0].stats.wr_ios, 0, "no block I/O");
 }
+
+#[test]
+fn a_cgroup_limit_is_reclaimed_by_memcg_reclaim_counted_in_the_cgroup() {
+    // 64 MiB of limit on a 128 MiB machine: the cgroup's own reclaim, no global reclaim.
+    let (k, out) = run(&["memory.mode=cgroup", "memory.limit_mb=64"]);
+    check_swap(&k);
+    k.check_conservation(0).unwrap();
+    k.check_lists().unwrap();
+    let m = &k.memcgs[k.workload_memcg as usize];
+    // Faulting tasks may overshoot by the page each is about to commit (and readahead's).
+    assert!(
+        m.usage <= m.limit + 64,
+        "usage {} limit {}",
+        m.usage,
+        m.limit
+    );
+    let r = &out.result;
+    let memcg = r.memcg.as_ref().expect("result.json reports the cgroup");
+    assert!(memcg.events.pgscan_direct > 10_000, "{:?}", memcg.events);
+    assert!(memcg.events.pgsteal_direct > 0 && memcg.events.max > 0);
+    let d = |e| out.after.event(e) - out.before.event(e);
+    assert_eq!(
+        d(VmEvent::PgscanDirect),
+        0,
+        "memcg reclaim is not in /proc/vmstat's pgscan"
+    );
+    assert_eq!(
+        d(VmEvent::AllocstallNormal) + d(VmEvent::AllocstallMovable),
+        0
+    );
+    assert!(
+        d(VmEvent::PgscanAnon) > 0,
+        "pgscan_anon counts every reclaim"
+    );
+    assert!(d(VmEvent::PswpOut) > 1_000);
+}

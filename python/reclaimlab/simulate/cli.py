@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 
 from reclaimlab.rundir import RunDir, read_rundir
-from reclaimlab.seeds import seed000
+from reclaimlab.seeds import seed000, seed002
 from reclaimlab.simulate.runner import Point, ScenarioError, points, run_points
 from reclaimlab.summary import print_summary
 
@@ -163,15 +163,37 @@ def _reproduce(tests: list[int], tasks: list[int] | None, scale: float, duration
     console.print(f"run directories: {out}")
 
 
+def _reproduce_seed002(scale: float, duration: float | None, sets: tuple[str, ...], out: Path, force: bool, jobs: int | None) -> None:
+    """Seed 002's sweep (cluster, vma) simulated, its table beside the seed's, the targets."""
+    try:
+        pts = points(str(seed002.SCENARIO), [*seed002.overrides(scale, duration), *sets])
+        rundirs = run_points(pts, out, force=force, jobs=jobs)
+    except (ScenarioError, FileExistsError) as e:
+        _fail(str(e))
+        return
+    rows = {}
+    for p, d in zip(pts, rundirs):
+        policy = p.label.rpartition("=")[2]
+        rows[policy] = seed002.columns_of(read_rundir(d))
+    suffix = "" if scale == 1.0 else f" (memory ×{scale:g})"
+    if duration is not None:
+        suffix += f", {duration:g} s"
+    if sets:
+        suffix += " — " + ", ".join(sets)
+    console.print(seed002.table(rows, suffix))
+    console.print(seed002.targets_table(seed002.check_targets(rows)))
+    console.print(f"run directories: {out}")
+
+
 def _int_list(s: str | None) -> list[int] | None:
     return None if not s else [int(x) for x in s.split(",") if x.strip()]
 
 
 @click.command()
-@click.argument("seed", type=click.Choice(["seed000"]))
-@click.option("--tests", default="1,2,3,4", show_default=True, help="Which of the seed's tests.")
-@click.option("--tasks", default=None, help="Only these dd task counts (comma-separated); default: the seed's.")
-@click.option("--scale", default=1.0, show_default=True, type=float, help="Memory scale (1 = the seed's 756 GB).")
+@click.argument("seed", type=click.Choice(["seed000", "seed002"]))
+@click.option("--tests", default="1,2,3,4", show_default=True, help="Which of the seed's tests (seed000).")
+@click.option("--tasks", default=None, help="Only these dd task counts (comma-separated); default: the seed's (seed000).")
+@click.option("--scale", default=1.0, show_default=True, type=float, help="Memory scale (1 = the seed's machine: 756 GB for seed000; 32 GB, the usemem sizes and the swap file for seed002).")
 @click.option("--duration", default=None, type=float, help="Measured seconds per stage (default: the seed's 300).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a key of every test's scenario, e.g. --set variant.readahead_noretry=true.")
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path))
@@ -179,6 +201,9 @@ def _int_list(s: str | None) -> list[int] | None:
 @click.option("-j", "--jobs", type=int, default=None, help="Points simulated in parallel.")
 def reproduce(seed: str, tests: str, tasks: str | None, scale: float, duration: float | None, sets: tuple[str, ...], out: Path | None, force: bool, jobs: int | None) -> None:
     """Reproduce a seed document's tables: simulated rows with the seed's rows beneath."""
+    if seed == "seed002":
+        _reproduce_seed002(scale, duration, sets, out or _default_out(seed), force, jobs)
+        return
     test_list = _int_list(tests) or []
     if any(t not in seed000.TESTS for t in test_list):
         _fail("--tests takes numbers from 1 to 4")

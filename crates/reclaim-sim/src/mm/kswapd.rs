@@ -6,7 +6,7 @@
 use crate::engine::{HZ, NSEC_PER_SEC};
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::gfp::Gfp;
-use crate::mm::lru::{LRU_ACTIVE_ANON, LRU_INACTIVE_ANON};
+use crate::mm::lru::{inactive_is_low, LRU_ACTIVE_ANON, LRU_INACTIVE_ANON};
 use crate::mm::vmscan::{shrink_node, ScanControl, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{MAX_NR_ZONES, WMARK_HIGH};
@@ -140,19 +140,22 @@ async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) ->
 /// SWAP_CLUSTER_MAX active anon folios while the inactive anon list is low, so that anon
 /// reclaim has candidates (the LRU's aging even when kswapd reclaims file pages).
 async fn kswapd_age_node(cx: &Cx, nid: u32, sc: &ScanControl) {
-    let lv = {
+    let nr_memcgs = {
         let k = cx.k();
         if !k.can_age_anon_pages() {
             return;
         }
-        let lv = k.mem_cgroup_lruvec(crate::mm::memcontrol::ROOT_MEM_CGROUP, nid);
-        if !k.lruvecs[lv].inactive_is_low(LRU_INACTIVE_ANON, MAX_NR_ZONES - 1) {
+        let sizes = k.target_lruvec_sizes(nid, crate::mm::memcontrol::ROOT_MEM_CGROUP);
+        if !inactive_is_low(&sizes, LRU_INACTIVE_ANON, MAX_NR_ZONES - 1) {
             return;
         }
-        lv
+        k.memcgs.len() as u16
     };
-    cx.k()
-        .shrink_active_list(lv, SWAP_CLUSTER_MAX, LRU_ACTIVE_ANON, sc, cx.node);
+    for memcg in 0..nr_memcgs {
+        let mut k = cx.k();
+        let lv = k.mem_cgroup_lruvec(memcg, nid);
+        k.shrink_active_list(lv, SWAP_CLUSTER_MAX, LRU_ACTIVE_ANON, sc, cx.node);
+    }
     cond_resched(cx).await;
 }
 

@@ -35,6 +35,31 @@ pub fn is_active_lru(lru: usize) -> bool {
     lru == LRU_ACTIVE_ANON || lru == LRU_ACTIVE_FILE
 }
 
+/// Per-zone list sizes (`lru_zone_size`): a lruvec's, or the sum of a cgroup subtree's.
+pub type ZoneSizes = [[u64; NR_LRU_LISTS]; MAX_NR_ZONES];
+
+/// Pages on `lru` in zones ≤ `zone_idx` of `sizes`.
+pub fn lru_size(sizes: &ZoneSizes, lru: usize, zone_idx: usize) -> u64 {
+    (0..=zone_idx.min(MAX_NR_ZONES - 1))
+        .map(|z| sizes[z][lru])
+        .sum()
+}
+
+/// `inactive_is_low()` (6.x) over `sizes`: the inactive list is low when
+/// `inactive·ratio < active`, with `ratio = int_sqrt(10·GB)` of the pair's size (1 under
+/// 1 GB).
+pub fn inactive_is_low(sizes: &ZoneSizes, inactive_lru: usize, reclaim_idx: usize) -> bool {
+    let inactive = lru_size(sizes, inactive_lru, reclaim_idx);
+    let active = lru_size(sizes, inactive_lru + 1, reclaim_idx);
+    let gb = (inactive + active) >> (30 - 12);
+    let ratio = if gb > 0 {
+        super::zone::int_sqrt(10 * gb)
+    } else {
+        1
+    };
+    inactive * ratio < active
+}
+
 #[derive(Clone, Debug)]
 pub struct Lruvec {
     /// The node (`lruvec_pgdat`) and memory cgroup id (`lruvec_memcg`) it belongs to.
@@ -42,7 +67,7 @@ pub struct Lruvec {
     pub memcg: u16,
     lists: [ListId; NR_LRU_LISTS],
     /// `lru_zone_size[zone][lru]`.
-    pub zone_size: [[u64; NR_LRU_LISTS]; MAX_NR_ZONES],
+    pub zone_size: ZoneSizes,
     pub anon_cost: u64,
     pub file_cost: u64,
     /// `lruvec->lru_lock` (per node before 5.11, when it was `pgdat->lru_lock`; with only
@@ -71,9 +96,7 @@ impl Lruvec {
 
     /// `lruvec_lru_size(lruvec, lru, zone_idx)`: pages on `lru` in zones ≤ `zone_idx`.
     pub fn lru_size(&self, lru: usize, zone_idx: usize) -> u64 {
-        (0..=zone_idx.min(MAX_NR_ZONES - 1))
-            .map(|z| self.zone_size[z][lru])
-            .sum()
+        lru_size(&self.zone_size, lru, zone_idx)
     }
 
     pub fn total(&self, lru: usize) -> u64 {
@@ -83,15 +106,7 @@ impl Lruvec {
     /// `inactive_is_low()` (6.x): the inactive list is low when `inactive·ratio < active`,
     /// with `ratio = int_sqrt(10·GB)` of the list pair's size (1 under 1 GB).
     pub fn inactive_is_low(&self, inactive_lru: usize, reclaim_idx: usize) -> bool {
-        let inactive = self.lru_size(inactive_lru, reclaim_idx);
-        let active = self.lru_size(inactive_lru + 1, reclaim_idx);
-        let gb = (inactive + active) >> (30 - 12);
-        let ratio = if gb > 0 {
-            super::zone::int_sqrt(10 * gb)
-        } else {
-            1
-        };
-        inactive * ratio < active
+        inactive_is_low(&self.zone_size, inactive_lru, reclaim_idx)
     }
 
     /// `lru_note_cost()` (6.x, mm/swap.c): `cost = nr_io·SWAP_CLUSTER_MAX + nr_rotated`, and

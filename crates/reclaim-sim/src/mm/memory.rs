@@ -162,7 +162,8 @@ pub async fn folio_wait_locked(cx: &Cx, p: u32) {
 }
 
 /// `mem_cgroup_charge()` of one page to `memcg` before the fault allocates it: reclaim from
-/// the cgroup while it is at its limit (`mm::memcontrol`).
+/// the cgroup while it is at its limit (`mm::memcontrol`; the model checks the charge first,
+/// the kernel after the allocation).
 async fn mem_cgroup_charge(cx: &Cx, memcg: u16) {
     crate::mm::memcontrol::try_charge(cx, memcg).await;
 }

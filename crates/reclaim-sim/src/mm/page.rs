@@ -98,6 +98,27 @@ impl Pages {
         Pages { desc, nr_pages }
     }
 
+    /// Add `n` list heads after the existing ones (set-up only: the array is copied);
+    /// returns the first new list's number for [`Pages::list`]. Links stay valid, as pages
+    /// and existing heads keep their indices.
+    pub fn add_lists(&mut self, n: u32) -> u32 {
+        let first = self.desc.len() as u32 - self.nr_pages;
+        let mut desc = std::mem::take(&mut self.desc).into_vec();
+        for _ in 0..n {
+            let h = desc.len() as u32;
+            desc.push(PageDesc {
+                next: h,
+                prev: h,
+                f: PageFields {
+                    owner: NO_OWNER,
+                    ..Default::default()
+                },
+            });
+        }
+        self.desc = desc.into_boxed_slice();
+        first
+    }
+
     pub fn nr_pages(&self) -> u32 {
         self.nr_pages
     }

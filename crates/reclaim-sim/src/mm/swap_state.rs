@@ -329,6 +329,8 @@ pub async fn swapin_readahead(
                 continue;
             }
         }
+        // mem_cgroup_swapin_charge_folio(): charged before it is read.
+        crate::mm::memcontrol::try_charge(cx, memcg).await;
         let p = alloc_pages(cx, GFP_HIGHUSER_MOVABLE, 0, cx.node)
             .await
             .expect("order-0 user allocations retry until they succeed");
@@ -341,8 +343,11 @@ pub async fn swapin_readahead(
     }
     let mut k = cx.k();
     k.swap_read_folios(area, reads);
-    // lru_add_drain(): push the new folios onto the LRU now.
-    k.folio_batch_move_lru(cx.cpu);
+    if window.len() > 1 {
+        // lru_add_drain() after a readahead window: push the new folios onto the LRU now.
+        // A one-page window skips it (the kernel's `goto skip`).
+        k.folio_batch_move_lru(cx.cpu);
+    }
     let p = k.swap.areas[area].cache[slot as usize];
     (p != NO_PAGE).then_some(p)
 }

@@ -48,6 +48,8 @@ pub struct ScanControl {
     pub file_is_tiny: bool,
     /// Reclaim on behalf of kswapd (counters `*_kswapd`) rather than direct reclaim.
     pub kswapd: bool,
+    /// The cgroup whose limit is reclaimed for (memcg reclaim), or the root (global).
+    pub target_mem_cgroup: u16,
     /// Incremented by the number of inactive pages that were scanned.
     pub nr_scanned: u64,
     /// Number of pages freed so far during a call to shrink_zones().
@@ -67,6 +69,7 @@ impl ScanControl {
             cache_trim_mode: false,
             file_is_tiny: false,
             kswapd,
+            target_mem_cgroup: ROOT_MEM_CGROUP,
             nr_scanned: 0,
             nr_reclaimed: 0,
         }
@@ -118,6 +121,16 @@ pub async fn try_to_free_pages(cx: &Cx, nid: u32, order: u32, gfp: Gfp) -> u64 {
     nr_reclaimed
 }
 
+/// `try_to_free_mem_cgroup_pages()`: memcg reclaim of `memcg` for `nr_pages` (at least
+/// SWAP_CLUSTER_MAX) by a task charging it, from the cgroup's own lruvecs on the nodes of
+/// the task's zonelist, every zone eligible. No throttling, no allocstall, no global
+/// pgscan/pgsteal: the cgroup's events count it. Returns the pages reclaimed.
+pub async fn try_to_free_mem_cgroup_pages(cx: &Cx, memcg: u16, nr_pages: u64) -> u64 {
+    let mut sc = ScanControl::new(false, nr_pages.max(SWAP_CLUSTER_MAX), 0, MAX_NR_ZONES - 1);
+    sc.target_mem_cgroup = memcg;
+    do_try_to_free_pages(cx, cx.node, &mut sc).await
+}
+
 /// `throttle_direct_reclaim()`: if the node of the first zonelist zone ≤ ZONE_NORMAL does
 /// not allow direct reclaim, count PGSCAN_DIRECT_THROTTLE and sleep on its
 /// `pfmemalloc_wait` until `allow_direct_reclaim()` holds.
@@ -156,8 +169,10 @@ async fn throttle_direct_reclaim(cx: &Cx, nid: u32, highest_zoneidx: usize) {
 async fn do_try_to_free_pages(cx: &Cx, nid: u32, sc: &mut ScanControl) -> u64 {
     let nodes = {
         let mut k = cx.k();
-        k.events
-            .count_zid(VmEvent::AllocstallDma, sc.reclaim_idx, 1);
+        if !Kernel::is_cgroup_reclaim(sc.target_mem_cgroup) {
+            k.events
+                .count_zid(VmEvent::AllocstallDma, sc.reclaim_idx, 1);
+        }
         k.zonelist_nodes(nid, sc.reclaim_idx)
     };
     loop {
@@ -197,11 +212,18 @@ pub async fn shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
     }
 }
 
-/// `shrink_node_memcgs()`: the lruvec of each memory cgroup on the node (only the root's so
-/// far).
+/// `shrink_node_memcgs()`: the lruvec on the node of each memory cgroup under the target
+/// (`mem_cgroup_iter`): every cgroup for global reclaim, the target alone for memcg reclaim
+/// (the model's cgroups have no children). Protections (memory.min/low) are not modelled.
 async fn shrink_node_memcgs(cx: &Cx, nid: u32, sc: &mut ScanControl) {
-    let lv = cx.k().mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid);
-    shrink_lruvec(cx, lv, sc).await;
+    let nr_memcgs = cx.k().memcgs.len() as u16;
+    for memcg in 0..nr_memcgs {
+        if Kernel::is_cgroup_reclaim(sc.target_mem_cgroup) && memcg != sc.target_mem_cgroup {
+            continue;
+        }
+        let lv = cx.k().mem_cgroup_lruvec(memcg, nid);
+        shrink_lruvec(cx, lv, sc).await;
+    }
 }
 
 /// `shrink_lruvec()`: scan each evictable list in rounds of up to SWAP_CLUSTER_MAX pages
@@ -309,13 +331,37 @@ impl Kernel {
     /// node.
     pub fn zone_reclaimable_pages(&self, zi: usize) -> u64 {
         let z = &self.zones[zi];
-        let lruvec = &self.lruvecs[self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, z.nid)];
-        let sizes = &lruvec.zone_size[z.zone_idx];
-        let mut nr = sizes[LRU_INACTIVE_FILE] + sizes[LRU_ACTIVE_FILE];
-        if self.swap.nr_swap_pages() > 0 {
-            nr += sizes[LRU_INACTIVE_ANON] + sizes[LRU_ACTIVE_ANON];
+        let anon = self.swap.nr_swap_pages() > 0;
+        (0..self.memcgs.len() as u16)
+            .map(|memcg| {
+                let lruvec = &self.lruvecs[self.mem_cgroup_lruvec(memcg, z.nid)];
+                let sizes = &lruvec.zone_size[z.zone_idx];
+                let mut nr = sizes[LRU_INACTIVE_FILE] + sizes[LRU_ACTIVE_FILE];
+                if anon {
+                    nr += sizes[LRU_INACTIVE_ANON] + sizes[LRU_ACTIVE_ANON];
+                }
+                nr
+            })
+            .sum()
+    }
+
+    /// The list sizes of the target lruvec of `sc` on node `nid` (`mem_cgroup_lruvec(
+    /// sc->target_mem_cgroup, pgdat)`, whose counts are hierarchical): the target cgroup's,
+    /// or for global reclaim the sum over every cgroup's lruvec of the node.
+    pub fn target_lruvec_sizes(&self, nid: u32, target: u16) -> ZoneSizes {
+        if Kernel::is_cgroup_reclaim(target) {
+            return self.lruvecs[self.mem_cgroup_lruvec(target, nid)].zone_size;
         }
-        nr
+        let mut sizes = self.lruvecs[self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid)].zone_size;
+        for memcg in 1..self.memcgs.len() as u16 {
+            let other = &self.lruvecs[self.mem_cgroup_lruvec(memcg, nid)].zone_size;
+            for (z, o) in sizes.iter_mut().zip(other) {
+                for (a, b) in z.iter_mut().zip(o) {
+                    *a += b;
+                }
+            }
+        }
+        sizes
     }
 
     /// `can_age_anon_pages()`: aging the anon LRU is worth it while swap is present.
@@ -389,15 +435,16 @@ impl Kernel {
     /// deactivation bits follow `inactive_is_low()` alone; cache_trim_mode when the inactive
     /// file list is worth scanning at this priority and need not be refilled.
     fn prepare_scan_control(&mut self, nid: u32, sc: &mut ScanControl) {
-        let lruvec = &self.lruvecs[self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid)];
+        let sizes = self.target_lruvec_sizes(nid, sc.target_mem_cgroup);
         sc.may_deactivate = 0;
-        if lruvec.inactive_is_low(LRU_INACTIVE_ANON, sc.reclaim_idx) {
+        if inactive_is_low(&sizes, LRU_INACTIVE_ANON, sc.reclaim_idx) {
             sc.may_deactivate |= DEACTIVATE_ANON;
         }
-        if lruvec.inactive_is_low(LRU_INACTIVE_FILE, sc.reclaim_idx) {
+        if inactive_is_low(&sizes, LRU_INACTIVE_FILE, sc.reclaim_idx) {
             sc.may_deactivate |= DEACTIVATE_FILE;
         }
-        let inactive_file = lruvec.total(LRU_INACTIVE_FILE);
+        let total = |lru| lru_size(&sizes, lru, MAX_NR_ZONES - 1);
+        let inactive_file = total(LRU_INACTIVE_FILE);
         sc.cache_trim_mode =
             (inactive_file >> sc.priority) > 0 && sc.may_deactivate & DEACTIVATE_FILE == 0;
         // Prevent the reclaimer from falling into the cache trap: as cache pages start out
@@ -406,8 +453,12 @@ impl Kernel {
         // means we have a runaway feedback loop where a tiny thrashing file LRU becomes
         // infinitely more attractive than anon pages. Try to detect this based on file LRU
         // size (the kernel's comment).
-        let file = inactive_file + lruvec.total(LRU_ACTIVE_FILE);
-        let anon = lruvec.total(LRU_INACTIVE_ANON);
+        if Kernel::is_cgroup_reclaim(sc.target_mem_cgroup) {
+            sc.file_is_tiny = false;
+            return;
+        }
+        let file = inactive_file + total(LRU_ACTIVE_FILE);
+        let anon = total(LRU_INACTIVE_ANON);
         let pgdat = &self.nodes[nid as usize];
         let (free, total_high_wmark) = pgdat
             .zones
@@ -562,7 +613,7 @@ impl Kernel {
         if sc.kswapd && nr_scanned > 0 {
             self.first_kswapd_scan.get_or_insert(now);
         }
-        self.count(VmEvent::pgscan(sc.kswapd), nr_scanned);
+        self.count_reclaim(lv, sc, VmEvent::pgscan(sc.kswapd), nr_scanned);
         self.count(VmEvent::pgscan_type(file), nr_scanned);
         sc.nr_scanned += nr_scanned;
         batch.nr_scanned = nr_scanned;
@@ -620,11 +671,30 @@ impl Kernel {
         pgdat.nr_isolated[file as usize] -= batch.n as u64;
         pgdat.nr_file_pages -= if file { reclaimed } else { 0 };
         self.lruvecs[lv].note_cost(file, 0, batch.nr_scanned - reclaimed.min(batch.nr_scanned));
-        self.count(VmEvent::pgsteal(sc.kswapd), reclaimed);
+        self.count_reclaim(lv, sc, VmEvent::pgsteal(sc.kswapd), reclaimed);
         self.count(VmEvent::pgsteal_type(file), reclaimed);
         self.count(VmEvent::Pgfree, reclaimed);
         self.trace_lru_shrink_inactive(nid, batch.nr_scanned, reclaimed, 0, 0, sc.priority, file);
         reclaimed
+    }
+
+    /// A PGSCAN_*/PGSTEAL_* count of reclaim on lruvec `lv`: in /proc/vmstat unless it is
+    /// memcg reclaim, and always in the lruvec's cgroup's events (`__count_memcg_events`).
+    pub(crate) fn count_reclaim(&mut self, lv: usize, sc: &ScanControl, e: VmEvent, n: u64) {
+        if !Kernel::is_cgroup_reclaim(sc.target_mem_cgroup) {
+            self.count(e, n);
+        }
+        let memcg = self.lruvecs[lv].memcg;
+        if memcg != ROOT_MEM_CGROUP {
+            let ev = &mut self.memcgs[memcg as usize].events;
+            match e {
+                VmEvent::PgscanKswapd => ev.pgscan_kswapd += n,
+                VmEvent::PgscanDirect => ev.pgscan_direct += n,
+                VmEvent::PgstealKswapd => ev.pgsteal_kswapd += n,
+                VmEvent::PgstealDirect => ev.pgsteal_direct += n,
+                _ => {}
+            }
+        }
     }
 
     /// `free_unref_folios()`: free reclaimed folios zone by zone under zone->lock.

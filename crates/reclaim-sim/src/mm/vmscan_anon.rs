@@ -123,7 +123,7 @@ impl Kernel {
             nr_writes as u64,
             batch.nr_scanned() - reclaimed.min(batch.nr_scanned()),
         );
-        self.count(VmEvent::pgsteal(sc.kswapd), reclaimed);
+        self.count_reclaim(lv, sc, VmEvent::pgsteal(sc.kswapd), reclaimed);
         self.count(VmEvent::pgsteal_type(false), reclaimed);
         self.count(VmEvent::Pgfree, reclaimed);
         self.count(VmEvent::Pgactivate, nr_activate);

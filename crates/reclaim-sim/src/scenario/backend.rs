@@ -73,10 +73,12 @@ impl Scenario {
                         ),
                     );
                 }
-                if self.memory.mode == MemoryMode::Cgroup {
+                if self.memory.mode == MemoryMode::Cgroup
+                    && !workload::lookup(&self.workload.kind).is_ok_and(|r| r.kind == "usemem")
+                {
                     return refuse(
                         "memory.mode",
-                        "memory cgroups (memcg reclaim) are not modelled yet; use \"squeeze\" or \"none\"",
+                        "in the simulator only usemem charges a memory cgroup so far (page-cache workloads charge the root); use \"squeeze\" or \"none\"",
                     );
                 }
                 let registration =

@@ -21,7 +21,6 @@ use serde::{Deserialize, Serialize};
 
 use super::{positive, resolve_params, Metrics, Registration, Workload, WorkloadError};
 use crate::engine::{Ns, NSEC_PER_SEC, NSEC_PER_USEC};
-use crate::mm::memcontrol::ROOT_MEM_CGROUP;
 use crate::mm::memory::handle_mm_fault;
 use crate::mm::swap_state::SwapinScratch;
 use crate::mm::vma::pte_present;
@@ -282,14 +281,19 @@ async fn usemem(
     rng_seed: u64,
     stats: Rc<RefCell<Vec<TaskStats>>>,
 ) {
-    let (vma, base, started) = {
+    let (vma, base, started, memcg) = {
         let k = cx.k();
         let vma =
             k.mm.vmas
                 .iter()
                 .position(|v| v.owner_task == cx.tid)
                 .expect("start mapped the process's VMA") as u32;
-        (vma, k.mm.vmas[vma as usize].start, k.clock())
+        (
+            vma,
+            k.mm.vmas[vma as usize].start,
+            k.clock(),
+            k.workload_memcg,
+        )
     };
     let deadline = if p.runtime_s > 0.0 {
         started + (p.runtime_s * NSEC_PER_SEC as f64) as Ns
@@ -349,7 +353,7 @@ async fn usemem(
             }
         };
         if let Some(t0) = fault_at {
-            handle_mm_fault(&cx, vma, addr, ROOT_MEM_CGROUP, &mut scratch).await;
+            handle_mm_fault(&cx, vma, addr, memcg, &mut scratch).await;
             // The access itself, once the page is there.
             let mut k = cx.k();
             let idx = base + addr;
