@@ -17,8 +17,8 @@ def _row(**kw: float) -> seed002.Row:
 
 def test_targets_follow_the_issue_bounds() -> None:
     sim = {
-        "cluster": _row(ra_hit_pct=60.0, throughput_kB_s=1000.0, latency_average=90.0),
-        "vma": _row(ra_hit_pct=99.0, throughput_kB_s=1300.0, latency_average=50.0),
+        "cluster": _row(ra_hit_pct=60.0, throughput_kB_s=1000.0, latency_average=90.0, swap_ra=500.0, pswpin=1000.0),
+        "vma": _row(ra_hit_pct=99.0, throughput_kB_s=1300.0, latency_average=50.0, swap_ra=900.0, pswpin=1000.0),
     }
     met = {t.name: t.met for t in seed002.check_targets(sim)}
     assert met == {"ra_hit% cluster": True, "ra_hit% vma": True, "throughput vma/cluster": True, "latency.average lower with vma": True}
@@ -27,6 +27,9 @@ def test_targets_follow_the_issue_bounds() -> None:
     sim["vma"]["latency_average"] = 95.0
     met = {t.name: t.met for t in seed002.check_targets(sim)}
     assert met == {"ra_hit% cluster": False, "ra_hit% vma": True, "throughput vma/cluster": False, "latency.average lower with vma": False}
+    # A rate over next to no readahead does not count.
+    sim["vma"]["swap_ra"] = 5.0
+    assert not {t.name: t.met for t in seed002.check_targets(sim)}["ra_hit% vma"]
 
 
 def test_the_scale_applies_to_memory_sizes_and_swap() -> None:

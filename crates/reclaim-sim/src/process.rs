@@ -231,7 +231,13 @@ impl Sim {
             let start = k.cpus.start(cpu, at);
             if start > at {
                 // Its CPU is busy with another task: run when it is free.
+                k.cpus.add_waiter(cpu, id);
                 k.sched.wake(id, start);
+                return;
+            }
+            if !k.cpus.may_run(cpu, id) {
+                // Another task has waited for the CPU: it goes first.
+                k.sched.wake(id, at + 1);
                 return;
             }
             k.now = start;

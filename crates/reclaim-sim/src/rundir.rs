@@ -100,6 +100,12 @@ pub struct ModelStats {
     /// Base pages held by hugetlb pages a memory squeeze reserved (absent without one).
     #[serde(skip_serializing_if = "is_zero")]
     pub hugetlb_pages: u64,
+    /// Virtual pages the tasks mapped (page-table entries; absent without anon memory).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub virtual_pages: u64,
+    /// Swap slots of the swap areas (absent without swap).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub swap_slots: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -364,6 +370,8 @@ pub(crate) fn finish(
             },
             oom_retries: k.nr_oom_retries - base.oom_retries,
             hugetlb_pages: k.hugetlb_pages,
+            virtual_pages: k.mm.ptes.len() as u64,
+            swap_slots: k.swap.total_swap_pages(),
         },
     };
     let tasks_file = TasksFile {

@@ -38,6 +38,10 @@ pub struct Variant {
     /// The swap slot allocator: `"cluster"` (per-CPU clusters) or `"scan"` (one cursor,
     /// `scan_swap_map`), mm/swapfile.rs.
     pub swap_alloc: SwapAlloc,
+    /// A new anonymous folio starts on the active list (`lru_cache_add_active_or_unevictable`,
+    /// before v5.9: seed 002's kernel) rather than the inactive one (v5.9 on, "mm: workingset:
+    /// age nonresident information alongside anonymous pages").
+    pub new_anon_active: bool,
 }
 
 impl Default for Variant {
@@ -48,6 +52,7 @@ impl Default for Variant {
             min_free_kbytes_cap: 262_144,
             swap_readahead: SwapReadahead::Vma,
             swap_alloc: SwapAlloc::Cluster,
+            new_anon_active: false,
         }
     }
 }

@@ -245,20 +245,34 @@ duration_s = {duration}
 """
 
 
+# The swap benchmark: seed 002's experiment at 1/8 of its memory (VMA readahead), 10 s.
+SWAP_BENCH_SETS = ["machine.memory_mb_per_node=2048", "machine.dma32_mb=1024", "workload.size_mb=1600",
+                   "workload.background.size_mb=480", "swap.size_mb=8192",
+                   "run.duration_s=10", "workload.runtime_s=10", "workload.background.runtime_s=10"]  # fmt: skip
+
+
 @click.command()
+@click.option("--swap", is_flag=True, help="The swap benchmark instead: seed 002's usemem pair at 1/8 of its memory, 10 s (the other options do not apply).")
 @click.option("--memory-gb", default=16.0, show_default=True, help="Simulated memory per node.")
 @click.option("--tasks", default=90, show_default=True)
 @click.option("--duration", default=10.0, show_default=True, help="Simulated seconds measured.")
 @click.option("--kswapd-threads", default=1, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-def bench(memory_gb: float, tasks: int, duration: float, kswapd_threads: int, as_json: bool) -> None:
+def bench(swap: bool, memory_gb: float, tasks: int, duration: float, kswapd_threads: int, as_json: bool) -> None:
     """Simulator speed: page events per second on one core, peak memory per simulated page,
-    and wall time of a seed-000 Test 3 point (see docs/benchmarks.md)."""
+    and wall time of a seed-000 Test 3 point, or with --swap of seed 002's experiment
+    scaled down (see docs/benchmarks.md)."""
     import tempfile
 
     from reclaimlab import _core
 
-    text = BENCH_SCENARIO.format(mb=int(memory_gb * 1024), tasks=tasks, duration=duration, threads=kswapd_threads)
+    if swap:
+        from reclaimlab.seeds import seed002
+
+        pts = _core.sweep_points(str(seed002.SCENARIO), SWAP_BENCH_SETS, "sim")
+        text = next(toml for label, toml, _ in pts if label.endswith("=vma"))
+    else:
+        text = BENCH_SCENARIO.format(mb=int(memory_gb * 1024), tasks=tasks, duration=duration, threads=kswapd_threads)
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
         res = json.loads(_core.run_scenario(text, Path(d) / "run", False))
@@ -274,11 +288,21 @@ def bench(memory_gb: float, tasks: int, duration: float, kswapd_threads: int, as
         "peak_rss_bytes_per_page": round(peak / model["managed_pages"], 2),
         "state_bytes_per_page": round(model["page_state_bytes"] / model["managed_pages"], 3),
     }
+    if swap:
+        simulated = model["managed_pages"] + model.get("virtual_pages", 0)
+        figures["virtual_pages"] = model.get("virtual_pages", 0)
+        figures["swap_slots"] = model.get("swap_slots", 0)
+        figures["state_bytes_per_simulated_page"] = round(model["page_state_bytes"] / simulated, 3)
     if as_json:
         click.echo(json.dumps(figures, indent=2))
         return
-    console.print(f"scenario: 2 nodes × {memory_gb:g} GiB, {tasks} buffered dd readers, {kswapd_threads} kswapd/node, {duration:g} s measured")
+    if swap:
+        console.print("scenario: seed 002 at 1/8 of its memory (2 nodes × 2 GiB, 4 + 8 usemem, 8 GiB swap), VMA readahead, 10 s")
+    else:
+        console.print(f"scenario: 2 nodes × {memory_gb:g} GiB, {tasks} buffered dd readers, {kswapd_threads} kswapd/node, {duration:g} s measured")
     console.print(f"wall time            {figures['wall_s']:.2f} s for {figures['simulated_s']:.1f} simulated s")
     console.print(f"page events          {figures['page_events']:,} ({figures['page_events_per_s'] / 1e6:.1f} M/s on one core)")
-    console.print(f"state per page       {figures['state_bytes_per_page']:.2f} bytes (page descriptors, list heads, pfn→zone table)")
+    console.print(f"state per page       {figures['state_bytes_per_page']:.2f} bytes per page frame (page descriptors, list heads, pfn→zone table, page tables, swap map)")
+    if swap:
+        console.print(f"state per sim. page  {figures['state_bytes_per_simulated_page']:.2f} bytes per page frame or virtual page ({figures['virtual_pages']:,} virtual pages, {figures['swap_slots']:,} swap slots)")
     console.print(f"peak RSS per page    {figures['peak_rss_bytes_per_page']:.1f} bytes (whole process, interpreter included)")

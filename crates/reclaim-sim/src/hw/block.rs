@@ -102,6 +102,23 @@ impl BlockDevice {
         }
     }
 
+    /// The block layer's tags at `now`: whether all `queue_depth` are in use, and if so when
+    /// the oldest request completes (a submitter sleeps in `blk_mq_get_tag` until then).
+    pub fn tags_full(&mut self, now: Ns) -> Option<Ns> {
+        if self.queue_depth == 0 {
+            return None;
+        }
+        while let Some(&(done, n)) = self.in_flight.front() {
+            if done > now {
+                break;
+            }
+            self.in_flight.pop_front();
+            self.nr_in_flight -= n;
+        }
+        (self.nr_in_flight >= self.queue_depth)
+            .then(|| self.in_flight.front().map_or(now, |&(done, _)| done))
+    }
+
     /// Submit an I/O of `bytes` at `now` (split into max-size requests submitted together);
     /// returns when the last part completes.
     pub fn submit(&mut self, op: Op, now: Ns, bytes: u64) -> Ns {

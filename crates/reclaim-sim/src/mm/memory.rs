@@ -9,8 +9,6 @@
 //! give it a new slot. A synchronous area (zram) with the slot's only user is read straight
 //! into a new folio, bypassing the swap cache and readahead (SWP_SYNCHRONOUS_IO).
 //!
-//! Departure: a fault on a folio under writeback waits for the write to end before it maps
-//! the folio (the kernel maps it at once and leaves its slot allocated).
 
 use crate::kernel::Kernel;
 use crate::mm::gfp::GFP_HIGHUSER_MOVABLE;
@@ -146,13 +144,12 @@ async fn swapin_synchronous(cx: &Cx, fault: SwapFault, memcg: u16) -> bool {
     true
 }
 
-/// `folio_lock()` / `folio_wait_writeback()`: sleep on folio `p`'s wait queue until its
-/// read has completed and no write is in flight.
+/// `folio_lock()`: sleep on folio `p`'s wait queue until its read has completed.
 pub async fn folio_wait_locked(cx: &Cx, p: u32) {
     loop {
         {
             let mut k = cx.k();
-            if k.pages.flags(p) & (pg::LOCKED | pg::WRITEBACK) == 0 {
+            if k.pages.flags(p) & pg::LOCKED == 0 {
                 return;
             }
             k.folio_waitqueue(p).add(cx.tid);
@@ -171,11 +168,17 @@ async fn mem_cgroup_charge(cx: &Cx, memcg: u16) {
 impl Kernel {
     /// `folio_add_new_anon_rmap()`, `folio_add_lru_vma()` and `set_pte_at()` of new folio
     /// `p` at page-table entry `idx`, charged to `memcg`: dirty, mapped, young, on the
-    /// inactive anon list (where new anon folios start since 5.9).
+    /// inactive anon list (where new anon folios start since 5.9), or the active one with
+    /// `variant.new_anon_active` (before 5.9).
     fn map_new_anon_folio(&mut self, p: u32, idx: u32, memcg: u16, cpu: u32) {
+        let active = if self.variant.new_anon_active {
+            pg::ACTIVE
+        } else {
+            0
+        };
         let f = self.pages.fields_mut(p);
         f.owner = idx;
-        f.flags = pg::ANON | pg::MAPPED | pg::DIRTY | pg::UPTODATE;
+        f.flags = pg::ANON | pg::MAPPED | pg::DIRTY | pg::UPTODATE | active;
         self.mem_cgroup_commit_charge(p, memcg);
         self.folio_add_lru_anon(cpu, p);
         self.mm.ptes[idx as usize] = mk_pte(p);
@@ -186,21 +189,26 @@ impl Kernel {
 
     /// The end of `do_swap_page()` for folio `p`, found or read for `fault` and unlocked:
     /// if it is still the swap cache's folio for the entry (reclaim may have taken it while
-    /// the task slept), map it, drop the entry's slot reference and, a write fault, free the
-    /// slot (`folio_free_swap`). Returns false if the fault must start again.
+    /// the task slept), map it and drop the entry's slot reference. A write fault then frees
+    /// the slot (`should_try_to_free_swap` → `folio_free_swap`), unless the folio's write to
+    /// it is still in flight: it then stays in the swap cache, mapped. Returns false if the
+    /// fault must start again.
     pub fn swap_map_folio(&mut self, p: u32, fault: SwapFault, _cpu: u32) -> bool {
         let idx = self.mm.vmas[fault.vma as usize].start + fault.addr;
         let f = *self.pages.fields(p);
         if self.mm.ptes[idx as usize] != swp_pte(fault.area, fault.slot)
             || f.flags & pg::SWAPCACHE == 0
-            || f.owner != fault.slot
-            || f.flags & (pg::LOCKED | pg::WRITEBACK) != 0
+            || f.flags & pg::MAPPED != 0
+            || self.folio_swap_slot(p) != fault.slot
+            || f.flags & pg::LOCKED != 0
         {
             return false;
         }
         self.mm.ptes[idx as usize] = mk_pte(p);
         self.swap.areas[fault.area].swap_free(fault.slot);
-        self.delete_from_swap_cache(p, fault.area, fault.slot);
+        if f.flags & pg::WRITEBACK == 0 {
+            self.delete_from_swap_cache(p, fault.area, fault.slot);
+        }
         let f = self.pages.fields_mut(p);
         f.owner = idx;
         f.flags |= pg::MAPPED | pg::DIRTY;

@@ -273,11 +273,19 @@ impl Kernel {
         let f = self.pages.fields_mut(p);
         f.owner = slot;
         f.flags = flags;
+        self.page_ext.swap_mut()[p as usize] = slot;
         self.mem_cgroup_commit_charge(p, memcg);
         self.folio_add_lru_anon(cpu, p);
         let insert = self.costs.swap_cache_insert_ns;
         self.charge(insert);
         true
+    }
+
+    /// `folio->swap`: the slot of swap-cache folio `p`.
+    #[inline]
+    pub fn folio_swap_slot(&self, p: u32) -> u32 {
+        debug_assert!(self.pages.flags(p) & pg::SWAPCACHE != 0);
+        self.page_ext.swap.as_ref().map_or(0, |s| s[p as usize])
     }
 
     /// `__delete_from_swap_cache()` + `put_swap_folio()`: folio `p` leaves the swap cache

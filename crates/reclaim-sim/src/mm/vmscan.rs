@@ -19,7 +19,7 @@ use crate::mm::memcontrol::ROOT_MEM_CGROUP;
 use crate::mm::page::{pg, NO_OWNER};
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{MAX_NR_ZONES, WMARK_MIN, ZONE_NORMAL};
-use crate::process::{cond_resched, schedule, Cx};
+use crate::process::{cond_resched, schedule, sleep_until, Cx};
 
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 pub const DEF_PRIORITY: i32 = 12;
@@ -320,9 +320,33 @@ async fn shrink_inactive_list(
     if batch.n == 0 {
         return 0;
     }
+    if !is_file_lru(lru) {
+        swap_wait_for_tag(cx).await;
+    }
     let nr_reclaimed = cx.k().shrink_folio_list(lv, &batch, sc, cx.node);
     cond_resched(cx).await;
     nr_reclaimed
+}
+
+/// `pageout()` → `submit_bio()` sleeps in `blk_mq_get_tag()` while the swap device has all
+/// its requests in flight: swap-out is throttled by the device, not queued without bound.
+/// Checked once before each anon batch's `shrink_folio_list` (which submits at most a
+/// batch's writes).
+async fn swap_wait_for_tag(cx: &Cx) {
+    loop {
+        let until = {
+            let mut k = cx.k();
+            let now = k.clock();
+            match k.swap.areas.first().and_then(|a| a.dev) {
+                Some(dev) => k.devices[dev].tags_full(now),
+                None => None,
+            }
+        };
+        match until {
+            Some(t) => sleep_until(cx, t).await,
+            None => return,
+        }
+    }
 }
 
 impl Kernel {

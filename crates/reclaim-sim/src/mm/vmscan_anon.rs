@@ -161,13 +161,20 @@ impl Kernel {
                     Verdict::Keep
                 };
             }
-            // add_to_swap(): a slot, and the folio joins the swap cache, dirty.
-            let Some(slot) = self.swap.areas[SWAP_AREA].get_swap_page(cpu) else {
-                return Verdict::Activate;
+            // add_to_swap(): a slot, and the folio joins the swap cache, dirty (a folio mapped
+            // again while its write was in flight is in it already).
+            let slot = if flags & pg::SWAPCACHE != 0 {
+                self.folio_swap_slot(p)
+            } else {
+                let Some(slot) = self.swap.areas[SWAP_AREA].get_swap_page(cpu) else {
+                    return Verdict::Activate;
+                };
+                self.swap.areas[SWAP_AREA].cache[slot as usize] = p;
+                self.page_ext.swap_mut()[p as usize] = slot;
+                slot
             };
-            let si = &mut self.swap.areas[SWAP_AREA];
-            si.cache[slot as usize] = p;
             // try_to_unmap(): the entry becomes the swap entry, which holds the slot.
+            let si = &mut self.swap.areas[SWAP_AREA];
             si.swap_duplicate(slot);
             self.mm.ptes[idx as usize] = swp_pte(SWAP_AREA, slot);
             let f = self.pages.fields_mut(p);
@@ -178,7 +185,7 @@ impl Kernel {
             *nr_unmapped += 1;
         }
         debug_assert!(self.pages.flags(p) & pg::SWAPCACHE != 0);
-        let slot = self.pages.fields(p).owner;
+        let slot = self.folio_swap_slot(p);
         if self.pages.flags(p) & pg::DIRTY != 0 {
             // pageout() → swap_writepage().
             let f = self.pages.fields_mut(p);
