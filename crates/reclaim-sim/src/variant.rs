@@ -38,10 +38,13 @@ pub struct Variant {
     /// The swap slot allocator: `"cluster"` (per-CPU clusters) or `"scan"` (one cursor,
     /// `scan_swap_map`), mm/swapfile.rs.
     pub swap_alloc: SwapAlloc,
-    /// A new anonymous folio starts on the active list (`lru_cache_add_active_or_unevictable`,
-    /// before v5.9: seed 002's kernel) rather than the inactive one (v5.9 on, "mm: workingset:
-    /// age nonresident information alongside anonymous pages").
-    pub new_anon_active: bool,
+    /// The anon LRU before v5.9 ("mm/vmscan: protect the workingset on anonymous LRU"
+    /// changed both): a new anonymous folio starts on the active list
+    /// (`lru_cache_add_active_or_unevictable`) rather than the inactive one, and reclaim
+    /// activates a swap-backed folio the first time it finds it referenced
+    /// (`page_check_references`: `if (PageSwapBacked(page)) return PAGEREF_ACTIVATE`)
+    /// rather than giving it a second trip round the inactive list. Seed 002's kernel (v4.13).
+    pub anon_lru_before_5_9: bool,
 }
 
 impl Default for Variant {
@@ -52,7 +55,7 @@ impl Default for Variant {
             min_free_kbytes_cap: 262_144,
             swap_readahead: SwapReadahead::Vma,
             swap_alloc: SwapAlloc::Cluster,
-            new_anon_active: false,
+            anon_lru_before_5_9: false,
         }
     }
 }

@@ -174,7 +174,7 @@ fn new_anon_folios_start_inactive_since_5_9_and_active_before() {
         (false, LRU_INACTIVE_ANON, LRU_ACTIVE_ANON),
         (true, LRU_ACTIVE_ANON, LRU_INACTIVE_ANON),
     ] {
-        let v = format!("variant.new_anon_active={active}");
+        let v = format!("variant.anon_lru_before_5_9={active}");
         let (k, _) = run(&[&v, "run.duration_s=0.002"]);
         let lv = &k.lruvecs[0];
         assert!(lv.total(on) > 100, "{v}: {} on the list", lv.total(on));

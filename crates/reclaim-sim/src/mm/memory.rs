@@ -169,9 +169,9 @@ impl Kernel {
     /// `folio_add_new_anon_rmap()`, `folio_add_lru_vma()` and `set_pte_at()` of new folio
     /// `p` at page-table entry `idx`, charged to `memcg`: dirty, mapped, young, on the
     /// inactive anon list (where new anon folios start since 5.9), or the active one with
-    /// `variant.new_anon_active` (before 5.9).
+    /// `variant.anon_lru_before_5_9` (before 5.9).
     fn map_new_anon_folio(&mut self, p: u32, idx: u32, memcg: u16, cpu: u32) {
-        let active = if self.variant.new_anon_active {
+        let active = if self.variant.anon_lru_before_5_9 {
             pg::ACTIVE
         } else {
             0

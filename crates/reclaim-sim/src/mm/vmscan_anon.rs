@@ -5,7 +5,8 @@
 //! 2. under writeback: PG_reclaim, and activate (the kernel's "case 2");
 //! 3. mapped: `folio_check_references()` through the reverse map: a young entry (cleared
 //!    by the check) keeps the folio, and activates it if PG_referenced was set too
-//!    (a second trip round the inactive list); otherwise `add_to_swap()` gives it a slot
+//!    (a second trip round the inactive list; before v5.9 at once,
+//!    `variant.anon_lru_before_5_9`); otherwise `add_to_swap()` gives it a slot
 //!    (no slot left: activate) and `try_to_unmap()` replaces the entry by the swap entry;
 //! 4. dirty: `pageout()` → `swap_writepage()`: PG_writeback and PG_reclaim, the write
 //!    submitted, the folio kept (its completion rotates it to the inactive tail);
@@ -154,6 +155,9 @@ impl Kernel {
         if flags & pg::MAPPED != 0 {
             let idx = self.pages.fields(p).owner;
             if self.mm.test_and_clear_young(idx) {
+                if self.variant.anon_lru_before_5_9 {
+                    return Verdict::Activate;
+                }
                 self.pages.set(p, pg::REFERENCED);
                 return if referenced_folio {
                     Verdict::Activate
