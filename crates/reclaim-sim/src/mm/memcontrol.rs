@@ -72,7 +72,8 @@ impl MemCgroup {
 }
 
 /// `try_charge()` of one page to `memcg` by the task of `cx`: while the cgroup is at its
-/// limit, reclaim from it (`try_to_free_mem_cgroup_pages`, SWAP_CLUSTER_MAX pages a pass).
+/// limit, reclaim from it (`try_to_free_mem_cgroup_pages`, SWAP_CLUSTER_MAX pages a pass);
+/// MAX_RECLAIM_RETRIES passes that reclaim nothing end in the (unmodelled) OOM killer.
 pub async fn try_charge(cx: &Cx, memcg: u16) {
     if memcg == ROOT_MEM_CGROUP {
         return;
@@ -87,13 +88,17 @@ pub async fn try_charge(cx: &Cx, memcg: u16) {
             }
             m.events.max += 1;
         }
-        try_to_free_mem_cgroup_pages(cx, memcg, 1).await;
+        let nr_reclaimed = try_to_free_mem_cgroup_pages(cx, memcg, 1).await;
         {
             let k = cx.k();
             let m = &k.memcgs[memcg as usize];
             if m.usage < m.limit {
                 return;
             }
+        }
+        // A pass that reclaimed something retries for free (other chargers took the room).
+        if nr_reclaimed > 0 {
+            continue;
         }
         if nr_retries == 0 {
             cx.k().memcgs[memcg as usize].events.oom += 1;

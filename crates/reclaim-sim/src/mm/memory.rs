@@ -112,7 +112,7 @@ async fn do_swap_page(cx: &Cx, fault: SwapFault, memcg: u16, scratch: &mut Swapi
                 None => continue,
             },
         };
-        folio_wait_locked(cx, p).await;
+        folio_wait_locked(cx, p, fault.slot).await;
         if cx.k().swap_map_folio(p, fault, cx.cpu) {
             return result;
         }
@@ -144,12 +144,18 @@ async fn swapin_synchronous(cx: &Cx, fault: SwapFault, memcg: u16) -> bool {
     true
 }
 
-/// `folio_lock()`: sleep on folio `p`'s wait queue until its read has completed.
-pub async fn folio_wait_locked(cx: &Cx, p: u32) {
+/// `folio_lock()`: sleep on folio `p`'s wait queue until its read has completed. The fault
+/// holds no reference on `p`, so it stops waiting as soon as `p` is no longer the unmapped
+/// swap-cache folio of `slot` (reclaim freed it and it was reused): the caller then sees
+/// the change and retries the fault, as the kernel's does when the folio left the swap cache.
+pub async fn folio_wait_locked(cx: &Cx, p: u32, slot: u32) {
     loop {
         {
             let mut k = cx.k();
-            if k.pages.flags(p) & pg::LOCKED == 0 {
+            let f = *k.pages.fields(p);
+            let ours = f.flags & (pg::SWAPCACHE | pg::MAPPED) == pg::SWAPCACHE
+                && k.folio_swap_slot(p) == slot;
+            if f.flags & pg::LOCKED == 0 || !ours {
                 return;
             }
             k.folio_waitqueue(p).add(cx.tid);

@@ -12,8 +12,12 @@
 //!   (`vma->swap_readahead_info`). On when `variant.swap_readahead = "vma"` and
 //!   `sysctl.vma_ra_enabled`, and no rotational swap area is in use (`nr_rotate_swap`).
 //!
-//! Departure: each readahead folio is allocated as the kernel does (with reclaim allowed),
-//! but memory policies and the per-CPU `lru_add_drain()` after the window are not modelled.
+//! Departures: each readahead folio is allocated as the kernel does (with reclaim allowed),
+//! but the window's reads are submitted together after its last allocation (the kernel
+//! submits each under a plug that is flushed if the task sleeps), so a window whose
+//! allocation entered reclaim holds its folios locked without I/O until then; memory
+//! policies are not modelled; the VMA window is aligned to its page-table page by the
+//! page's index in the VMA (VMAs start 2 MiB-aligned).
 
 use crate::kernel::Kernel;
 use crate::mm::gfp::GFP_HIGHUSER_MOVABLE;

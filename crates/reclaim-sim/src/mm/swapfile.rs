@@ -10,6 +10,9 @@
 //! * `"scan"` (`scan_swap_map()` of rotational devices before 6.12, simplified): one cursor
 //!   for the whole area, `cluster_next`, moving forward to the next free slot and wrapping.
 //!
+//! When no cluster is free or non-full, a CPU scans the whole map for a free slot (the
+//! fallback of `scan_swap_map_slots()` up to 6.11).
+//!
 //! Departure: the per-CPU swap slots cache (batches of 64 slots, removed in 6.13) and
 //! large-folio (mTHP) allocations are not modelled; each anon folio is one page with one
 //! mapping (no fork), so a slot has at most one page-table user besides the swap cache.
@@ -191,7 +194,11 @@ impl SwapInfo {
                         ClusterState::Nonfull
                     };
             }
-            let c = self.take_cluster()?;
+            let Some(c) = self.take_cluster() else {
+                // No free or non-full cluster: the free slots are in other CPUs' clusters.
+                // Fall back to scanning the whole map (`scan_swap_map_slots`, up to 6.11).
+                return self.scan_swap_map();
+            };
             self.cluster_state[c as usize] = ClusterState::Owned;
             self.percpu_cluster[cpu as usize] = Some((c, c * SWAPFILE_CLUSTER));
         }
@@ -257,6 +264,9 @@ impl SwapInfo {
         self.inuse_pages -= 1;
         let c = (slot / SWAPFILE_CLUSTER) as usize;
         self.cluster_used[c] -= 1;
+        if self.alloc == SwapAlloc::Scan {
+            return; // the scan allocator keeps no cluster lists
+        }
         match self.cluster_state[c] {
             ClusterState::Owned => {}
             _ if self.cluster_used[c] == 0 => {
@@ -310,6 +320,22 @@ mod tests {
         assert_eq!(si.get_swap_page(0), Some(700));
         assert_eq!(si.get_swap_page(0), None, "the area is full");
         assert_eq!(si.nr_free(), 0);
+    }
+
+    #[test]
+    fn with_every_cluster_taken_a_cpu_scans_for_a_free_slot() {
+        let mut si = area(2 * SWAPFILE_CLUSTER, SwapAlloc::Cluster);
+        assert_eq!(si.get_swap_page(0), Some(512)); // CPU 0 owns cluster 1
+        for s in 1..512 {
+            assert_eq!(si.get_swap_page(1), Some(s)); // CPU 1 fills cluster 0
+        }
+        // Cluster 0 is full and cluster 1 is CPU 0's: CPU 1 scans the map.
+        assert_eq!(si.get_swap_page(1), Some(513));
+        assert_eq!(
+            si.get_swap_page(0),
+            Some(514),
+            "CPU 0 goes on in its cluster"
+        );
     }
 
     #[test]

@@ -502,9 +502,11 @@ impl Kernel {
             && (anon >> sc.priority) > 0;
     }
 
-    /// `get_scan_count()` (6.x): SCAN_FILE without free swap space, SCAN_EQUAL at priority
-    /// 0, SCAN_ANON when the file LRU is tiny, SCAN_FILE in cache-trim mode, and otherwise
-    /// SCAN_FRACT by `swappiness` and the decayed costs of each type.
+    /// `get_scan_count()` (6.x): SCAN_FILE without free swap space (or for a cgroup with
+    /// swappiness 0), SCAN_EQUAL at priority 0, SCAN_ANON when the file LRU is tiny,
+    /// SCAN_FILE in cache-trim mode, and otherwise SCAN_FRACT by `swappiness` and the decayed
+    /// costs of each type. Departure: the costs are the lruvec's own, where the kernel takes
+    /// the target lruvec's, whose costs `lru_note_cost` also adds up the cgroup tree.
     fn get_scan_count(&self, lv: usize, sc: &ScanControl) -> [u64; NR_EVICTABLE] {
         let lruvec = &self.lruvecs[lv];
         let swap_space = self.swap.nr_swap_pages() > 0;
@@ -516,6 +518,9 @@ impl Kernel {
             File,
         }
         let balance = if !sc.may_swap || !swap_space {
+            Balance::File
+        } else if Kernel::is_cgroup_reclaim(sc.target_mem_cgroup) && self.sysctl.swappiness == 0 {
+            // A cgroup with swappiness 0 swaps only as a last resort.
             Balance::File
         } else if sc.priority == 0 && self.sysctl.swappiness > 0 {
             Balance::Equal

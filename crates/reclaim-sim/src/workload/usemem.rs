@@ -370,11 +370,11 @@ async fn usemem(
                 addr = next(done_in_pass, &mut rng);
             }
         }
+        flush(&stats, slot, &mut local);
         let finished = {
             let k = cx.k();
-            k.clock() >= deadline || (p.repeats > 0 && local.passes >= p.repeats)
+            k.clock() >= deadline || (p.repeats > 0 && stats.borrow()[slot].passes >= p.repeats)
         };
-        flush(&stats, slot, &mut local);
         if finished {
             return;
         }
