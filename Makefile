@@ -51,6 +51,7 @@ bench: develop
 	cargo bench -p reclaim-sim --bench sim
 	cargo bench -p reclaim-trace --bench parse
 	reclaimlab bench
+	reclaimlab bench --swap
 	$(PY) -m reclaimlab.tracing.bench
 
 lint: develop

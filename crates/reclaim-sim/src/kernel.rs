@@ -242,6 +242,7 @@ impl Kernel {
                 latency_us: d.latency_us,
                 max_request_kb: d.max_request_kb,
                 request_us: d.request_us,
+                seek_us: d.seek_us,
                 queue_depth: d.queue_depth,
                 jitter: d.jitter,
             };
@@ -404,10 +405,17 @@ impl Kernel {
         }
     }
 
-    /// `submit_bio()` of I/O `bio`, whose completion has work to do (`Bio::end_io`): its
-    /// completion event is queued now, waiter or not.
-    pub fn submit_bio_endio(&mut self, bio: u32, bytes: u64) {
-        self.submit_bio(bio, bytes);
+    /// `submit_bio()` of swap I/O `bio` at byte `offset` of its device, with its completion
+    /// queued (`Bio::end_io`); a rotational device seeks to a non-contiguous offset.
+    pub fn submit_bio_endio_at(&mut self, bio: u32, bytes: u64, offset: u64) {
+        let (dev, op) = (self.bios[bio].dev, self.bios[bio].op);
+        let at = self.clock();
+        self.bios[bio].done_at = self.devices[dev].submit_at(op, at, bytes, offset);
+        if op == Op::Read {
+            self.count(VmEvent::PgpginKb, bytes / 1024);
+        } else {
+            self.count(VmEvent::PgpgoutKb, bytes / 1024);
+        }
         let b = &mut self.bios[bio];
         debug_assert!(!b.endio_queued);
         b.endio_queued = true;

@@ -182,3 +182,22 @@ fn new_anon_folios_start_inactive_since_5_9_and_active_before() {
         k.check_lists().unwrap();
     }
 }
+
+#[test]
+fn a_rotational_swap_disk_turns_vma_readahead_off_unless_marked_otherwise() {
+    const HDD: &str = r#"machine.devices=[{name="sda", bandwidth_mb_s=150, latency_us=0, seek_us=8000, rotational=true}]"#;
+    let (k, _) = run(&[HDD, "variant.swap_readahead=vma", "run.duration_s=0.01"]);
+    assert!(!k.swap.use_vma_readahead(), "nr_rotate_swap turns it off");
+    let (k, _) = run(&[HDD, "swap.nonrotational=true", "run.duration_s=0.01"]);
+    assert!(
+        k.swap.use_vma_readahead(),
+        "marked non-rotational for the run"
+    );
+    let (k, _) = run(&["variant.swap_readahead=cluster", "run.duration_s=0.01"]);
+    assert!(!k.swap.use_vma_readahead(), "the kernels before v4.14");
+    let (k, _) = run(&["sysctl.vma_ra_enabled=false", "run.duration_s=0.01"]);
+    assert!(
+        !k.swap.use_vma_readahead(),
+        "/sys/kernel/mm/swap/vma_ra_enabled"
+    );
+}

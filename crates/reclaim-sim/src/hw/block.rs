@@ -43,6 +43,8 @@ pub struct DeviceParams {
     pub latency_us: f64,
     pub max_request_kb: u64,
     pub request_us: f64,
+    /// Seek time before a request that does not continue the previous one (0: none).
+    pub seek_us: f64,
     /// Requests in flight at most (0: no limit).
     pub queue_depth: u32,
     pub jitter: f64,
@@ -57,6 +59,9 @@ pub struct BlockDevice {
     latency: Ns,
     pub max_request_bytes: u64,
     request_ns: Ns,
+    seek_ns: Ns,
+    /// Where the last request with a known offset ended (bytes).
+    head: u64,
     queue_depth: u32,
     transfer_free_at: Ns,
     /// Completion times and request counts of the I/Os in flight, oldest first (they
@@ -92,6 +97,8 @@ impl BlockDevice {
             latency: (p.latency_us * 1e3) as Ns,
             max_request_bytes: p.max_request_kb * 1024,
             request_ns: (p.request_us * 1e3) as Ns,
+            seek_ns: (p.seek_us * 1e3) as Ns,
+            head: 0,
             queue_depth: p.queue_depth,
             transfer_free_at: 0,
             in_flight: VecDeque::new(),
@@ -119,9 +126,26 @@ impl BlockDevice {
             .then(|| self.in_flight.front().map_or(now, |&(done, _)| done))
     }
 
+    /// Submit an I/O of `bytes` at byte `offset` of the device at `now`: as `submit`, plus a
+    /// seek when the device has a seek time and the I/O does not start where the last one
+    /// with an offset ended.
+    pub fn submit_at(&mut self, op: Op, now: Ns, bytes: u64, offset: u64) -> Ns {
+        let seek = if self.seek_ns > 0 && offset != self.head {
+            self.seek_ns
+        } else {
+            0
+        };
+        self.head = offset + bytes;
+        self.transfer(op, now, bytes, seek)
+    }
+
     /// Submit an I/O of `bytes` at `now` (split into max-size requests submitted together);
     /// returns when the last part completes.
     pub fn submit(&mut self, op: Op, now: Ns, bytes: u64) -> Ns {
+        self.transfer(op, now, bytes, 0)
+    }
+
+    fn transfer(&mut self, op: Op, now: Ns, bytes: u64, seek: Ns) -> Ns {
         let parts = bytes.div_ceil(self.max_request_bytes).max(1);
         let mut start = self.transfer_free_at.max(now);
         // Requests that completed by now have left the queue; beyond the queue depth, wait
@@ -146,8 +170,9 @@ impl BlockDevice {
         } else {
             1.0
         };
-        let transfer =
-            (mean * ((1.0 - self.jitter) + self.jitter * exp)) as Ns + parts * self.request_ns;
+        let transfer = (mean * ((1.0 - self.jitter) + self.jitter * exp)) as Ns
+            + parts * self.request_ns
+            + seek;
         self.transfer_free_at = start + transfer;
         let done = self.transfer_free_at + self.latency;
         let s = &mut self.stats;
@@ -264,6 +289,28 @@ impl std::ops::IndexMut<u32> for Bios {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_seek_is_paid_only_off_the_previous_request() {
+        let p = DeviceParams {
+            bandwidth_mb_s: 100.0,
+            write_bandwidth_mb_s: None,
+            latency_us: 0.0,
+            max_request_kb: 1024,
+            request_us: 0.0,
+            seek_us: 8000.0,
+            queue_depth: 0,
+            jitter: 0.0,
+        };
+        let mut d = BlockDevice::new("sda".into(), &p, 1);
+        let t0 = d.submit_at(Op::Write, 0, 4096, 0); // from 0: no seek
+        let t1 = d.submit_at(Op::Write, 0, 4096, 4096); // contiguous
+        let t2 = d.submit_at(Op::Write, 0, 4096, 1 << 30); // elsewhere: a seek
+        let xfer = t0;
+        assert_eq!(t1 - t0, xfer);
+        assert_eq!(t2 - t1, xfer + 8_000_000);
+    }
+
     use super::*;
 
     fn params(bandwidth_mb_s: f64, latency_us: f64, jitter: f64) -> DeviceParams {
@@ -273,6 +320,7 @@ mod tests {
             latency_us,
             max_request_kb: 4096,
             request_us: 0.0,
+            seek_us: 0.0,
             queue_depth: 0,
             jitter,
         }

@@ -61,7 +61,8 @@ impl Kernel {
             let b = &mut self.bios[bio];
             b.end_io = end_io;
             b.pages.extend(folios[i..j].iter().map(|&(_, p)| p));
-            self.submit_bio_endio(bio, (j - i) as u64 * PAGE_SIZE);
+            let offset = u64::from(folios[i].0) * PAGE_SIZE;
+            self.submit_bio_endio_at(bio, (j - i) as u64 * PAGE_SIZE, offset);
             i = j;
         }
     }

@@ -67,6 +67,10 @@ pub struct Device {
     pub queue_depth: u32,
     /// Fraction of each transfer time drawn from an exponential distribution (0: fixed).
     pub jitter: f64,
+    /// A disk's seek and rotational delay: the time the transfer stage spends before a
+    /// request that does not start where the previous one ended (swap I/O, whose offsets
+    /// the model knows; 0: none, as for flash).
+    pub seek_us: f64,
     /// The queue's `rotational` flag: a swap area on it turns VMA swap readahead off
     /// (unless `[swap] nonrotational` marks it otherwise for the run).
     pub rotational: bool,
@@ -84,6 +88,7 @@ impl Default for Device {
             request_us: 0.0,
             queue_depth: 0,
             jitter: 0.0,
+            seek_us: 0.0,
             rotational: false,
         }
     }
