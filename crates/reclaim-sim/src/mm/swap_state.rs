@@ -376,6 +376,110 @@ pub struct SwapFault {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mm::swapfile::SwapAlloc;
+    use crate::mm::vma::swp_pte;
+    use crate::testing::kernel_with;
+
+    /// A machine with a 2048-slot swap area and a 64-page VMA swapped out by hand, page `a`
+    /// to the next slot of CPU `cpu(a)`'s cluster (CPU 0: slots 512…, CPU 1: 1024…).
+    fn swapped_out(readahead: &str, cpu: impl Fn(u32) -> u32) -> (Kernel, u32) {
+        let variant = format!("[variant]\nswap_readahead = \"{readahead}\"\n");
+        let mut k = kernel_with(64, 0, &variant);
+        let nr_cpus = k.cpus.nr_cpus();
+        k.swap.areas.push(SwapInfo::new(
+            2048,
+            0,
+            Some(0),
+            false,
+            SwapAlloc::Cluster,
+            nr_cpus,
+        ));
+        let vma = k.mm.mmap(0, 64);
+        let start = k.mm.vmas[vma as usize].start;
+        for a in 0..64 {
+            let si = &mut k.swap.areas[0];
+            let slot = si.get_swap_page(cpu(a)).unwrap();
+            si.swap_duplicate(slot);
+            si.put_swap_folio(slot);
+            k.mm.ptes[(start + a) as usize] = swp_pte(0, slot);
+        }
+        (k, vma)
+    }
+
+    /// `do_swap_page()` for a write to page `addr`, its reads completing at once.
+    fn fault(k: &mut Kernel, vma: u32, addr: u32) {
+        let idx = k.mm.vmas[vma as usize].start + addr;
+        let PteKind::Swap { area, slot } = pte_kind(k.mm.ptes[idx as usize]) else {
+            panic!("page {addr} is not swapped out");
+        };
+        if k.swap_cache_get_folio(area, slot, vma, addr).is_none() {
+            let mut window = Vec::new();
+            k.swapin_readahead_window(area, slot, vma, addr, &mut window);
+            for s in window {
+                let si = &k.swap.areas[area];
+                if !si.swapped(s) || si.cache[s as usize] != NO_PAGE {
+                    continue;
+                }
+                let zi = k.zonelists[0][0];
+                let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
+                assert!(k.add_to_swap_cache_for_read(p, area, s, s == slot, 0, 0));
+                k.pages.clear(p, pg::LOCKED); // its read completes
+            }
+        }
+        let p = k.swap.areas[area].cache[slot as usize];
+        let f = SwapFault {
+            area,
+            slot,
+            vma,
+            addr,
+        };
+        assert!(k.swap_map_folio(p, f, 0));
+    }
+
+    /// (swap_ra, swap_ra_hit) after faults on pages 0..=14 in order.
+    fn sequential_faults(k: &mut Kernel, vma: u32) -> (u64, u64) {
+        for a in 0..=14 {
+            fault(k, vma, a);
+        }
+        (
+            k.events.get(VmEvent::SwapRa),
+            k.events.get(VmEvent::SwapRaHit),
+        )
+    }
+
+    #[test]
+    fn cluster_readahead_reads_a_sequential_stream_written_in_order() {
+        // Pages in consecutive slots. Fault 0: one page. Fault 1: adjacent, a window of 2
+        // aligned on 512 whose other slot is free. Fault 2: window 514–515, 515 read ahead;
+        // fault 3 hits it. Fault 4: one hit → 4 pages (517–519 ahead), hit by 5–7. Fault 8:
+        // three hits → 8 pages (521–527), hit by 9–14.
+        let (mut k, vma) = swapped_out("cluster", |_| 0);
+        assert_eq!(sequential_faults(&mut k, vma), (1 + 3 + 7, 1 + 3 + 6));
+    }
+
+    #[test]
+    fn cluster_readahead_never_starts_when_slots_interleave() {
+        // Even pages at 512…, odd ones at 1024…: no two faults in a row are adjacent slots.
+        let (mut k, vma) = swapped_out("cluster", |a| a % 2);
+        assert_eq!(sequential_faults(&mut k, vma), (0, 0));
+    }
+
+    #[test]
+    fn vma_readahead_reads_the_pages_around_the_fault_whatever_their_slots() {
+        // Fault 0: no previous fault → one page. Fault 1: adjacent → pages 1–2 (2 ahead), hit
+        // by fault 2. Fault 3: one hit → 4 pages (4–6 ahead). Fault 7: three hits → 8 pages
+        // (8–14 ahead), all hit by faults 8–14.
+        for interleaved in [false, true] {
+            let (mut k, vma) = swapped_out("vma", |a| if interleaved { a % 2 } else { 0 });
+            assert_eq!(
+                sequential_faults(&mut k, vma),
+                (1 + 3 + 7, 1 + 3 + 7),
+                "{interleaved}"
+            );
+            let ra = k.mm.vmas[vma as usize].swap_readahead_info;
+            assert_eq!((ra.prev_fault, ra.win, ra.hits), (14, 8, 7));
+        }
+    }
 
     #[test]
     fn the_window_grows_with_hits_and_shrinks_slowly() {
