@@ -311,21 +311,18 @@ async fn usemem(
             (4096, k.costs.usemem_page_ns)
         }
     };
-    // The page the next access writes (sequential), and how far the pass has come.
-    let mut done_in_pass: u64 = 0;
-    let accesses_per_pass = if p.random {
-        u64::from(nr_pages) * 512
-    } else {
-        u64::from(nr_pages)
-    };
-    let next = |done: u64, rng: &mut Pcg64Mcg| -> u32 {
-        if p.random {
-            rng.gen_range(0..nr_pages)
+    let mut pass = Pass {
+        random: p.random,
+        nr_pages,
+        done: 0,
+        accesses: if p.random {
+            u64::from(nr_pages) * 512
         } else {
-            done as u32
-        }
+            u64::from(nr_pages)
+        },
+        bytes: access_bytes,
     };
-    let mut addr = next(0, &mut rng);
+    let mut addr = pass.next(&mut rng);
     loop {
         // Present pages, written within one slice.
         let fault_at = {
@@ -342,14 +339,7 @@ async fn usemem(
                 }
                 k.mm.mark_young(idx);
                 k.charge(access_ns);
-                local.latency.record(access_ns);
-                local.bytes += access_bytes;
-                done_in_pass += 1;
-                if done_in_pass == accesses_per_pass {
-                    done_in_pass = 0;
-                    local.passes += 1;
-                }
-                addr = next(done_in_pass, &mut rng);
+                addr = pass.done_one(&mut local, access_ns, &mut rng);
             }
         };
         if let Some(t0) = fault_at {
@@ -360,14 +350,8 @@ async fn usemem(
             if pte_present(k.mm.ptes[idx as usize]) {
                 k.mm.mark_young(idx);
                 k.charge(access_ns);
-                local.latency.record(k.clock() - t0);
-                local.bytes += access_bytes;
-                done_in_pass += 1;
-                if done_in_pass == accesses_per_pass {
-                    done_in_pass = 0;
-                    local.passes += 1;
-                }
-                addr = next(done_in_pass, &mut rng);
+                let latency = k.clock() - t0;
+                addr = pass.done_one(&mut local, latency, &mut rng);
             }
         }
         flush(&stats, slot, &mut local);
@@ -379,6 +363,41 @@ async fn usemem(
             return;
         }
         cond_resched(&cx).await;
+    }
+}
+
+/// A process's way through its mapping: which page the next access writes, and how far
+/// the pass has come.
+struct Pass {
+    random: bool,
+    nr_pages: u32,
+    /// Accesses done in this pass, and per pass (pages, or words when random).
+    done: u64,
+    accesses: u64,
+    /// Bytes each access writes.
+    bytes: u64,
+}
+
+impl Pass {
+    /// The page of the next access.
+    fn next(&self, rng: &mut Pcg64Mcg) -> u32 {
+        if self.random {
+            rng.gen_range(0..self.nr_pages)
+        } else {
+            self.done as u32
+        }
+    }
+
+    /// An access that took `latency` is done: count it in `stats` and return the next page.
+    fn done_one(&mut self, stats: &mut TaskStats, latency: Ns, rng: &mut Pcg64Mcg) -> u32 {
+        stats.latency.record(latency);
+        stats.bytes += self.bytes;
+        self.done += 1;
+        if self.done == self.accesses {
+            self.done = 0;
+            stats.passes += 1;
+        }
+        self.next(rng)
     }
 }
 
