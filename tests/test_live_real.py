@@ -110,6 +110,9 @@ repeats = 2
     # Each 300 MiB task alone overflows the 256 MiB cgroup: it swaps whether or not the two
     # tasks overlap in time (on a loaded machine they may not).
     assert m["pswpout"] > 0 and m["pswpin"] > 0
+    # Every page of both passes timed (the first access of each task has no start).
+    assert m["latency_us"]["samples"] == 2 * (2 * 300 * 256) - 2
+    assert 0 < m["latency_us"]["p50"] <= m["latency_us"]["p99"]
     assert not (tmp_path / "swap.img").exists()
 
 

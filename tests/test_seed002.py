@@ -48,3 +48,17 @@ def test_reproduce_seed002_prints_the_table_with_the_seed_beside(tmp_path: Path)
     assert dirs == ["variant.swap_readahead=cluster", "variant.swap_readahead=vma"]
     m = json.loads((tmp_path / "r" / dirs[1] / "result.json").read_text())["metrics"]
     assert m["latency_us"]["samples"] > 0 and m["background"]["random"] is True
+
+
+def test_live_usemem_latencies_add_up_as_the_simulators() -> None:
+    """Live usemem tasks report histograms in the simulator's buckets; the workload adds them
+    up and reads the same percentiles (a bucket's floor) and average."""
+    from reclaimlab.live.workloads import latency_us
+
+    one = {"latency_hist": [[1000, 6], [2000, 3]], "latency_sum_ns": 6 * 1000 + 3 * 2000}
+    two = {"latency_hist": [[2000, 1], [98304, 10]], "latency_sum_ns": 2000 + 10 * 98304}
+    lat = latency_us([one, two])
+    assert lat["samples"] == 20
+    assert lat["p50"] == 2.0 and lat["p60"] == 98.304 and lat["p99"] == 98.304
+    assert lat["average"] == (6000 + 6000 + 2000 + 983040) / 20 / 1e3
+    assert latency_us([{}])["samples"] == 0

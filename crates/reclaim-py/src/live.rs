@@ -12,6 +12,8 @@ use serde_json::json;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use reclaim_sim::workload::usemem::Histogram;
+
 const PAGE: usize = 4096;
 
 /// An anonymous or file mapping, unmapped on drop.
@@ -105,8 +107,18 @@ fn usemem(size: usize, random: bool, repeats: u64, runtime_s: f64) -> PyResult<S
     let start = Instant::now();
     let mut accessed: u64 = 0;
     let mut passes: u64 = 0;
+    // Each access's latency, as the simulator's usemem records it: a page of a sequential
+    // pass (its 512 words), a word of a random one; one clock read per access.
+    let mut latency = Histogram::default();
+    let mut last = monotonic_ns();
+    let words_per_access: u64 = if random { 1 } else { (PAGE / 8) as u64 };
     'outer: while repeats == 0 || passes < repeats {
         for i in 0..m {
+            if i % words_per_access == 0 && (i > 0 || passes > 0) {
+                let now = monotonic_ns();
+                latency.record(now - last);
+                last = now;
+            }
             let idx = if random { rng.below(m) } else { i };
             // SAFETY: idx < m = size/8, inside the mapping.
             unsafe {
@@ -141,6 +153,8 @@ fn usemem(size: usize, random: bool, repeats: u64, runtime_s: f64) -> PyResult<S
         "passes": passes,
         "words": accessed,
         "free_usecs": free_usecs,
+        "latency_sum_ns": latency.sum_ns() as u64,
+        "latency_hist": latency.buckets().collect::<Vec<_>>(),
     })
     .to_string())
 }

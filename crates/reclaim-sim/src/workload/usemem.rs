@@ -168,6 +168,21 @@ impl Histogram {
         0
     }
 
+    /// The non-empty buckets as (lowest value in ns, count), lowest first: what a live
+    /// usemem task reports, so that several tasks' histograms can be added up.
+    pub fn buckets(&self) -> impl Iterator<Item = (Ns, u64)> + '_ {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(b, &c)| (Self::floor(b), c))
+    }
+
+    /// Σ of the samples, in ns.
+    pub fn sum_ns(&self) -> u128 {
+        self.sum_ns
+    }
+
     pub fn mean(&self) -> f64 {
         if self.total == 0 {
             0.0
