@@ -168,8 +168,9 @@ def check_targets(rows: dict[int, list[Row]]) -> list[Target]:
     return out
 
 
-def targets_table(targets: list[Target]) -> Table:
-    t = Table(title="Seed 000 fidelity targets", title_justify="left")
+def targets_table(targets: list[Target], title: str = "Seed 000 fidelity targets") -> Table:
+    """The targets, met or not, with what was measured (seed 002's table too)."""
+    t = Table(title=title, title_justify="left")
     t.add_column("target")
     t.add_column("met", justify="center")
     t.add_column("measured")

@@ -135,10 +135,6 @@ impl Kernel {
         }
     }
 
-    /// A charge checked by `try_charge` whose page was never committed (the fault found
-    /// its work done): nothing was counted, so nothing to undo.
-    pub fn mem_cgroup_uncharge(&mut self, _memcg: u16) {}
-
     /// `mem_cgroup_uncharge()` of folio `p` as it is freed: it leaves its cgroup.
     pub fn mem_cgroup_uncharge_folio(&mut self, p: u32) {
         if let Some(m) = self.page_ext.memcg.as_mut() {

@@ -67,7 +67,6 @@ async fn do_anonymous_page(cx: &Cx, vma: u32, addr: u32, memcg: u16) -> Fault {
     if k.mm.ptes[idx as usize] != 0 {
         // Another fault mapped it meanwhile.
         k.free_folio(p, cx.cpu);
-        k.mem_cgroup_uncharge(memcg);
         return Fault::None;
     }
     let fault = k.costs.anon_fault_ns;
@@ -113,7 +112,7 @@ async fn do_swap_page(cx: &Cx, fault: SwapFault, memcg: u16, scratch: &mut Swapi
             },
         };
         folio_wait_locked(cx, p, fault.slot).await;
-        if cx.k().swap_map_folio(p, fault, cx.cpu) {
+        if cx.k().swap_map_folio(p, fault) {
             return result;
         }
     }
@@ -133,7 +132,6 @@ async fn swapin_synchronous(cx: &Cx, fault: SwapFault, memcg: u16) -> bool {
         || si.cache[fault.slot as usize] != NO_PAGE
     {
         k.free_folio(p, cx.cpu);
-        k.mem_cgroup_uncharge(memcg);
         return false;
     }
     k.count(VmEvent::PswpIn, 1);
@@ -199,7 +197,7 @@ impl Kernel {
     /// the slot (`should_try_to_free_swap` → `folio_free_swap`), unless the folio's write to
     /// it is still in flight: it then stays in the swap cache, mapped. Returns false if the
     /// fault must start again.
-    pub fn swap_map_folio(&mut self, p: u32, fault: SwapFault, _cpu: u32) -> bool {
+    pub fn swap_map_folio(&mut self, p: u32, fault: SwapFault) -> bool {
         let idx = self.mm.vmas[fault.vma as usize].start + fault.addr;
         let f = *self.pages.fields(p);
         if self.mm.ptes[idx as usize] != swp_pte(fault.area, fault.slot)

@@ -433,7 +433,7 @@ mod tests {
             vma,
             addr,
         };
-        assert!(k.swap_map_folio(p, f, 0));
+        assert!(k.swap_map_folio(p, f));
     }
 
     /// (swap_ra, swap_ra_hit) after faults on pages 0..=14 in order.
