@@ -240,6 +240,7 @@ impl Kernel {
                 bandwidth_mb_s: d.bandwidth_mb_s,
                 write_bandwidth_mb_s: d.write_bandwidth_mb_s,
                 latency_us: d.latency_us,
+                write_latency_us: d.write_latency_us,
                 max_request_kb: d.max_request_kb,
                 request_us: d.request_us,
                 seek_us: d.seek_us,

@@ -1,7 +1,8 @@
 //! Block devices as queues, and the I/Os (`Bio`) submitted to them.
 //!
 //! A device is a FIFO transfer stage at the device's bandwidth, then a fixed completion
-//! latency that overlaps other requests' transfers (an NVMe drive's internal parallelism).
+//! latency that overlaps other requests' transfers (an NVMe drive's internal parallelism);
+//! writes may have a latency of their own (a drive's write cache).
 //! One stream sees `latency + size/bandwidth` per request; enough concurrent streams keep the
 //! transfer stage busy and the device saturates at its bandwidth (seed 000, Test 1). Transfer
 //! times vary from request to request (`jitter`: the fraction of a transfer drawn from an
@@ -9,7 +10,7 @@
 //! a real drive and throughput bends towards the bandwidth rather than hitting it (seed 000,
 //! Test 2). Each request may also cost the transfer stage a fixed time (`request_ns`: command
 //! processing, which bounds IOPS), and a device takes at most `queue_depth` requests at once:
-//! a request beyond that waits in the block layer for the oldest to complete. Counters follow
+//! a request beyond that waits in the block layer for the first to complete. Counters follow
 //! /proc/diskstats, reads and writes apart.
 //!
 //! An I/O is submitted whole (its requests are the parts of at most `max_request_bytes`) and
@@ -18,7 +19,8 @@
 //! (`process::wait_on_bio`): a read that its reader finds complete, with no work to do at
 //! completion, costs no event.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use rand::Rng;
 use rand::SeedableRng;
@@ -41,6 +43,8 @@ pub struct DeviceParams {
     /// Write bandwidth; the read bandwidth when not given.
     pub write_bandwidth_mb_s: Option<f64>,
     pub latency_us: f64,
+    /// Write completion latency; the read latency when not given.
+    pub write_latency_us: Option<f64>,
     pub max_request_kb: u64,
     pub request_us: f64,
     /// Seek time before a request that does not continue the previous one (0: none).
@@ -57,6 +61,7 @@ pub struct BlockDevice {
     read_bandwidth: f64,
     write_bandwidth: f64,
     latency: Ns,
+    write_latency: Ns,
     pub max_request_bytes: u64,
     request_ns: Ns,
     seek_ns: Ns,
@@ -64,9 +69,9 @@ pub struct BlockDevice {
     head: u64,
     queue_depth: u32,
     transfer_free_at: Ns,
-    /// Completion times and request counts of the I/Os in flight, oldest first (they
-    /// complete in submission order: one FIFO transfer stage, one latency).
-    in_flight: VecDeque<(Ns, u32)>,
+    /// Completion times and request counts of the I/Os in flight, the first to complete on
+    /// top (in submission order, unless reads and writes have different latencies).
+    in_flight: BinaryHeap<Reverse<(Ns, u32)>>,
     nr_in_flight: u32,
     jitter: f64,
     rng: Pcg64Mcg,
@@ -95,13 +100,14 @@ impl BlockDevice {
             read_bandwidth: per_ns(p.bandwidth_mb_s),
             write_bandwidth: per_ns(p.write_bandwidth_mb_s.unwrap_or(p.bandwidth_mb_s)),
             latency: (p.latency_us * 1e3) as Ns,
+            write_latency: (p.write_latency_us.unwrap_or(p.latency_us) * 1e3) as Ns,
             max_request_bytes: p.max_request_kb * 1024,
             request_ns: (p.request_us * 1e3) as Ns,
             seek_ns: (p.seek_us * 1e3) as Ns,
             head: 0,
             queue_depth: p.queue_depth,
             transfer_free_at: 0,
-            in_flight: VecDeque::new(),
+            in_flight: BinaryHeap::new(),
             nr_in_flight: 0,
             jitter: p.jitter,
             rng: Pcg64Mcg::seed_from_u64(seed),
@@ -110,20 +116,23 @@ impl BlockDevice {
     }
 
     /// The block layer's tags at `now`: whether all `queue_depth` are in use, and if so when
-    /// the oldest request completes (a submitter sleeps in `blk_mq_get_tag` until then).
+    /// the first request in flight completes (a submitter sleeps in `blk_mq_get_tag` until then).
     pub fn tags_full(&mut self, now: Ns) -> Option<Ns> {
         if self.queue_depth == 0 {
             return None;
         }
-        while let Some(&(done, n)) = self.in_flight.front() {
+        while let Some(&Reverse((done, n))) = self.in_flight.peek() {
             if done > now {
                 break;
             }
-            self.in_flight.pop_front();
+            self.in_flight.pop();
             self.nr_in_flight -= n;
         }
-        (self.nr_in_flight >= self.queue_depth)
-            .then(|| self.in_flight.front().map_or(now, |&(done, _)| done))
+        (self.nr_in_flight >= self.queue_depth).then(|| {
+            self.in_flight
+                .peek()
+                .map_or(now, |&Reverse((done, _))| done)
+        })
     }
 
     /// Submit an I/O of `bytes` at byte `offset` of the device at `now`: as `submit`, plus a
@@ -149,20 +158,20 @@ impl BlockDevice {
         let parts = bytes.div_ceil(self.max_request_bytes).max(1);
         let mut start = self.transfer_free_at.max(now);
         // Requests that completed by now have left the queue; beyond the queue depth, wait
-        // for the oldest to complete.
-        while let Some(&(done, n)) = self.in_flight.front() {
+        // for the first to complete.
+        while let Some(&Reverse((done, n))) = self.in_flight.peek() {
             let full =
                 self.queue_depth > 0 && self.nr_in_flight as u64 + parts > self.queue_depth as u64;
             if done > now && !full {
                 break;
             }
             start = start.max(done);
-            self.in_flight.pop_front();
+            self.in_flight.pop();
             self.nr_in_flight -= n;
         }
-        let bandwidth = match op {
-            Op::Read => self.read_bandwidth,
-            Op::Write => self.write_bandwidth,
+        let (bandwidth, latency) = match op {
+            Op::Read => (self.read_bandwidth, self.latency),
+            Op::Write => (self.write_bandwidth, self.write_latency),
         };
         let mean = bytes as f64 / bandwidth;
         let exp = if self.jitter > 0.0 {
@@ -174,7 +183,7 @@ impl BlockDevice {
             + parts * self.request_ns
             + seek;
         self.transfer_free_at = start + transfer;
-        let done = self.transfer_free_at + self.latency;
+        let done = self.transfer_free_at + latency;
         let s = &mut self.stats;
         let (ios, bytes_done, ticks) = match op {
             Op::Read => (&mut s.rd_ios, &mut s.rd_bytes, &mut s.rd_ticks_ns),
@@ -185,7 +194,7 @@ impl BlockDevice {
         *ticks += (done - now) * parts;
         s.busy_ns += transfer;
         if self.queue_depth > 0 {
-            self.in_flight.push_back((done, parts as u32));
+            self.in_flight.push(Reverse((done, parts as u32)));
             self.nr_in_flight += parts as u32;
         }
         done
@@ -296,6 +305,7 @@ mod tests {
             bandwidth_mb_s: 100.0,
             write_bandwidth_mb_s: None,
             latency_us: 0.0,
+            write_latency_us: None,
             max_request_kb: 1024,
             request_us: 0.0,
             seek_us: 8000.0,
@@ -318,6 +328,7 @@ mod tests {
             bandwidth_mb_s,
             write_bandwidth_mb_s: None,
             latency_us,
+            write_latency_us: None,
             max_request_kb: 4096,
             request_us: 0.0,
             seek_us: 0.0,
@@ -331,6 +342,28 @@ mod tests {
         let mut d = BlockDevice::new("nvme0n1".into(), &params(4000.0, 100.0, 0.0), 1);
         let done = d.submit(Op::Read, 0, 4_000_000);
         assert_eq!(done, 1_000_000 + 100_000);
+    }
+
+    #[test]
+    fn a_write_completes_after_its_own_latency_and_frees_its_tag_first() {
+        let p = DeviceParams {
+            write_latency_us: Some(20.0),
+            queue_depth: 2,
+            ..params(4000.0, 100.0, 0.0)
+        };
+        let mut d = BlockDevice::new("nvme0n1".into(), &p, 1);
+        // 4 KB at 4 GB/s: 1 µs of transfer each, one after the other. The read, submitted
+        // first, completes after the write.
+        let read = d.submit(Op::Read, 0, 4_000);
+        let write = d.submit(Op::Write, 0, 4_000);
+        assert_eq!(read, 1_000 + 100_000);
+        assert_eq!(write, 2_000 + 20_000);
+        // Both tags are taken; the first to free is the write's.
+        assert_eq!(d.tags_full(0), Some(write));
+        // Once the write has completed, a tag is free; then the read's is the next.
+        assert_eq!(d.tags_full(write), None);
+        d.submit(Op::Read, write, 4_000);
+        assert_eq!(d.tags_full(write), Some(read));
     }
 
     #[test]

@@ -112,7 +112,7 @@ async fn do_swap_page(cx: &Cx, fault: SwapFault, memcg: u16, scratch: &mut Swapi
             },
         };
         folio_wait_locked(cx, p, fault.slot).await;
-        if cx.k().swap_map_folio(p, fault) {
+        if cx.k().swap_map_folio(p, fault, cx.cpu) {
             return result;
         }
     }
@@ -191,13 +191,13 @@ impl Kernel {
         self.count(VmEvent::Pgfault, 1);
     }
 
-    /// The end of `do_swap_page()` for folio `p`, found or read for `fault` and unlocked:
+    /// The end of `do_swap_page()` for folio `p`, found or read for `fault` and unlocked by the task on `cpu`:
     /// if it is still the swap cache's folio for the entry (reclaim may have taken it while
     /// the task slept), map it and drop the entry's slot reference. A write fault then frees
     /// the slot (`should_try_to_free_swap` → `folio_free_swap`), unless the folio's write to
     /// it is still in flight: it then stays in the swap cache, mapped. Returns false if the
     /// fault must start again.
-    pub fn swap_map_folio(&mut self, p: u32, fault: SwapFault) -> bool {
+    pub fn swap_map_folio(&mut self, p: u32, fault: SwapFault, cpu: u32) -> bool {
         let idx = self.mm.vmas[fault.vma as usize].start + fault.addr;
         let f = *self.pages.fields(p);
         if self.mm.ptes[idx as usize] != swp_pte(fault.area, fault.slot)
@@ -221,6 +221,9 @@ impl Kernel {
         self.count(VmEvent::Pgfault, 1);
         let nid = self.zones[self.page_zone(p)].nid;
         self.nodes[nid as usize].nr_anon_mapped += 1;
+        if self.variant.anon_lru_before_5_9 {
+            self.activate_page(p, cpu);
+        }
         true
     }
 }

@@ -383,8 +383,12 @@ mod tests {
     /// A machine with a 2048-slot swap area and a 64-page VMA swapped out by hand, page `a`
     /// to the next slot of CPU `cpu(a)`'s cluster (CPU 0: slots 512…, CPU 1: 1024…).
     fn swapped_out(readahead: &str, cpu: impl Fn(u32) -> u32) -> (Kernel, u32) {
-        let variant = format!("[variant]\nswap_readahead = \"{readahead}\"\n");
-        let mut k = kernel_with(64, 0, &variant);
+        swapped_out_with(&format!("swap_readahead = \"{readahead}\""), cpu)
+    }
+
+    /// `swapped_out` with the given `[variant]` lines.
+    fn swapped_out_with(variant: &str, cpu: impl Fn(u32) -> u32) -> (Kernel, u32) {
+        let mut k = kernel_with(64, 0, &format!("[variant]\n{variant}\n"));
         let nr_cpus = k.cpus.nr_cpus();
         k.swap.areas.push(SwapInfo::new(
             2048,
@@ -433,7 +437,7 @@ mod tests {
             vma,
             addr,
         };
-        assert!(k.swap_map_folio(p, f));
+        assert!(k.swap_map_folio(p, f, 0));
     }
 
     /// (swap_ra, swap_ra_hit) after faults on pages 0..=14 in order.
@@ -445,6 +449,44 @@ mod tests {
             k.events.get(VmEvent::SwapRa),
             k.events.get(VmEvent::SwapRaHit),
         )
+    }
+
+    #[test]
+    fn a_page_faulted_in_from_swap_is_activated_before_5_9_only() {
+        use crate::mm::lru::{LRU_ACTIVE_ANON, LRU_INACTIVE_ANON};
+        for before_5_9 in [false, true] {
+            let v = format!("swap_readahead = \"vma\"\nanon_lru_before_5_9 = {before_5_9}");
+            let (mut k, vma) = swapped_out_with(&v, |_| 0);
+            // Faults on 0..=14: page 0 read alone, the rest in VMA readahead windows; their
+            // folios wait in CPU 0's LRU-add batch and drain onto the LRU 15 at a time.
+            sequential_faults(&mut k, vma);
+            let start = k.mm.vmas[vma as usize].start;
+            let mut active = 0;
+            for a in 0..=14 {
+                let PteKind::Present { pfn, .. } = pte_kind(k.mm.ptes[(start + a) as usize]) else {
+                    panic!("page {a} is not mapped");
+                };
+                active += u32::from(k.pages.flags(pfn) & pg::ACTIVE != 0);
+            }
+            // do_swap_page()'s activate_page() (before 5.9): every page mapped is active,
+            // on the list or still in the batch; since 5.9 none is.
+            assert_eq!(
+                active,
+                if before_5_9 { 15 } else { 0 },
+                "before_5_9 = {before_5_9}"
+            );
+            k.folio_batch_move_lru(0);
+            let lv = &k.lruvecs[0];
+            // VMA readahead read nothing beyond page 14 (11 read ahead, 11 hit).
+            let expected_active = if before_5_9 { 15 } else { 0 };
+            assert_eq!(
+                lv.total(LRU_ACTIVE_ANON),
+                expected_active,
+                "before_5_9 = {before_5_9}"
+            );
+            assert_eq!(lv.total(LRU_INACTIVE_ANON), 15 - expected_active);
+            k.check_lists().unwrap();
+        }
     }
 
     #[test]

@@ -47,7 +47,9 @@ impl Default for Machine {
 
 /// A block device: a FIFO transfer queue of `bandwidth_mb_s` with a fixed completion
 /// `latency_us` per request that overlaps other requests' transfers (NVMe's internal
-/// parallelism). `count` identical devices are created (hw/block.rs).
+/// parallelism), `write_latency_us` for writes if given (a drive whose writes complete in
+/// its write cache while reads wait for the flash). `count` identical devices are created
+/// (hw/block.rs).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Device {
@@ -58,6 +60,9 @@ pub struct Device {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_bandwidth_mb_s: Option<f64>,
     pub latency_us: f64,
+    /// Completion latency of a write, if it differs from `latency_us`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_latency_us: Option<f64>,
     /// Largest request the device takes; larger I/Os are split (max_sectors_kb).
     pub max_request_kb: u64,
     /// Time the transfer stage spends on each request besides its data (command
@@ -84,6 +89,7 @@ impl Default for Device {
             bandwidth_mb_s: 3000.0,
             write_bandwidth_mb_s: None,
             latency_us: 100.0,
+            write_latency_us: None,
             max_request_kb: 4096,
             request_us: 0.0,
             queue_depth: 0,

@@ -268,11 +268,16 @@ impl Scenario {
                     "expected a positive number",
                 );
             }
-            if d.latency_us < 0.0 || !d.latency_us.is_finite() {
-                return err(
-                    &format!("machine.devices[{i}].latency_us"),
-                    "expected a non-negative number",
-                );
+            for (key, v) in [
+                ("latency_us", Some(d.latency_us)),
+                ("write_latency_us", d.write_latency_us),
+            ] {
+                if v.is_some_and(|v| v < 0.0 || !v.is_finite()) {
+                    return err(
+                        &format!("machine.devices[{i}].{key}"),
+                        "expected a non-negative number",
+                    );
+                }
             }
             if !(0.0..=1.0).contains(&d.jitter) {
                 return err(
