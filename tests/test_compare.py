@@ -152,3 +152,58 @@ def test_a_simulated_sweep_with_repeats_compares_as_one_point_per_task_count(tmp
     (row,) = [r for r in compare([load_input(out)]).rows if r.metric == "Kswapd pages scanned"]
     assert row.point == "" and row.runs == [2]
     assert row.stddevs[0] is not None and row.stddevs[0] > 0  # two seeds, two jitters
+
+
+MEMCG_SCENARIO = """
+name = "memcg-compare"
+[machine]
+nodes = 1
+cpus_per_node = 4
+memory_mb_per_node = 256
+devices = [{ name = "nvme", bandwidth_mb_s = 2000, latency_us = 50 }]
+[memory]
+mode = "cgroup"
+limit_mb = 64
+[swap]
+kind = "file"
+size_mb = 256
+[workload]
+kind = "usemem"
+tasks = 1
+size_mb = 96
+repeats = 0
+runtime_s = 0.5
+[run]
+duration_s = 0.5
+"""
+
+
+def test_memory_cgroup_reclaim_compares_between_a_simulated_and_a_live_run(tmp_path: Path) -> None:
+    from reclaimlab.live.runner import memcg_result
+
+    scenario = tmp_path / "memcg.toml"
+    scenario.write_text(MEMCG_SCENARIO)
+    r = invoke("run", str(scenario), "-o", str(tmp_path / "sim"))
+    assert r.exit_code == 0, r.output
+    sim = json.loads((tmp_path / "sim/result.json").read_text())["memcg"]
+    assert sim["max_bytes"] == 64 << 20 and sim["events"]["pgscan_direct"] > 0
+    # A live run's cgroup, as the runner records it from two readings of memory.stat/events.
+    before = {"stat": {"pgscan_direct": 100, "pgsteal_direct": 90, "pgscan_kswapd": 0, "pgsteal_kswapd": 0, "pgpgin": 5},
+              "events": {"low": 0, "high": 0, "max": 3, "oom": 0, "oom_kill": 0}, "current": 0, "max": 64 << 20}  # fmt: skip
+    after = {"stat": {**before["stat"], "pgscan_direct": 2 * sim["events"]["pgscan_direct"] + 100, "pgsteal_direct": 1090},
+             "events": {**before["events"], "max": 13}, "current": 60 << 20, "max": 64 << 20}  # fmt: skip
+    live = memcg_result(before, after)
+    assert live["events"] == {"pgscan_kswapd": 0, "pgscan_direct": 2 * sim["events"]["pgscan_direct"], "pgsteal_kswapd": 0,
+                              "pgsteal_direct": 1000, "max": 10, "oom": 0}  # fmt: skip
+    assert live["stat"]["pgpgin"] == 0 and live["current_bytes"] == 60 << 20
+    write_run(tmp_path / "live", "live", 1000.0)
+    result = json.loads((tmp_path / "live/result.json").read_text())
+    write_json(tmp_path / "live/result.json", {**result, "memcg": live})
+    doc = json.loads(invoke("compare", str(tmp_path / "live"), str(tmp_path / "sim"), "--json").output)
+    rows = {r["metric"]: r for r in doc["rows"]}
+    scanned = rows["Memcg direct pages scanned"]["values"]
+    assert scanned == [2 * sim["events"]["pgscan_direct"], sim["events"]["pgscan_direct"]]
+    assert rows["Memcg limit hits (memory.events max)"]["values"][0] == 10
+    # The model's error on it is in the divergence section: the simulated side scanned half.
+    div = {d["metric"]: d for d in doc["divergence"]["rows"]}
+    assert div["Memcg direct pages scanned"]["ratio"] == pytest.approx(0.5)

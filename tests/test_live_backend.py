@@ -202,6 +202,16 @@ def test_memcg_v2_is_used_where_the_parent_delegates_memory(state_dir: Path) -> 
     cg = b.create_memcg("reclaimlab-x", 256 * MiB)
     assert cg.version == 2 and cg.path == "/sys/fs/cgroup/user.slice/run/reclaimlab-x"
     assert b.files[f"{cg.path}/memory.max"] == str(256 * MiB)
+    # Its counters: memory.stat's, memory.events, memory.current and memory.max ("max" when
+    # unlimited reads as None).
+    b.files[f"{cg.path}/memory.stat"] = "anon 4096\npgscan_direct 7\npgsteal_direct 5\nworkingset_refault_anon 2\n"
+    b.files[f"{cg.path}/memory.events"] = "low 0\nhigh 0\nmax 3\noom 0\noom_kill 0\noom_group_kill 0\n"
+    b.files[f"{cg.path}/memory.current"] = "8192"
+    c = b.memcg_counters(cg)
+    assert c["stat"] == {"pgscan_direct": 7, "pgsteal_direct": 5, "workingset_refault_anon": 2}
+    assert c["events"]["max"] == 3 and c["current"] == 8192 and c["max"] == 256 * MiB
+    b.files[f"{cg.path}/memory.max"] = "max"
+    assert b.memcg_counters(cg)["max"] is None
     b.restore(b.journal)
     assert cg.path not in b.dirs
 

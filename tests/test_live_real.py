@@ -72,7 +72,11 @@ dir = "{tmp_path}/data"
     assert r.result["metrics"]["bytes"] > 0
     # the file is larger than the cgroup: reading it again and again reclaims inside the
     # cgroup, and the evicted pages fault back in (v1 has no pgscan in memory.stat)
-    assert r.result["memcg_events"]["workingset_refault_file"] > 0
+    assert r.result["memcg"]["stat"]["workingset_refault_file"] > 0
+    # the limit as the simulator reports it, and the charges that hit it (v2 memory.events
+    # max, v1 memory.failcnt)
+    assert r.result["memcg"]["max_bytes"] == 256 << 20
+    assert r.result["memcg"]["events"]["max"] > 0
     assert r.trace_path is not None
     trace = r.trace_path.read_text()
     assert "mm_vmscan_" in trace

@@ -2,7 +2,8 @@
 
 A source (as `_core.workload_columns` gives them) is one of
 `metrics.<name>` (result.json's metrics; dotted for nested dicts), `vmstat.<counter>` (its
-after − before delta; `vmstat.<prefix>*` sums the counters with that prefix), `cpu.sy_max`,
+after − before delta; `vmstat.<prefix>*` sums the counters with that prefix), `memcg.<event>`
+(result.json's `memcg.events`: the workload's memory cgroup), `cpu.sy_max`,
 `tasks.workload_cpu` or `tasks.kswapd_cpu.<node>`.
 """
 
@@ -19,6 +20,8 @@ def value(run: RunDir, source: str) -> Any:
     group, _, name = source.partition(".")
     if group == "metrics" and name:
         return metric(run.result.get("metrics", {}), name)
+    if group == "memcg" and name:
+        return metric(run.result.get("memcg") or {}, f"events.{name}")
     if group == "vmstat" and name:
         delta = run.delta
         return sum_prefix(delta, name[:-1]) if name.endswith("*") else delta.get(name, 0)

@@ -118,6 +118,12 @@ METRICS: list[Metric] = [
     Metric("Kswapd pages reclaimed", "vmstat.pgsteal_kswapd", False),
     Metric("Direct pages scanned", "vmstat.pgscan_direct", False),
     Metric("Direct pages reclaimed", "vmstat.pgsteal_direct", False),
+    # Reclaim of the workload's memory cgroup (memory.stat; memcg reclaim is not in vmstat).
+    Metric("Memcg kswapd pages scanned", "memcg.pgscan_kswapd", False),
+    Metric("Memcg kswapd pages reclaimed", "memcg.pgsteal_kswapd", False),
+    Metric("Memcg direct pages scanned", "memcg.pgscan_direct", False),
+    Metric("Memcg direct pages reclaimed", "memcg.pgsteal_direct", False),
+    Metric("Memcg limit hits (memory.events max)", "memcg.max", False),
     Metric("Kswapd efficiency %", _efficiency("kswapd"), True),
     Metric("Direct efficiency %", _efficiency("direct"), True),
     Metric("Percentage Time Spent Direct Reclaim", _pct_time_direct, False),

@@ -21,7 +21,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Protocol, Sequence
+from typing import IO, Any, Protocol, Sequence
 
 from reclaimlab.live.journal import Entry, Journal
 
@@ -281,16 +281,30 @@ class KernelBackend(ABC):
         except OSError:
             return []
 
-    def memcg_events(self, cg: Cgroup) -> dict[str, int]:
-        """The event counters of the cgroup's memory.stat. Reclaim inside a memory cgroup is
-        not counted in /proc/vmstat's pgscan/pgsteal/allocstall, only here (v2 names them
-        pgscan_*/pgsteal_*; v1 has only pgpgin/pgpgout, faults and refaults)."""
-        out = {}
+    def memcg_counters(self, cg: Cgroup) -> dict[str, Any]:
+        """The cgroup's state and counters: `stat`, the event counters of its memory.stat
+        (v2 names its reclaim pgscan_*/pgsteal_*; v1 has only pgpgin/pgpgout, faults and
+        refaults); `events`, memory.events (v2) or `max` = memory.failcnt (v1, the charges
+        that hit the limit); `current` and `max` in bytes (`max` None when unlimited).
+        Reclaim inside a memory cgroup is not counted in /proc/vmstat's pgscan/pgsteal/
+        allocstall, only here."""
+        stat = {}
         for line in self.read_text(f"{cg.path}/memory.stat").splitlines():
             name, _, value = line.partition(" ")
             if name.startswith(("pg", "workingset_", "swp", "thp_", "zswp")) and value.strip().isdigit():
-                out[name] = int(value)
-        return out
+                stat[name] = int(value)
+        if cg.version == 2:
+            events = {}
+            for line in self.read_text(f"{cg.path}/memory.events").splitlines():
+                name, _, value = line.partition(" ")
+                if value.strip().isdigit():
+                    events[name] = int(value)
+            current, limit = self.read_value(f"{cg.path}/memory.current"), self.read_value(f"{cg.path}/memory.max")
+        else:
+            events = {"max": int(self.read_value(f"{cg.path}/memory.failcnt"))}
+            current = self.read_value(f"{cg.path}/memory.usage_in_bytes")
+            limit = self.read_value(f"{cg.path}/memory.limit_in_bytes")
+        return {"stat": stat, "events": events, "current": int(current), "max": int(limit) if limit.isdigit() and int(limit) < 1 << 62 else None}
 
     # global squeeze ------------------------------------------------------------------------------
 

@@ -213,7 +213,7 @@ class FakeBackend(KernelBackend):
         self.dirs.add(path)
         if path.startswith("/sys/fs/cgroup/"):
             for name, value in (("cgroup.procs", ""), ("memory.limit_in_bytes", "9223372036854771712"),
-                                ("memory.swappiness", "60"), ("memory.usage_in_bytes", "0"),
+                                ("memory.swappiness", "60"), ("memory.usage_in_bytes", "0"), ("memory.failcnt", "0"),
                                 ("memory.stat", "cache 0\npgpgin 10\npgmajfault 1\n")):  # fmt: skip
                 self.files[f"{path}/{name}"] = value
         if "/instances/" in path:

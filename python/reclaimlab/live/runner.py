@@ -262,7 +262,7 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
         trace.start(rundir / "trace.txt")
     tracker = TaskTracker(backend)
     tracker.begin()
-    memcg_before = backend.memcg_events(cgroup) if cgroup is not None else {}
+    memcg_before = backend.memcg_counters(cgroup) if cgroup is not None else None
     before = backend.read_text("/proc/vmstat")
     t0 = time.monotonic()
     samplers = Samplers(backend, rundir, scenario.run["sample_interval_s"], t0)
@@ -309,7 +309,7 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
         samplers.stop()
         after = backend.read_text("/proc/vmstat")
         zoneinfo = backend.read_text("/proc/zoneinfo")
-        memcg_after = backend.memcg_events(cgroup) if cgroup is not None else {}
+        memcg_after = backend.memcg_counters(cgroup) if cgroup is not None else None
         if trace is not None:
             trace.stop()
     write_vmstat(rundir / "vmstat.before", before)
@@ -332,8 +332,8 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
         "metrics": {**fg.metrics(), **vmstat_metrics(delta)},
         "machine": {"kernel": platform.release(), "nr_cpus": os.cpu_count(), **notes},
     }
-    if cgroup is not None:
-        result["memcg_events"] = {k: v - memcg_before.get(k, 0) for k, v in memcg_after.items()}
+    if memcg_before is not None and memcg_after is not None:
+        result["memcg"] = memcg_result(memcg_before, memcg_after)
     if bg is not None:
         result["background"] = {"workload": bg.kind, "metrics": bg.metrics()}
     if timed_out:
@@ -346,6 +346,29 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
     if failures:
         raise LiveError(f"{rundir}: workload task(s) failed:\n  " + "\n  ".join(failures))
     return PointResult(rundir.name, rundir, result)
+
+
+# The memcg events the simulator counts too (result.json `memcg.events` of either backend).
+MEMCG_EVENTS = ("pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct", "max", "oom")
+
+
+def memcg_result(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """result.json's `memcg`, in the simulator's shape: memory.max and memory.current (at the
+    end) in bytes, and over the run the events both backends count (memory.stat's reclaim
+    counters, memory.events' `max` and `oom`; those the kernel does not give are left out), and
+    `stat`, every memory.stat counter's delta (live only)."""
+
+    def delta(group: str) -> dict[str, int]:
+        return {k: v - before[group].get(k, 0) for k, v in after[group].items()}
+
+    stat, events = delta("stat"), delta("events")
+    both = {**stat, **events}
+    return {
+        "max_bytes": after["max"],
+        "current_bytes": after["current"],
+        "events": {k: both[k] for k in MEMCG_EVENTS if k in both},
+        "stat": stat,
+    }
 
 
 def restore(backend: KernelBackend, log: Log = print) -> bool:
