@@ -75,8 +75,9 @@ dir = "{tmp_path}/data"
     assert r.result["memcg"]["stat"]["workingset_refault_file"] > 0
     # the limit as the simulator reports it, and the charges that hit it (v2 memory.events
     # max, v1 memory.failcnt)
-    assert r.result["memcg"]["max_bytes"] == 256 << 20
-    assert r.result["memcg"]["events"]["max"] > 0
+    memcg = r.result["memcg"]
+    assert memcg["max_bytes"] == 256 << 20
+    assert memcg["events"]["max"] > 0 if "failcnt" not in memcg else memcg["failcnt"] > 0
     assert r.trace_path is not None
     trace = r.trace_path.read_text()
     assert "mm_vmscan_" in trace

@@ -129,6 +129,10 @@ METRICS: list[Metric] = [
     Metric("Percentage Time Spent Direct Reclaim", _pct_time_direct, False),
     Metric("Percentage Time kswapd Awake", _pct_time_kswapd_awake, False),
     Metric("Swap Ins", "vmstat.pswpin", False),
+    # Anon workingset detection (5.9 on): swap-ins that found a shadow, and those activated.
+    Metric("Workingset refaults anon", "vmstat.workingset_refault_anon", False),
+    Metric("Workingset activations anon", "vmstat.workingset_activate_anon", False),
+    Metric("Workingset restores anon", "vmstat.workingset_restore_anon", False),
     Metric("Swap Outs", "vmstat.pswpout", False),
     Metric("ra_hit%", lambda run: ra_hit_pct(run.delta), True),
     Metric("Kswapd CPU %", _mean_kswapd_cpu, False),

@@ -60,6 +60,8 @@ pub struct PgData {
     pub nr_anon_mapped: u64,
     /// NR_VMSCAN_WRITE (cumulative).
     pub nr_vmscan_write: u64,
+    /// WORKINGSET_REFAULT_ANON, WORKINGSET_ACTIVATE_ANON, WORKINGSET_RESTORE_ANON.
+    pub workingset: crate::mm::workingset::WorkingsetStats,
 }
 
 pub struct Kernel {
@@ -183,6 +185,7 @@ impl Kernel {
                 nr_file_pages: 0,
                 nr_anon_mapped: 0,
                 nr_vmscan_write: 0,
+                workingset: Default::default(),
             });
         }
         let lruvecs = (0..m.nodes)
@@ -496,8 +499,11 @@ impl Kernel {
         for n in &self.nodes {
             stats[6] += n.nr_isolated[0];
             stats[7] += n.nr_isolated[1];
-            stats[8] += n.nr_file_pages;
-            stats[9] += n.nr_vmscan_write;
+            stats[8] += n.workingset.refault_anon;
+            stats[9] += n.workingset.activate_anon;
+            stats[10] += n.workingset.restore_anon;
+            stats[11] += n.nr_file_pages;
+            stats[12] += n.nr_vmscan_write;
         }
         VmstatSnapshot {
             stats,

@@ -78,6 +78,10 @@ fn check_swap(k: &Kernel) {
         );
         let p = si.cache[slot as usize];
         assert_eq!(p != NO_PAGE, map & SWAP_HAS_CACHE != 0, "slot {slot}");
+        // A shadow is left by an eviction in a slot still in use, in the folio's place.
+        if si.shadow[slot as usize] != 0 {
+            assert!(map != 0 && p == NO_PAGE, "slot {slot} has a shadow");
+        }
         if p != NO_PAGE {
             let f = k.pages.fields(p);
             assert!(f.flags & pg::SWAPCACHE != 0, "slot {slot}");
@@ -180,6 +184,37 @@ fn new_anon_folios_start_inactive_since_5_9_and_active_before() {
         assert!(lv.total(on) > 100, "{v}: {} on the list", lv.total(on));
         assert_eq!(lv.total(off), 0, "{v}");
         k.check_lists().unwrap();
+    }
+}
+
+#[test]
+fn swap_ins_are_tested_against_their_shadows_since_5_9_only() {
+    for before_5_9 in [false, true] {
+        let v = format!("variant.anon_lru_before_5_9={before_5_9}");
+        let (k, out) = run(&[&v]);
+        check_swap(&k);
+        let d = |name| out.after.stat(name) - out.before.stat(name);
+        let (refault, activate, restore) = (
+            d("workingset_refault_anon"),
+            d("workingset_activate_anon"),
+            d("workingset_restore_anon"),
+        );
+        let shadows = k.swap.areas[0].shadow.iter().filter(|&&s| s != 0).count();
+        if before_5_9 {
+            assert_eq!((refault, activate, restore, shadows), (0, 0, 0, 0), "{v}");
+        } else {
+            // Every slot a swap-in reads (the fault's and those read ahead) held a shadow:
+            // refaults outnumber major faults. Some are recent enough to start active.
+            let majors =
+                out.after.event(VmEvent::Pgmajfault) - out.before.event(VmEvent::Pgmajfault);
+            assert!(refault > majors, "{refault} refaults, {majors} majors");
+            assert!(
+                0 < activate && activate < refault,
+                "{activate} of {refault} activated"
+            );
+            assert!(restore <= activate);
+            assert!(shadows > 1_000, "evicted folios leave shadows ({shadows})");
+        }
     }
 }
 

@@ -284,8 +284,10 @@ class KernelBackend(ABC):
     def memcg_counters(self, cg: Cgroup) -> dict[str, Any]:
         """The cgroup's state and counters: `stat`, the event counters of its memory.stat
         (v2 names its reclaim pgscan_*/pgsteal_*; v1 has only pgpgin/pgpgout, faults and
-        refaults); `events`, memory.events (v2) or `max` = memory.failcnt (v1, the charges
-        that hit the limit); `current` and `max` in bytes (`max` None when unlimited).
+        refaults); `events`, memory.events (v2), or `failcnt`, memory.failcnt (v1: every
+        failed charge of the page counter, which is not memory.events' `max`: a charge that
+        needs reclaim fails more than once); `current` and `max` in bytes (`max` None when
+        unlimited).
         Reclaim inside a memory cgroup is not counted in /proc/vmstat's pgscan/pgsteal/
         allocstall, only here."""
         stat = {}
@@ -301,7 +303,7 @@ class KernelBackend(ABC):
                     events[name] = int(value)
             current, limit = self.read_value(f"{cg.path}/memory.current"), self.read_value(f"{cg.path}/memory.max")
         else:
-            events = {"max": int(self.read_value(f"{cg.path}/memory.failcnt"))}
+            events = {"failcnt": int(self.read_value(f"{cg.path}/memory.failcnt"))}
             current = self.read_value(f"{cg.path}/memory.usage_in_bytes")
             limit = self.read_value(f"{cg.path}/memory.limit_in_bytes")
         return {"stat": stat, "events": events, "current": int(current), "max": int(limit) if limit.isdigit() and int(limit) < 1 << 62 else None}

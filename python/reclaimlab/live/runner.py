@@ -356,19 +356,22 @@ def memcg_result(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any
     """result.json's `memcg`, in the simulator's shape: memory.max and memory.current (at the
     end) in bytes, and over the run the events both backends count (memory.stat's reclaim
     counters, memory.events' `max` and `oom`; those the kernel does not give are left out), and
-    `stat`, every memory.stat counter's delta (live only)."""
+    `stat`, every memory.stat counter's delta, and with cgroup v1 `failcnt` (live only)."""
 
     def delta(group: str) -> dict[str, int]:
         return {k: v - before[group].get(k, 0) for k, v in after[group].items()}
 
     stat, events = delta("stat"), delta("events")
     both = {**stat, **events}
-    return {
+    out = {
         "max_bytes": after["max"],
         "current_bytes": after["current"],
         "events": {k: both[k] for k in MEMCG_EVENTS if k in both},
         "stat": stat,
     }
+    if "failcnt" in events:
+        out["failcnt"] = events["failcnt"]
+    return out
 
 
 def restore(backend: KernelBackend, log: Log = print) -> bool:

@@ -70,6 +70,9 @@ pub struct Lruvec {
     pub zone_size: ZoneSizes,
     pub anon_cost: u64,
     pub file_cost: u64,
+    /// `lruvec->nonresident_age`: evictions and refault activations here and in child
+    /// cgroups (`mm::workingset`).
+    pub nonresident_age: u64,
     /// `lruvec->lru_lock` (per node before 5.11, when it was `pgdat->lru_lock`; with only
     /// the root memory cgroup the two are the same lock).
     pub lru_lock: SpinLock,
@@ -85,6 +88,7 @@ impl Lruvec {
             zone_size: [[0; NR_LRU_LISTS]; MAX_NR_ZONES],
             anon_cost: 0,
             file_cost: 0,
+            nonresident_age: 0,
             lru_lock: SpinLock::new(nid),
         }
     }

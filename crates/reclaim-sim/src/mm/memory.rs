@@ -71,7 +71,7 @@ async fn do_anonymous_page(cx: &Cx, vma: u32, addr: u32, memcg: u16) -> Fault {
     }
     let fault = k.costs.anon_fault_ns;
     k.charge(fault);
-    k.map_new_anon_folio(p, idx, memcg, cx.cpu);
+    k.map_new_anon_folio(p, idx, memcg, cx.cpu, 0);
     Fault::Minor
 }
 
@@ -137,7 +137,13 @@ async fn swapin_synchronous(cx: &Cx, fault: SwapFault, memcg: u16) -> bool {
     k.count(VmEvent::PswpIn, 1);
     let cost = k.costs.zram_read_ns + k.costs.swapin_map_ns;
     k.charge(cost);
-    k.map_new_anon_folio(p, idx, memcg, cx.cpu);
+    let shadow = std::mem::take(&mut k.swap.areas[fault.area].shadow[fault.slot as usize]);
+    let refault = if shadow != 0 {
+        k.workingset_refault(p, memcg, shadow)
+    } else {
+        0
+    };
+    k.map_new_anon_folio(p, idx, memcg, cx.cpu, refault);
     k.swap.areas[fault.area].swap_free(fault.slot);
     true
 }
@@ -173,12 +179,13 @@ impl Kernel {
     /// `folio_add_new_anon_rmap()`, `folio_add_lru_vma()` and `set_pte_at()` of new folio
     /// `p` at page-table entry `idx`, charged to `memcg`: dirty, mapped, young, on the
     /// inactive anon list (where new anon folios start since 5.9), or the active one with
-    /// `variant.anon_lru_before_5_9` (before 5.9).
-    fn map_new_anon_folio(&mut self, p: u32, idx: u32, memcg: u16, cpu: u32) {
+    /// `variant.anon_lru_before_5_9` (before 5.9) or `refault` (`workingset_refault()`'s
+    /// flags for a folio read back from a synchronous swap area).
+    fn map_new_anon_folio(&mut self, p: u32, idx: u32, memcg: u16, cpu: u32, refault: u16) {
         let active = if self.variant.anon_lru_before_5_9 {
             pg::ACTIVE
         } else {
-            0
+            refault
         };
         let f = self.pages.fields_mut(p);
         f.owner = idx;

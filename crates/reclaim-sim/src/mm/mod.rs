@@ -19,4 +19,5 @@ pub mod vma;
 pub mod vmscan;
 pub mod vmscan_anon;
 pub mod vmstat;
+pub mod workingset;
 pub mod zone;

@@ -250,9 +250,11 @@ impl Kernel {
 
     /// `__read_swap_cache_async()` after its allocation: folio `p`, just allocated by the
     /// task on `cpu`, goes into the swap cache for `slot` of `area`, locked for its read,
-    /// and onto the inactive anon list, unless the slot no longer needs reading (freed, or
-    /// in the swap cache already), in which case `p` is freed. Returns whether it was added.
-    /// A folio read ahead of the fault (`target` false) is marked PG_readahead (`swap_ra`).
+    /// and onto the inactive anon list (the active one if the slot's shadow says it was
+    /// evicted recently: `workingset_refault()`), unless the slot no longer needs reading
+    /// (freed, or in the swap cache already), in which case `p` is freed. Returns whether it
+    /// was added. A folio read ahead of the fault (`target` false) is marked PG_readahead
+    /// (`swap_ra`).
     pub fn add_to_swap_cache_for_read(
         &mut self,
         p: u32,
@@ -269,10 +271,14 @@ impl Kernel {
         }
         si.cache[slot as usize] = p;
         si.swap_map[slot as usize] |= crate::mm::swapfile::SWAP_HAS_CACHE;
+        let shadow = std::mem::take(&mut si.shadow[slot as usize]);
         let mut flags = pg::ANON | pg::SWAPCACHE | pg::LOCKED;
         if !target {
             flags |= pg::READAHEAD;
             self.count(VmEvent::SwapRa, 1);
+        }
+        if shadow != 0 {
+            flags |= self.workingset_refault(p, memcg, shadow);
         }
         let f = self.pages.fields_mut(p);
         f.owner = slot;

@@ -64,6 +64,9 @@ pub struct SwapInfo {
     pub swap_map: Box<[u8]>,
     /// The swap cache: the folio at each slot, or NO_PAGE.
     pub cache: Box<[u32]>,
+    /// The shadow an evicted folio left in its slot (`mm::workingset`), or 0: the kernel
+    /// keeps it in the swap cache's xarray in the folio's place.
+    pub shadow: Box<[u64]>,
     /// Slots in use (`si->inuse_pages`), the header included.
     pub inuse_pages: u32,
     alloc: SwapAlloc,
@@ -119,6 +122,7 @@ impl SwapInfo {
             max: nr_slots,
             swap_map,
             cache: vec![NO_PAGE; nr_slots as usize].into_boxed_slice(),
+            shadow: vec![0; nr_slots as usize].into_boxed_slice(),
             inuse_pages: 1,
             alloc,
             cluster_used,
@@ -137,7 +141,8 @@ impl SwapInfo {
 
     /// Bytes of per-slot state.
     pub fn state_bytes(&self) -> u64 {
-        u64::from(self.max) * 5 + self.cluster_used.len() as u64 * 3
+        // swap_map 1, cache 4, shadow 8.
+        u64::from(self.max) * 13 + self.cluster_used.len() as u64 * 3
     }
 
     /// Is slot `slot` in use (by a page table or the swap cache)?
@@ -262,6 +267,8 @@ impl SwapInfo {
 
     fn free_slot(&mut self, slot: u32) {
         self.inuse_pages -= 1;
+        // swap_range_free() → clear_shadow_from_swap_cache().
+        self.shadow[slot as usize] = 0;
         let c = (slot / SWAPFILE_CLUSTER) as usize;
         self.cluster_used[c] -= 1;
         if self.alloc == SwapAlloc::Scan {

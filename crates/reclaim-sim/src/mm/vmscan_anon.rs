@@ -65,7 +65,7 @@ impl Kernel {
         let mut nr_writes = 0;
         let (mut nr_activate, mut nr_ref_keep, mut nr_unmapped) = (0u64, 0u64, 0u64);
         for &p in batch.pages() {
-            match self.anon_folio_verdict(p, cpu, &mut nr_unmapped) {
+            match self.anon_folio_verdict(p, cpu, sc, &mut nr_unmapped) {
                 Verdict::Free => {
                     freed[nr_freed] = p;
                     nr_freed += 1;
@@ -96,7 +96,7 @@ impl Kernel {
             // PAGE_SUCCESS without writeback, "try to free the folio below"); the putback
             // below skips them.
             for &(slot, p) in writes {
-                self.remove_anon_folio(p, slot);
+                self.remove_anon_folio(p, slot, sc.target_mem_cgroup);
                 freed[nr_freed] = p;
                 nr_freed += 1;
             }
@@ -144,9 +144,15 @@ impl Kernel {
         reclaimed
     }
 
-    /// Steps 1–5 of the module's list for folio `p` (reclaimed by a task on `cpu`); a folio
-    /// unmapped here is counted in `nr_unmapped`.
-    fn anon_folio_verdict(&mut self, p: u32, cpu: u32, nr_unmapped: &mut u64) -> Verdict {
+    /// Steps 1–5 of the module's list for folio `p` (reclaimed by a task on `cpu` for
+    /// `sc`); a folio unmapped here is counted in `nr_unmapped`.
+    fn anon_folio_verdict(
+        &mut self,
+        p: u32,
+        cpu: u32,
+        sc: &ScanControl,
+        nr_unmapped: &mut u64,
+    ) -> Verdict {
         let flags = self.pages.flags(p);
         if flags & pg::LOCKED != 0 {
             return Verdict::Keep;
@@ -200,13 +206,18 @@ impl Kernel {
             f.flags = (f.flags & !pg::DIRTY) | pg::WRITEBACK | pg::RECLAIM;
             return Verdict::Pageout(slot);
         }
-        self.remove_anon_folio(p, slot);
+        self.remove_anon_folio(p, slot, sc.target_mem_cgroup);
         Verdict::Free
     }
 
-    /// `__remove_mapping()` of clean swap-cache folio `p` at `slot`: out of the swap cache
-    /// and its cgroup, ready to be freed.
-    fn remove_anon_folio(&mut self, p: u32, slot: u32) {
+    /// `__remove_mapping()` of clean swap-cache folio `p` at `slot`, reclaimed for
+    /// `target_memcg`: out of the swap cache and its cgroup, ready to be freed, its shadow
+    /// left in the slot (`workingset_eviction()`, since 5.9).
+    fn remove_anon_folio(&mut self, p: u32, slot: u32, target_memcg: u16) {
+        if !self.variant.anon_lru_before_5_9 {
+            let shadow = self.workingset_eviction(p, target_memcg);
+            self.swap.areas[SWAP_AREA].shadow[slot as usize] = shadow;
+        }
         self.delete_from_swap_cache(p, SWAP_AREA, slot);
         self.mem_cgroup_uncharge_folio(p);
         let f = self.pages.fields_mut(p);

@@ -101,7 +101,7 @@ impl VmEvent {
 }
 
 /// Node and zone state items printed before the events (current values, not cumulative).
-pub const NR_STAT_ITEMS: [&str; 10] = [
+pub const NR_STAT_ITEMS: [&str; 13] = [
     "nr_free_pages",
     "nr_inactive_anon",
     "nr_active_anon",
@@ -110,6 +110,9 @@ pub const NR_STAT_ITEMS: [&str; 10] = [
     "nr_unevictable",
     "nr_isolated_anon",
     "nr_isolated_file",
+    "workingset_refault_anon",
+    "workingset_activate_anon",
+    "workingset_restore_anon",
     "nr_file_pages",
     "nr_vmscan_write",
 ];
@@ -142,6 +145,12 @@ impl VmstatSnapshot {
 
     pub fn event(&self, e: VmEvent) -> u64 {
         self.events[e as usize]
+    }
+
+    /// The node or zone state item called `name` (one of `NR_STAT_ITEMS`).
+    pub fn stat(&self, name: &str) -> u64 {
+        let i = NR_STAT_ITEMS.iter().position(|&n| n == name);
+        self.stats[i.unwrap_or_else(|| panic!("no state item {name}"))]
     }
 }
 
