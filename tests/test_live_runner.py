@@ -219,6 +219,22 @@ def test_usemem_with_background_swap_and_cgroup(tmp_path: Path, state_dir: Path)
     assert fake.swaps() == []
 
 
+
+def test_a_v2_cgroup_records_memory_events(tmp_path: Path, state_dir: Path) -> None:
+    def usemem(argv: Sequence[str]) -> tuple[int, str, str, float]:
+        return 0, json.dumps({"bytes": 1, "usecs": 1, "kb_s": 1000, "passes": 1, "words": 1, "free_usecs": 5}) + "\n", "", 0.05
+
+    fake = FakeBackend(programs={"usemem": usemem})
+    del fake.files["/sys/fs/cgroup/memory/memory.limit_in_bytes"]  # no v1 memory controller
+    fake.files["/proc/self/cgroup"] = "0::/user.slice/run\n"
+    fake.files["/sys/fs/cgroup/cgroup.controllers"] = "cpu io memory pids"
+    fake.files["/sys/fs/cgroup/user.slice/run/cgroup.subtree_control"] = "memory"
+    fake.dirs.add("/sys/fs/cgroup/user.slice/run")
+    result = run(fake, scenario(tmp_path, USEMEM), tmp_path / "out", log=lambda s: None)[0].result
+    # memory.max as written, memory.events' max and oom, no v1 failcnt.
+    assert result["memcg"]["max_bytes"] == 256 << 20
+    assert result["memcg"]["events"] == {"max": 0, "oom": 0} and "failcnt" not in result["memcg"]
+
 def test_squeeze_watchdog_stops_the_workload_when_memory_runs_out(tmp_path: Path, state_dir: Path) -> None:
     fake = FakeBackend(programs={"dd": lambda argv: (0, "", "1 bytes copied\n", 30.0)})
     original = fake.meminfo

@@ -44,14 +44,18 @@ fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
         };
         let nr_slots = (s.swap.size_mb * 256) as u32;
         let nr_cpus = kernel.cpus.nr_cpus();
-        kernel.swap.areas.push(SwapInfo::new(
+        let mut area = SwapInfo::new(
             nr_slots,
             s.swap.priority,
             dev,
             rotational,
             s.variant.swap_alloc,
             nr_cpus,
-        ));
+        );
+        if !s.variant.anon_lru_before_5_9 {
+            area.enable_shadows(); // anon workingset detection, 5.9 on
+        }
+        kernel.swap.areas.push(area);
     }
     let mut sim = Sim::new(kernel);
     for nid in 0..s.machine.nodes {

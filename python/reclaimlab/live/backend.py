@@ -293,7 +293,8 @@ class KernelBackend(ABC):
         stat = {}
         for line in self.read_text(f"{cg.path}/memory.stat").splitlines():
             name, _, value = line.partition(" ")
-            if name.startswith(("pg", "workingset_", "swp", "thp_", "zswp")) and value.strip().isdigit():
+            counter = name.startswith(("pg", "workingset_", "swp", "thp_", "zswp")) and name != "workingset_nodes"
+            if counter and value.strip().isdigit():
                 stat[name] = int(value)
         if cg.version == 2:
             events = {}

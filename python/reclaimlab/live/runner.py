@@ -309,7 +309,10 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
         samplers.stop()
         after = backend.read_text("/proc/vmstat")
         zoneinfo = backend.read_text("/proc/zoneinfo")
-        memcg_after = backend.memcg_counters(cgroup) if cgroup is not None else None
+        try:
+            memcg_after = backend.memcg_counters(cgroup) if cgroup is not None else None
+        except OSError:
+            memcg_after = None  # reported as absent; an error of the run itself must not be masked
         if trace is not None:
             trace.stop()
     write_vmstat(rundir / "vmstat.before", before)

@@ -71,7 +71,12 @@ async fn do_anonymous_page(cx: &Cx, vma: u32, addr: u32, memcg: u16) -> Fault {
     }
     let fault = k.costs.anon_fault_ns;
     k.charge(fault);
-    k.map_new_anon_folio(p, idx, memcg, cx.cpu, 0);
+    let active = if k.variant.anon_lru_before_5_9 {
+        pg::ACTIVE
+    } else {
+        0
+    };
+    k.map_new_anon_folio(p, idx, memcg, cx.cpu, active);
     Fault::Minor
 }
 
@@ -112,7 +117,7 @@ async fn do_swap_page(cx: &Cx, fault: SwapFault, memcg: u16, scratch: &mut Swapi
             },
         };
         folio_wait_locked(cx, p, fault.slot).await;
-        if cx.k().swap_map_folio(p, fault, cx.cpu) {
+        if cx.k().swap_map_folio(p, fault) {
             return result;
         }
     }
@@ -137,12 +142,14 @@ async fn swapin_synchronous(cx: &Cx, fault: SwapFault, memcg: u16) -> bool {
     k.count(VmEvent::PswpIn, 1);
     let cost = k.costs.zram_read_ns + k.costs.swapin_map_ns;
     k.charge(cost);
-    let shadow = std::mem::take(&mut k.swap.areas[fault.area].shadow[fault.slot as usize]);
+    let shadow = k.swap.areas[fault.area].take_shadow(fault.slot);
     let refault = if shadow != 0 {
         k.workingset_refault(p, memcg, shadow)
     } else {
         0
     };
+    // Before 5.9 the folio went on the inactive list: do_swap_page()'s activate_page()
+    // found it still in the LRU-add batch.
     k.map_new_anon_folio(p, idx, memcg, cx.cpu, refault);
     k.swap.areas[fault.area].swap_free(fault.slot);
     true
@@ -177,16 +184,10 @@ async fn mem_cgroup_charge(cx: &Cx, memcg: u16) {
 
 impl Kernel {
     /// `folio_add_new_anon_rmap()`, `folio_add_lru_vma()` and `set_pte_at()` of new folio
-    /// `p` at page-table entry `idx`, charged to `memcg`: dirty, mapped, young, on the
-    /// inactive anon list (where new anon folios start since 5.9), or the active one with
-    /// `variant.anon_lru_before_5_9` (before 5.9) or `refault` (`workingset_refault()`'s
-    /// flags for a folio read back from a synchronous swap area).
-    fn map_new_anon_folio(&mut self, p: u32, idx: u32, memcg: u16, cpu: u32, refault: u16) {
-        let active = if self.variant.anon_lru_before_5_9 {
-            pg::ACTIVE
-        } else {
-            refault
-        };
+    /// `p` at page-table entry `idx`, charged to `memcg`: dirty, mapped, young, through the
+    /// LRU-add batch onto the inactive anon list, or the active one with `active` (PG_active
+    /// and PG_workingset: a new anon folio before 5.9, a recent refault since).
+    fn map_new_anon_folio(&mut self, p: u32, idx: u32, memcg: u16, cpu: u32, active: u16) {
         let f = self.pages.fields_mut(p);
         f.owner = idx;
         f.flags = pg::ANON | pg::MAPPED | pg::DIRTY | pg::UPTODATE | active;
@@ -198,13 +199,19 @@ impl Kernel {
         self.count(VmEvent::Pgfault, 1);
     }
 
-    /// The end of `do_swap_page()` for folio `p`, found or read for `fault` and unlocked by the task on `cpu`:
+    /// The end of `do_swap_page()` for folio `p`, found or read for `fault` and unlocked:
     /// if it is still the swap cache's folio for the entry (reclaim may have taken it while
     /// the task slept), map it and drop the entry's slot reference. A write fault then frees
     /// the slot (`should_try_to_free_swap` → `folio_free_swap`), unless the folio's write to
     /// it is still in flight: it then stays in the swap cache, mapped. Returns false if the
     /// fault must start again.
-    pub fn swap_map_folio(&mut self, p: u32, fault: SwapFault, cpu: u32) -> bool {
+    ///
+    /// Before 5.9 (`variant.anon_lru_before_5_9`) `do_swap_page()` then called
+    /// `activate_page()` on the folio: a page faulted back in from swap went to the active
+    /// list if it had reached the LRU (one read alone still waits in the LRU-add batch, and
+    /// stays inactive). v5.9 ("mm/swap: implement workingset detection for anonymous LRU")
+    /// dropped the call and left the decision to refault detection.
+    pub fn swap_map_folio(&mut self, p: u32, fault: SwapFault) -> bool {
         let idx = self.mm.vmas[fault.vma as usize].start + fault.addr;
         let f = *self.pages.fields(p);
         if self.mm.ptes[idx as usize] != swp_pte(fault.area, fault.slot)
@@ -229,7 +236,7 @@ impl Kernel {
         let nid = self.zones[self.page_zone(p)].nid;
         self.nodes[nid as usize].nr_anon_mapped += 1;
         if self.variant.anon_lru_before_5_9 {
-            self.activate_page(p, cpu);
+            self.activate_page(p);
         }
         true
     }

@@ -111,23 +111,14 @@ impl Kernel {
     }
 
     /// `activate_page()` (mm/swap.c, before 5.9) of folio `p`: onto the active list if it
-    /// is on an inactive one; if it still waits in a CPU's LRU-add batch, marked active so
-    /// that it joins the active list when the batch drains (`__lru_cache_activate_page()`);
-    /// left alone while reclaim has it isolated. The kernel defers the move through a
-    /// per-CPU batch of its own (`activate_page_pvecs`); the model moves it at once.
-    /// The batch of `cpu` (the faulting task's, which read the folio in most often) is
-    /// searched first.
-    pub fn activate_page(&mut self, p: u32, cpu: u32) {
+    /// is on an inactive one. A folio off the LRU (still in a CPU's LRU-add batch, or
+    /// isolated by reclaim) is left alone, as the kernel's `PageLRU()` check leaves it. The
+    /// kernel defers the move through a per-CPU batch of its own (`activate_page_pvecs`);
+    /// the model moves it at once.
+    pub fn activate_page(&mut self, p: u32) {
         let flags = self.pages.flags(p);
-        if flags & pg::ACTIVE != 0 {
-            return;
-        }
         if flags & pg::LRU != 0 {
             self.folio_activate(p, flags);
-        } else if self.lru_add_anon[cpu as usize].contains(&p)
-            || self.lru_add_anon.iter().any(|batch| batch.contains(&p))
-        {
-            self.pages.set(p, pg::ACTIVE);
         }
     }
 

@@ -65,8 +65,9 @@ pub struct SwapInfo {
     /// The swap cache: the folio at each slot, or NO_PAGE.
     pub cache: Box<[u32]>,
     /// The shadow an evicted folio left in its slot (`mm::workingset`), or 0: the kernel
-    /// keeps it in the swap cache's xarray in the folio's place.
-    pub shadow: Box<[u64]>,
+    /// keeps it in the swap cache's xarray in the folio's place. Empty unless
+    /// `enable_shadows` (kernels before 5.9 left no anon shadows).
+    shadow: Box<[u64]>,
     /// Slots in use (`si->inuse_pages`), the header included.
     pub inuse_pages: u32,
     alloc: SwapAlloc,
@@ -122,7 +123,7 @@ impl SwapInfo {
             max: nr_slots,
             swap_map,
             cache: vec![NO_PAGE; nr_slots as usize].into_boxed_slice(),
-            shadow: vec![0; nr_slots as usize].into_boxed_slice(),
+            shadow: Box::default(),
             inuse_pages: 1,
             alloc,
             cluster_used,
@@ -134,6 +135,26 @@ impl SwapInfo {
         }
     }
 
+    /// Keep the shadows evicted folios leave in their slots (5.9 on).
+    pub fn enable_shadows(&mut self) {
+        self.shadow = vec![0; self.max as usize].into_boxed_slice();
+    }
+
+    /// The shadow in `slot` (0: none).
+    pub fn shadow(&self, slot: u32) -> u64 {
+        self.shadow.get(slot as usize).copied().unwrap_or(0)
+    }
+
+    /// Leave `shadow` in `slot`, whose folio is being evicted (with shadows enabled).
+    pub fn set_shadow(&mut self, slot: u32, shadow: u64) {
+        self.shadow[slot as usize] = shadow;
+    }
+
+    /// Take the shadow out of `slot` as a folio is read back into it (0: none).
+    pub fn take_shadow(&mut self, slot: u32) -> u64 {
+        self.shadow.get_mut(slot as usize).map_or(0, std::mem::take)
+    }
+
     /// Free slots (this area's part of `nr_swap_pages`).
     pub fn nr_free(&self) -> u64 {
         u64::from(self.max - self.inuse_pages)
@@ -141,8 +162,8 @@ impl SwapInfo {
 
     /// Bytes of per-slot state.
     pub fn state_bytes(&self) -> u64 {
-        // swap_map 1, cache 4, shadow 8.
-        u64::from(self.max) * 13 + self.cluster_used.len() as u64 * 3
+        // swap_map 1, cache 4, shadow 8 (if kept).
+        u64::from(self.max) * 5 + self.shadow.len() as u64 * 8 + self.cluster_used.len() as u64 * 3
     }
 
     /// Is slot `slot` in use (by a page table or the swap cache)?
@@ -268,7 +289,9 @@ impl SwapInfo {
     fn free_slot(&mut self, slot: u32) {
         self.inuse_pages -= 1;
         // swap_range_free() → clear_shadow_from_swap_cache().
-        self.shadow[slot as usize] = 0;
+        if let Some(s) = self.shadow.get_mut(slot as usize) {
+            *s = 0;
+        }
         let c = (slot / SWAPFILE_CLUSTER) as usize;
         self.cluster_used[c] -= 1;
         if self.alloc == SwapAlloc::Scan {

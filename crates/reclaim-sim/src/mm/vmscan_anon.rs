@@ -103,7 +103,7 @@ impl Kernel {
         }
         self.free_isolated_folios(&freed[..nr_freed], cpu_node);
         // move_folios_to_lru(): kept folios to the inactive head, activated ones to the
-        // active list.
+        // active list, each activation ageing the lruvec (5.9 on: workingset_age_nonresident).
         let at = self.clock();
         let hold = (nr_back as u64).max(1) * self.costs.putback_ns;
         let lock = self.lru_lock(lv, cpu_node, hold, at);
@@ -120,6 +120,9 @@ impl Kernel {
                 LRU_INACTIVE_ANON
             };
             self.lruvecs[lv].add_folio(&mut self.pages, p, lru, zone_idx);
+        }
+        if !self.variant.anon_lru_before_5_9 && nr_activate > 0 {
+            self.workingset_age_nonresident(lv, nr_activate);
         }
         let reclaimed = nr_freed as u64;
         self.nodes[nid as usize].nr_isolated[0] -= batch.pages().len() as u64;
@@ -216,7 +219,7 @@ impl Kernel {
     fn remove_anon_folio(&mut self, p: u32, slot: u32, target_memcg: u16) {
         if !self.variant.anon_lru_before_5_9 {
             let shadow = self.workingset_eviction(p, target_memcg);
-            self.swap.areas[SWAP_AREA].shadow[slot as usize] = shadow;
+            self.swap.areas[SWAP_AREA].set_shadow(slot, shadow);
         }
         self.delete_from_swap_cache(p, SWAP_AREA, slot);
         self.mem_cgroup_uncharge_folio(p);

@@ -100,7 +100,8 @@ impl VmEvent {
     }
 }
 
-/// Node and zone state items printed before the events (current values, not cumulative).
+/// Node and zone state items printed before the events: current values, except the
+/// `workingset_*` counts and `nr_vmscan_write`, which are cumulative.
 pub const NR_STAT_ITEMS: [&str; 13] = [
     "nr_free_pages",
     "nr_inactive_anon",

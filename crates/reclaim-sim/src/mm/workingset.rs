@@ -2,8 +2,9 @@
 //! shadow of each anon folio it evicts in the folio's swap slot, and a swap-in that finds
 //! one decides whether the folio was evicted too soon.
 //!
-//! An lruvec's `nonresident_age` counts its evictions and refault activations (and those of
-//! its child cgroups: the age is hierarchical). The shadow records the age at eviction, the
+//! An lruvec's `nonresident_age` counts its evictions and activations: refaults activated,
+//! and folios reclaim put back on the active list (`move_folios_to_lru()`), its child
+//! cgroups' included (the age is hierarchical). The shadow records the age at eviction, the
 //! lruvec it was evicted from (the reclaim's target: a memory cgroup's for memcg reclaim,
 //! the node's for global reclaim) and PG_workingset. At a refault, the refault distance (the
 //! age now less the age then) is how much the lruvec has evicted and activated since; if it
@@ -14,11 +15,13 @@
 //! refaults, those activated, and those activated that were workingset pages when evicted.
 //!
 //! Before 5.9 (`variant.anon_lru_before_5_9`) anon folios left no shadows: `do_swap_page()`
-//! activated every folio it mapped instead (`mm::memory`).
+//! activated the folio it mapped instead, if it had reached the LRU (`mm::memory`).
 //!
 //! Departures: page-cache folios leave no shadows in the model (no `workingset_*_file`), and
 //! their evictions and activations do not age the lruvec, so refault distances count anon
-//! evictions and activations only (exact when there is no page cache, as in usemem runs).
+//! evictions and activations only (exact when there is no page cache, as in usemem runs). A
+//! refault is charged to the faulting task's cgroup, where the kernel takes the cgroup the
+//! swap entry records (they differ only when cgroups share swapped pages).
 //! The kernel compresses the age into a shadow of fewer bits (`bucket_order`); the model
 //! keeps it whole.
 
@@ -107,6 +110,8 @@ impl Kernel {
         ws.activate_anon += 1;
         if workingset {
             ws.restore_anon += 1;
+            // lru_note_cost_refault(): the restored folio's I/O counts as anon cost.
+            self.lruvecs[lv].note_cost(false, 1, 0);
             pg::ACTIVE | pg::WORKINGSET
         } else {
             pg::ACTIVE
