@@ -239,3 +239,23 @@ fn a_rotational_swap_disk_turns_vma_readahead_off_unless_marked_otherwise() {
         "/sys/kernel/mm/swap/vma_ra_enabled"
     );
 }
+
+#[test]
+fn usemem_counts_bytes_as_usemem_does_an_eighth_of_the_mapping_plus_8_per_word() {
+    // 0.2 s: the random background writes words, most of them faulting.
+    let (_, out) = run(&["run.duration_s=0.2"]);
+    let bg = &out.result.metrics["background"];
+    let samples = bg["latency_us"]["samples"].as_u64().unwrap();
+    let bytes = bg["bytes"].as_u64().unwrap();
+    assert!(samples > 1_000);
+    // One task of 40 MiB: 5 MiB for the allocation (do_unit's bytes / 8), then 8 per word.
+    assert_eq!(bytes, 40 * 1024 * 1024 / 8 + 8 * samples);
+    let fg = &out.result.metrics["bytes"];
+    let fg_samples = out.result.metrics["latency_us"]["samples"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        fg.as_u64().unwrap(),
+        2 * 96 * 1024 * 1024 / 8 + 4096 * fg_samples
+    );
+}

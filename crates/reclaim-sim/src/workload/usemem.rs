@@ -5,7 +5,9 @@
 //! a random pass writes one word at a random address per access (`usemem_word_ns`). An
 //! access to a page that is not present faults (`mm::memory::handle_mm_fault`): a first
 //! touch allocates, a swapped-out page is read back, through the swap cache and readahead.
-//! Throughput counts the bytes written, as live usemem does; latency is each access's, from
+//! Throughput counts bytes as usemem counts them: 8 per word written, plus an eighth of the
+//! mapping's size when it is mapped (`do_unit()`'s `rw_bytes = bytes / 8`), which dominates
+//! a random pass's count; latency is each access's, from
 //! its start to its end, faults and waits included (the seed's latency table: a sequential
 //! access is a page, a random one a word).
 //!
@@ -317,7 +319,11 @@ async fn usemem(
     };
     let mut rng = Pcg64Mcg::seed_from_u64(rng_seed);
     let mut scratch = SwapinScratch::default();
-    let mut local = TaskStats::default();
+    // usemem.c do_unit(): `rw_bytes = bytes / 8` for the allocation, before any access.
+    let mut local = TaskStats {
+        bytes: u64::from(nr_pages) * 4096 / 8,
+        ..TaskStats::default()
+    };
     let (access_bytes, access_ns) = {
         let k = cx.k();
         if p.random {
