@@ -116,10 +116,7 @@ impl Kernel {
     /// kernel defers the move through a per-CPU batch of its own (`activate_page_pvecs`);
     /// the model moves it at once.
     pub fn activate_page(&mut self, p: u32) {
-        let flags = self.pages.flags(p);
-        if flags & pg::LRU != 0 {
-            self.folio_activate(p, flags);
-        }
+        self.folio_activate(p, self.pages.flags(p));
     }
 
     /// The second step of `folio_mark_accessed()` for a referenced folio with `flags`.

@@ -140,12 +140,17 @@ impl SwapInfo {
         self.shadow = vec![0; self.max as usize].into_boxed_slice();
     }
 
+    /// Whether evicted folios leave shadows here (`enable_shadows`).
+    pub fn keeps_shadows(&self) -> bool {
+        !self.shadow.is_empty()
+    }
+
     /// The shadow in `slot` (0: none).
     pub fn shadow(&self, slot: u32) -> u64 {
         self.shadow.get(slot as usize).copied().unwrap_or(0)
     }
 
-    /// Leave `shadow` in `slot`, whose folio is being evicted (with shadows enabled).
+    /// Leave `shadow` in `slot`, whose folio is being evicted (`keeps_shadows`).
     pub fn set_shadow(&mut self, slot: u32, shadow: u64) {
         self.shadow[slot as usize] = shadow;
     }

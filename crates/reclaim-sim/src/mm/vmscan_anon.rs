@@ -215,9 +215,9 @@ impl Kernel {
 
     /// `__remove_mapping()` of clean swap-cache folio `p` at `slot`, reclaimed for
     /// `target_memcg`: out of the swap cache and its cgroup, ready to be freed, its shadow
-    /// left in the slot (`workingset_eviction()`, since 5.9).
+    /// left in the slot if the area keeps shadows (`workingset_eviction()`, since 5.9).
     fn remove_anon_folio(&mut self, p: u32, slot: u32, target_memcg: u16) {
-        if !self.variant.anon_lru_before_5_9 {
+        if self.swap.areas[SWAP_AREA].keeps_shadows() {
             let shadow = self.workingset_eviction(p, target_memcg);
             self.swap.areas[SWAP_AREA].set_shadow(slot, shadow);
         }
