@@ -70,6 +70,8 @@ pub struct Kernel {
     /// CPU time the current task has used in its running slice: work it does is charged
     /// here and ends, with the slice, when the task yields.
     pub slice: Ns,
+    /// The part of `slice` spent in user mode (a workload's own work, not the kernel's).
+    pub slice_user: Ns,
     /// The task whose process is running (for tracepoints and accounting).
     pub current: u32,
     pub pages: Pages,
@@ -264,6 +266,7 @@ impl Kernel {
         Kernel {
             now: 0,
             slice: 0,
+            slice_user: 0,
             current: 0,
             page_ext: PageExt::new(nr_pages),
             pages,
@@ -316,6 +319,13 @@ impl Kernel {
     #[inline]
     pub fn charge(&mut self, ns: Ns) {
         self.slice += ns;
+    }
+
+    /// The current task spends `ns` of CPU time in user mode (its program's own work).
+    #[inline]
+    pub fn charge_user(&mut self, ns: Ns) {
+        self.slice += ns;
+        self.slice_user += ns;
     }
 
     /// A new task bound to `cpu`, not yet runnable (its process is `process::Sim::spawn`'s).

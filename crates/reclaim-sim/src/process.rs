@@ -242,6 +242,7 @@ impl Sim {
             }
             k.now = start;
             k.slice = 0;
+            k.slice_user = 0;
             k.current = id;
             (cpu, start)
         };
@@ -257,17 +258,20 @@ impl Sim {
             *slot = None;
         }
         let mut k = self.k();
-        let sys = k.slice;
+        let (ran, user) = (k.slice, k.slice_user);
+        let sys = ran - user;
         let t = &mut k.sched.tasks[id as usize];
+        t.user_ns += user;
         t.sys_ns += sys;
         let wake = match t.req {
             _ if done => None,
-            Req::Run => Some(start + sys.max(1)),
-            Req::SleepUntil(until) => Some(until.max(start + sys)),
+            Req::Run => Some(start + ran.max(1)),
+            Req::SleepUntil(until) => Some(until.max(start + ran)),
             Req::Wait => None,
         };
+        k.cpus.total_user_ns += user;
         k.cpus.total_sys_ns += sys;
-        k.cpus.occupy(cpu, start + sys);
+        k.cpus.occupy(cpu, start + ran);
         if let Some(w) = wake {
             k.sched.wake(id, w);
         }

@@ -259,3 +259,27 @@ fn usemem_counts_bytes_as_usemem_does_an_eighth_of_the_mapping_plus_8_per_word()
         2 * 96 * 1024 * 1024 / 8 + 4096 * fg_samples
     );
 }
+
+#[test]
+fn usemem_writes_are_user_time_and_the_kernel_work_system_time() {
+    let (k, out) = run(&["run.duration_s=0.5"]);
+    let m = &out.result.metrics;
+    let fg = m["latency_us"]["samples"].as_u64().unwrap();
+    let bg = m["background"]["latency_us"]["samples"].as_u64().unwrap();
+    let (mut user, mut sys) = (0, 0);
+    for t in &k.sched.tasks {
+        if t.class == reclaim_sim::sched::TaskClass::Workload {
+            user += t.user_ns;
+            sys += t.sys_ns;
+        } else {
+            assert_eq!(t.user_ns, 0, "{} ran in user mode", t.comm);
+        }
+    }
+    // Each access's write is the process's own work; its faults are the kernel's.
+    assert_eq!(
+        user,
+        fg * k.costs.usemem_page_ns + bg * k.costs.usemem_word_ns
+    );
+    assert!(sys > 0);
+    assert_eq!(k.cpus.total_user_ns, user);
+}

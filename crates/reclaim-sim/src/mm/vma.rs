@@ -75,6 +75,12 @@ pub fn pte_present(pte: Pte) -> bool {
     pte & PTE_PRESENT != 0
 }
 
+/// `pte_mkyoung()`: the entry with its accessed bit set.
+#[inline]
+pub fn pte_mkyoung(pte: Pte) -> Pte {
+    pte | PTE_YOUNG
+}
+
 /// The per-VMA swap readahead state (`vma->swap_readahead_info`): the last fault's page,
 /// the window it read, and the readahead hits since.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -138,7 +144,8 @@ impl PageTables {
     /// The hardware's access of present entry `i`: the accessed bit is set.
     #[inline]
     pub fn mark_young(&mut self, i: u32) {
-        self.ptes[i as usize] |= PTE_YOUNG;
+        let pte = &mut self.ptes[i as usize];
+        *pte = pte_mkyoung(*pte);
     }
 }
 
