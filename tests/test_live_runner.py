@@ -220,6 +220,25 @@ def test_usemem_with_background_swap_and_cgroup(tmp_path: Path, state_dir: Path)
 
 
 
+def test_several_swap_areas_are_added_in_order_with_their_priorities_and_removed(tmp_path: Path, state_dir: Path) -> None:
+    def usemem(argv: Sequence[str]) -> tuple[int, str, str, float]:
+        return 0, json.dumps({"bytes": 1, "usecs": 1, "kb_s": 1000, "passes": 1, "words": 1, "free_usecs": 5}) + "\n", "", 0.05
+
+    fake = FakeBackend(programs={"usemem": usemem})
+    fake.files["/sys/block/zram0/disksize"] = "0"
+    fake.files["/sys/block/zram0/reset"] = ""
+    sets = ["swap.kind=\"zram\"", "swap.size_mb=64", "swap.priority=100",
+            'swap.also=[{kind="file", size_mb=512, priority=10}]']
+    result = run(fake, scenario(tmp_path, USEMEM, sets), tmp_path / "out", log=lambda s: None)[0].result
+    swapons = [c[1:] for c in fake.calls if c[:2] == ("run", "swapon")]
+    assert [argv[argv.index("-p") + 1] for argv in swapons] == ["100", "10"]
+    assert swapons[0][-1] == "/dev/zram0" and swapons[1][-1].startswith("/var/tmp/reclaimlab-swap-")
+    notes = result["machine"]
+    assert notes["swap"] == "/dev/zram0" and notes["swap_also"] == [swapons[1][-1]]
+    assert fake.swaps() == []
+    assert ("write", "/sys/block/zram0/reset", "1") in fake.calls
+
+
 def test_a_v2_cgroup_records_memory_events(tmp_path: Path, state_dir: Path) -> None:
     def usemem(argv: Sequence[str]) -> tuple[int, str, str, float]:
         return 0, json.dumps({"bytes": 1, "usecs": 1, "kb_s": 1000, "passes": 1, "words": 1, "free_usecs": 5}) + "\n", "", 0.05

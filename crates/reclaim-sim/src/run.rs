@@ -32,21 +32,21 @@ fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
         }
         MemoryMode::None => {}
     }
-    if s.swap.kind != SwapKind::None {
-        // swapon(): a swap file on the machine's first device, or a zram device (no block
-        // device: synchronous).
-        let (dev, rotational) = match s.swap.kind {
+    // swapon() of each area: a swap file on the machine's first device, or a zram device
+    // (no block device: synchronous).
+    for swap in s.swap.areas() {
+        let (dev, rotational) = match swap.kind {
             SwapKind::Zram => (None, false),
             _ => (
                 Some(0),
-                s.machine.devices[0].rotational && !s.swap.nonrotational,
+                s.machine.devices[0].rotational && !swap.nonrotational,
             ),
         };
-        let nr_slots = (s.swap.size_mb * 256) as u32;
+        let nr_slots = (swap.size_mb * 256) as u32;
         let nr_cpus = kernel.cpus.nr_cpus();
         let mut area = SwapInfo::new(
             nr_slots,
-            s.swap.priority,
+            swap.priority,
             dev,
             rotational,
             s.variant.swap_alloc,
@@ -55,7 +55,7 @@ fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
         if !s.variant.anon_lru_before_5_9 {
             area.enable_shadows(); // anon workingset detection, 5.9 on
         }
-        kernel.swap.areas.push(area);
+        kernel.swap.swapon(area);
     }
     let mut sim = Sim::new(kernel);
     for nid in 0..s.machine.nodes {

@@ -45,14 +45,21 @@ fn run(sets: &[&str]) -> (Kernel, reclaim_sim::RunOutput) {
 /// that names it back; every swap-cache folio is where the index says and holds its slot's
 /// cache reference; each slot's page-table count is the number of entries naming it.
 fn check_swap(k: &Kernel) {
-    let si = &k.swap.areas[0];
-    let mut refs = vec![0u32; si.max as usize];
+    let mut refs: Vec<Vec<u32>> = k
+        .swap
+        .areas
+        .iter()
+        .map(|si| vec![0u32; si.max as usize])
+        .collect();
     for (i, &pte) in k.mm.ptes.iter().enumerate() {
         match pte_kind(pte) {
             PteKind::Swap { area, slot } => {
-                assert_eq!(area, 0);
-                assert!(si.swapped(slot), "entry {i} names free slot {slot}");
-                refs[slot as usize] += 1;
+                let si = &k.swap.areas[area];
+                assert!(
+                    si.swapped(slot),
+                    "entry {i} names free slot {slot} of {area}"
+                );
+                refs[area][slot as usize] += 1;
             }
             PteKind::Present { pfn, .. } => {
                 let f = k.pages.fields(pfn);
@@ -62,38 +69,41 @@ fn check_swap(k: &Kernel) {
                 // its slot, and its copy there is stale.
                 if f.flags & pg::SWAPCACHE != 0 {
                     assert!(f.flags & pg::DIRTY != 0, "pfn {pfn}");
-                    assert_eq!(si.cache[k.folio_swap_slot(pfn) as usize], pfn);
+                    let (area, slot) = k.folio_swap_entry(pfn);
+                    assert_eq!(k.swap.areas[area].cache[slot as usize], pfn);
                 }
             }
             PteKind::None => {}
         }
     }
-    let mut in_use = 1; // the header
-    for slot in 1..si.max {
-        let map = si.swap_map[slot as usize];
-        assert_eq!(
-            u32::from(map & !SWAP_HAS_CACHE),
-            refs[slot as usize],
-            "slot {slot}"
-        );
-        let p = si.cache[slot as usize];
-        assert_eq!(p != NO_PAGE, map & SWAP_HAS_CACHE != 0, "slot {slot}");
-        // A shadow is left by an eviction in a slot still in use, in the folio's place:
-        // since 5.9 every slot a page table names without a cached folio has one.
-        if si.shadow(slot) != 0 {
-            assert!(map != 0 && p == NO_PAGE, "slot {slot} has a shadow");
-        } else if !k.variant.anon_lru_before_5_9 && map != 0 && p == NO_PAGE {
-            panic!("slot {slot} holds an evicted folio's data but no shadow");
+    for (area, si) in k.swap.areas.iter().enumerate() {
+        let mut in_use = 1; // the header
+        for slot in 1..si.max {
+            let map = si.swap_map[slot as usize];
+            assert_eq!(
+                u32::from(map & !SWAP_HAS_CACHE),
+                refs[area][slot as usize],
+                "slot {slot} of {area}"
+            );
+            let p = si.cache[slot as usize];
+            assert_eq!(p != NO_PAGE, map & SWAP_HAS_CACHE != 0, "slot {slot}");
+            // A shadow is left by an eviction in a slot still in use, in the folio's place:
+            // since 5.9 every slot a page table names without a cached folio has one.
+            if si.shadow(slot) != 0 {
+                assert!(map != 0 && p == NO_PAGE, "slot {slot} has a shadow");
+            } else if !k.variant.anon_lru_before_5_9 && map != 0 && p == NO_PAGE {
+                panic!("slot {slot} holds an evicted folio's data but no shadow");
+            }
+            if p != NO_PAGE {
+                let f = k.pages.fields(p);
+                assert!(f.flags & pg::SWAPCACHE != 0, "slot {slot}");
+                assert_eq!(k.folio_swap_entry(p), (area, slot));
+                assert!(f.flags & pg::MAPPED != 0 || f.owner == slot, "slot {slot}");
+            }
+            in_use += u32::from(map != 0);
         }
-        if p != NO_PAGE {
-            let f = k.pages.fields(p);
-            assert!(f.flags & pg::SWAPCACHE != 0, "slot {slot}");
-            assert_eq!(k.folio_swap_slot(p), slot);
-            assert!(f.flags & pg::MAPPED != 0 || f.owner == slot, "slot {slot}");
-        }
-        in_use += u32::from(map != 0);
+        assert_eq!(in_use, si.inuse_pages, "area {area}");
     }
-    assert_eq!(in_use, si.inuse_pages);
 }
 
 #[test]
@@ -282,4 +292,38 @@ fn usemem_writes_are_user_time_and_the_kernel_work_system_time() {
     );
     assert!(sys > 0);
     assert_eq!(k.cpus.total_user_ns, user);
+}
+
+#[test]
+fn a_zram_area_of_higher_priority_fills_before_the_swap_file_behind_it() {
+    let sets = [
+        "swap.kind=zram",
+        "swap.size_mb=16",
+        "swap.priority=100",
+        r#"swap.also=[{kind="file", size_mb=512, priority=10}]"#,
+    ];
+    let (k, out) = run(&sets);
+    check_swap(&k);
+    let (zram, file) = (&k.swap.areas[0], &k.swap.areas[1]);
+    assert!(zram.dev.is_none() && file.dev.is_some());
+    // zram took slots until it was full (its folios come back and free theirs, so it need
+    // not stay full), and the rest went to the file.
+    let zram_slots = u64::from(zram.max - 1);
+    let pswpout = out.after.event(VmEvent::PswpOut) - out.before.event(VmEvent::PswpOut);
+    assert!(pswpout > 4 * zram_slots, "pswpout {pswpout}");
+    assert!(file.inuse_pages > 1_000, "file {}", file.inuse_pages);
+    assert!(
+        u64::from(zram.inuse_pages) > 1 + zram_slots / 2,
+        "zram {}",
+        zram.inuse_pages
+    );
+    // Only the file's writes reach the disk.
+    let written = k.devices[0].stats.wr_bytes / 4096;
+    assert!(
+        written < pswpout && written > 1_000,
+        "{written} of {pswpout}"
+    );
+    // Same scenario, same bytes.
+    let (_, again) = run(&sets);
+    assert_eq!(out.result.metrics, again.result.metrics);
 }

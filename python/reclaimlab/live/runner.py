@@ -63,10 +63,27 @@ def preflight(backend: KernelBackend, scenario: LiveScenario) -> list[str]:
     for key in scenario.sysctl:
         if not backend.exists(SYSCTLS[key]):
             problems.append(f"sysctl.{key}: {SYSCTLS[key]} does not exist on this kernel; drop the key")
-    if scenario.swap["kind"] == "zram" and not (backend.exists("/sys/block/zram0") or backend.exists("/sys/class/zram-control")):
+    if any(a["kind"] == "zram" for a in scenario.swap_areas) and not (backend.exists("/sys/block/zram0") or backend.exists("/sys/class/zram-control")):
         if backend.run(["modprobe", "-n", "zram"]).returncode != 0:
             problems.append("swap.kind = \"zram\" but this kernel has no zram: use kind = \"file\"")
     return problems
+
+
+def _swapon(backend: KernelBackend, swap: dict[str, Any], index: int, log: Log) -> str:
+    """Add swap area `index` of the scenario (a swap file or a zram device); returns its path."""
+    if swap["kind"] == "zram":
+        dev = backend.add_zram(swap["size_mb"] * MiB, swap["priority"])
+        log(f"  swap {dev}, {swap['size_mb']} MiB, priority {swap['priority']}")
+        return dev
+    suffix = f"-{index}" if index else ""
+    path = swap["path"] or f"/var/tmp/reclaimlab-swap-{os.getpid()}{suffix}.img"
+    if swap["nonrotational"]:
+        # swapon decides SSD vs rotational (and so whether VMA readahead may be used) from
+        # the queue flag at swapon time, so it must be set first.
+        backend.set_rotational(backend.block_device_of(os.path.dirname(path) or "."), False)
+    backend.add_swapfile(path, swap["size_mb"] * MiB, swap["priority"])
+    log(f"  swap file {path}, {swap['size_mb']} MiB, priority {swap['priority']}")
+    return path
 
 
 # --- signals -----------------------------------------------------------------------------------
@@ -185,21 +202,14 @@ def apply_changes(backend: KernelBackend, scenario: LiveScenario, label: str, lo
         log(f"  sysctl {key}: {old} -> {new}" + (" (unchanged)" if old == new else ""))
     for dev in scenario.live["nonrotational"]:
         backend.set_rotational(dev, False)
-    swap = scenario.swap
-    if swap["kind"] == "file":
-        path = swap["path"] or f"/var/tmp/reclaimlab-swap-{os.getpid()}.img"
-        if swap["nonrotational"]:
-            # swapon decides SSD vs rotational (and so whether VMA readahead may be used) from
-            # the queue flag at swapon time, so it must be set first.
-            dev = backend.block_device_of(os.path.dirname(path) or ".")
-            backend.set_rotational(dev, False)
-            notes["swap_device_nonrotational"] = dev
-        backend.add_swapfile(path, swap["size_mb"] * MiB, swap["priority"])
-        notes["swap"] = path
-        log(f"  swap file {path}, {swap['size_mb']} MiB, priority {swap['priority']}")
-    elif swap["kind"] == "zram":
-        notes["swap"] = backend.add_zram(swap["size_mb"] * MiB, swap["priority"])
-        log(f"  swap {notes['swap']}, {swap['size_mb']} MiB, priority {swap['priority']}")
+    for i, swap in enumerate(scenario.swap_areas):
+        added = _swapon(backend, swap, i, log)
+        if i == 0:
+            notes["swap"] = added
+        else:
+            notes.setdefault("swap_also", []).append(added)
+        if swap["kind"] == "file" and swap["nonrotational"]:
+            notes["swap_device_nonrotational"] = backend.block_device_of(os.path.dirname(added) or ".")
     if scenario.live["drop_caches"]:
         backend.drop_caches()
     mem = scenario.memory

@@ -55,6 +55,13 @@ class LiveScenario:
         return self.doc["swap"]
 
     @property
+    def swap_areas(self) -> list[dict[str, Any]]:
+        """Every swap area to add, in swapon order: `[swap]` (unless its kind is "none"),
+        then `[[swap.also]]`'s."""
+        first = [self.swap] if self.swap["kind"] != "none" else []
+        return first + list(self.swap.get("also", []))
+
+    @property
     def sysctl(self) -> dict[str, Any]:
         """The sysctls the scenario sets (a key left out is left as the machine has it)."""
         return self.doc["sysctl"]

@@ -116,7 +116,7 @@ async fn do_swap_page(cx: &Cx, fault: SwapFault, memcg: u16, scratch: &mut Swapi
                 None => continue,
             },
         };
-        folio_wait_locked(cx, p, fault.slot).await;
+        folio_wait_locked(cx, p, (fault.area, fault.slot)).await;
         if cx.k().swap_map_folio(p, fault) {
             return result;
         }
@@ -157,15 +157,15 @@ async fn swapin_synchronous(cx: &Cx, fault: SwapFault, memcg: u16) -> bool {
 
 /// `folio_lock()`: sleep on folio `p`'s wait queue until its read has completed. The fault
 /// holds no reference on `p`, so it stops waiting as soon as `p` is no longer the unmapped
-/// swap-cache folio of `slot` (reclaim freed it and it was reused): the caller then sees
+/// swap-cache folio of `entry` (reclaim freed it and it was reused): the caller then sees
 /// the change and retries the fault, as the kernel's does when the folio left the swap cache.
-pub async fn folio_wait_locked(cx: &Cx, p: u32, slot: u32) {
+pub async fn folio_wait_locked(cx: &Cx, p: u32, entry: (usize, u32)) {
     loop {
         {
             let mut k = cx.k();
             let f = *k.pages.fields(p);
             let ours = f.flags & (pg::SWAPCACHE | pg::MAPPED) == pg::SWAPCACHE
-                && k.folio_swap_slot(p) == slot;
+                && k.folio_swap_entry(p) == entry;
             if f.flags & pg::LOCKED == 0 || !ours {
                 return;
             }
@@ -217,7 +217,7 @@ impl Kernel {
         if self.mm.ptes[idx as usize] != swp_pte(fault.area, fault.slot)
             || f.flags & pg::SWAPCACHE == 0
             || f.flags & pg::MAPPED != 0
-            || self.folio_swap_slot(p) != fault.slot
+            || self.folio_swap_entry(p) != (fault.area, fault.slot)
             || f.flags & pg::LOCKED != 0
         {
             return false;

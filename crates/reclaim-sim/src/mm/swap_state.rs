@@ -24,7 +24,7 @@ use crate::mm::gfp::GFP_HIGHUSER_MOVABLE;
 use crate::mm::page::pg;
 use crate::mm::page_alloc::alloc_pages;
 use crate::mm::swapfile::{SwapInfo, NO_PAGE};
-use crate::mm::vma::{pte_kind, PteKind, SwapRaInfo};
+use crate::mm::vma::{pte_kind, swp_entry, swp_type_offset, PteKind, SwapRaInfo};
 use crate::mm::vmstat::VmEvent;
 use crate::process::Cx;
 use crate::scenario::machine::Sysctl;
@@ -41,6 +41,9 @@ pub const PTRS_PER_PTE: u32 = 512;
 pub struct SwapState {
     /// Areas by `swp_type`, in swapon order.
     pub areas: Vec<SwapInfo>,
+    /// `swap_avail_heads`: the areas by falling priority, those of equal priority in the
+    /// order they take their next turn.
+    avail: Vec<usize>,
     /// `swapin_readahead_hits`: hits of cluster readahead since the last window.
     pub readahead_hits: u32,
     /// `swapin_nr_pages()`'s `prev_offset` and `last_readahead_pages`.
@@ -56,6 +59,7 @@ impl SwapState {
     pub fn new(sysctl: &Sysctl, variant: &Variant) -> SwapState {
         SwapState {
             areas: Vec::new(),
+            avail: Vec::new(),
             readahead_hits: 0,
             prev_offset: 0,
             last_readahead_pages: 0,
@@ -63,6 +67,49 @@ impl SwapState {
             enable_vma_readahead: sysctl.vma_ra_enabled
                 && variant.swap_readahead == SwapReadahead::Vma,
         }
+    }
+
+    /// `swapon()` of area `si`: it takes the next `swp_type`, and its place in the
+    /// allocation order behind the areas of higher or equal priority.
+    pub fn swapon(&mut self, si: SwapInfo) -> usize {
+        let area = self.areas.len();
+        let at = self
+            .avail
+            .iter()
+            .position(|&a| self.areas[a].prio < si.prio)
+            .unwrap_or(self.avail.len());
+        self.areas.push(si);
+        self.avail.insert(at, area);
+        area
+    }
+
+    /// `get_swap_pages()` for one slot: from the highest-priority area with one free, areas
+    /// of equal priority taking turns (each is requeued behind its equals as it is tried,
+    /// `plist_requeue`). Departure: the kernel's per-CPU swap slots cache takes 64 slots
+    /// from an area at a time, so equal areas alternate by batches, not by slots.
+    pub fn get_swap_page(&mut self, cpu: u32) -> Option<(usize, u32)> {
+        let mut i = 0;
+        while i < self.avail.len() {
+            let area = self.avail[i];
+            if self.areas[area].nr_free() == 0 {
+                i += 1;
+                continue;
+            }
+            let prio = self.areas[area].prio;
+            let mut j = i;
+            while j + 1 < self.avail.len() && self.areas[self.avail[j + 1]].prio == prio {
+                self.avail.swap(j, j + 1);
+                j += 1;
+            }
+            if let Some(slot) = self.areas[area].get_swap_page(cpu) {
+                return Some((area, slot));
+            }
+            // Full after all: its next equal moved up into place i.
+            if j == i {
+                i += 1;
+            }
+        }
+        None
     }
 
     /// `total_swap_pages`.
@@ -229,6 +276,8 @@ impl Kernel {
                     if let PteKind::Swap { area: ar, slot: s } =
                         pte_kind(self.mm.ptes[(base + a) as usize])
                     {
+                        // Departure: the kernel's window reads entries of every area; this
+                        // one reads those of the faulting entry's area only.
                         if ar == area {
                             out.push(s);
                         }
@@ -283,7 +332,7 @@ impl Kernel {
         let f = self.pages.fields_mut(p);
         f.owner = slot;
         f.flags = flags;
-        self.page_ext.swap_mut()[p as usize] = slot;
+        self.page_ext.swap_mut()[p as usize] = swp_entry(area, slot);
         self.mem_cgroup_commit_charge(p, memcg);
         self.folio_add_lru_anon(cpu, p);
         let insert = self.costs.swap_cache_insert_ns;
@@ -291,11 +340,11 @@ impl Kernel {
         true
     }
 
-    /// `folio->swap`: the slot of swap-cache folio `p`.
+    /// `folio->swap`: the area and slot of swap-cache folio `p`.
     #[inline]
-    pub fn folio_swap_slot(&self, p: u32) -> u32 {
+    pub fn folio_swap_entry(&self, p: u32) -> (usize, u32) {
         debug_assert!(self.pages.flags(p) & pg::SWAPCACHE != 0);
-        self.page_ext.swap.as_ref().map_or(0, |s| s[p as usize])
+        swp_type_offset(self.page_ext.swap.as_ref().map_or(0, |s| s[p as usize]))
     }
 
     /// `__delete_from_swap_cache()` + `put_swap_folio()`: folio `p` leaves the swap cache
@@ -386,6 +435,28 @@ mod tests {
     use crate::mm::vma::swp_pte;
     use crate::testing::kernel_with;
 
+    #[test]
+    fn slots_come_from_the_highest_priority_area_then_from_equals_in_turn() {
+        let mut swap = SwapState::new(&Sysctl::default(), &Variant::default());
+        let area = |prio| SwapInfo::new(1 + 512, prio, Some(0), false, SwapAlloc::Cluster, 2);
+        // swapon order: low, high, low again.
+        assert_eq!(swap.swapon(area(5)), 0);
+        assert_eq!(swap.swapon(area(10)), 1);
+        assert_eq!(swap.swapon(area(5)), 2);
+        let areas: Vec<usize> = (0..512 + 6)
+            .map(|_| swap.get_swap_page(0).unwrap().0)
+            .collect();
+        assert!(
+            areas[..512].iter().all(|&a| a == 1),
+            "area 1 first, until full"
+        );
+        assert_eq!(areas[512..], [0, 2, 0, 2, 0, 2]);
+        assert_eq!(swap.nr_swap_pages(), 2 * 512 - 6);
+        // Full everywhere: none.
+        while swap.get_swap_page(1).is_some() {}
+        assert_eq!(swap.nr_swap_pages(), 0);
+    }
+
     /// A machine with a 2048-slot swap area and a 64-page VMA swapped out by hand, page `a`
     /// to the next slot of CPU `cpu(a)`'s cluster (CPU 0: slots 512…, CPU 1: 1024…).
     fn swapped_out(readahead: &str, cpu: impl Fn(u32) -> u32) -> (Kernel, u32) {
@@ -396,7 +467,7 @@ mod tests {
     fn swapped_out_with(variant: &str, cpu: impl Fn(u32) -> u32) -> (Kernel, u32) {
         let mut k = kernel_with(64, 0, &format!("[variant]\n{variant}\n"));
         let nr_cpus = k.cpus.nr_cpus();
-        k.swap.areas.push(SwapInfo::new(
+        k.swap.swapon(SwapInfo::new(
             2048,
             0,
             Some(0),

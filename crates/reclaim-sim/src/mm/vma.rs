@@ -63,6 +63,19 @@ pub fn mk_pte(pfn: u32) -> Pte {
     PTE_PRESENT | PTE_YOUNG | pfn
 }
 
+/// `swp_entry()`: a swap entry as a swap-cache folio holds it (`folio->swap`).
+#[inline]
+pub fn swp_entry(area: usize, slot: u32) -> u32 {
+    debug_assert!(area < MAX_SWAPFILES && slot <= MAX_SWAP_OFFSET);
+    ((area as u32) << SWP_TYPE_SHIFT) | slot
+}
+
+/// `swp_type()` and `swp_offset()` of swap entry `entry`: its area and slot.
+#[inline]
+pub fn swp_type_offset(entry: u32) -> (usize, u32) {
+    ((entry >> SWP_TYPE_SHIFT) as usize, entry & SWP_OFFSET_MASK)
+}
+
 /// `swp_entry_to_pte(swp_entry(area, slot))`.
 #[inline]
 pub fn swp_pte(area: usize, slot: u32) -> Pte {

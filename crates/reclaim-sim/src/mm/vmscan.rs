@@ -331,13 +331,14 @@ async fn shrink_inactive_list(
 /// `pageout()` → `submit_bio()` sleeps in `blk_mq_get_tag()` while the swap device has all
 /// its requests in flight: swap-out is throttled by the device, not queued without bound.
 /// Checked once before each anon batch's `shrink_folio_list` (which submits at most a
-/// batch's writes).
+/// batch's writes), on the device of the swap files (all on the machine's first device;
+/// zram has no tags).
 async fn swap_wait_for_tag(cx: &Cx) {
     loop {
         let until = {
             let mut k = cx.k();
             let now = k.clock();
-            match k.swap.areas.first().and_then(|a| a.dev) {
+            match k.swap.areas.iter().find_map(|a| a.dev) {
                 Some(dev) => k.devices[dev].tags_full(now),
                 None => None,
             }

@@ -23,13 +23,9 @@
 use crate::kernel::Kernel;
 use crate::mm::lru::{LRU_ACTIVE_ANON, LRU_INACTIVE_ANON};
 use crate::mm::page::{pg, NO_OWNER};
-use crate::mm::vma::swp_pte;
+use crate::mm::vma::{swp_entry, swp_pte};
 use crate::mm::vmscan::{Isolated, ScanControl, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::VmEvent;
-
-/// The swap area reclaim writes to (`get_swap_pages()` picks by priority among areas; the
-/// model has one).
-pub const SWAP_AREA: usize = 0;
 
 /// `shrink_folio_list()`'s verdict on one anon folio.
 enum Verdict {
@@ -37,8 +33,8 @@ enum Verdict {
     Keep,
     /// To the active list (`activate_locked`).
     Activate,
-    /// Write it out and keep it (`pageout()` → PAGE_SUCCESS).
-    Pageout(u32),
+    /// Write it out to (area, slot) and keep it (`pageout()` → PAGE_SUCCESS).
+    Pageout(usize, u32),
     /// Free it.
     Free,
 }
@@ -61,7 +57,7 @@ impl Kernel {
         let mut nr_freed = 0;
         let mut back = [(0u32, false); BATCH];
         let mut nr_back = 0;
-        let mut writes = [(0u32, 0u32); BATCH];
+        let mut writes = [(0usize, 0u32, 0u32); BATCH];
         let mut nr_writes = 0;
         let (mut nr_activate, mut nr_ref_keep, mut nr_unmapped) = (0u64, 0u64, 0u64);
         for &p in batch.pages() {
@@ -70,8 +66,8 @@ impl Kernel {
                     freed[nr_freed] = p;
                     nr_freed += 1;
                 }
-                Verdict::Pageout(slot) => {
-                    writes[nr_writes] = (slot, p);
+                Verdict::Pageout(area, slot) => {
+                    writes[nr_writes] = (area, slot, p);
                     nr_writes += 1;
                     back[nr_back] = (p, false);
                     nr_back += 1;
@@ -90,15 +86,25 @@ impl Kernel {
             + nr_unmapped * c.swap_out_ns;
         let work = self.nodes[nid as usize].memory.scale(work);
         self.charge(work);
-        let writes = &writes[..nr_writes];
-        if !writes.is_empty() && self.swap_writepages(SWAP_AREA, nid, writes) {
-            // A synchronous area wrote them already: clean, they are freed now (the kernel's
-            // PAGE_SUCCESS without writeback, "try to free the folio below"); the putback
-            // below skips them.
-            for &(slot, p) in writes {
-                self.remove_anon_folio(p, slot, sc.target_mem_cgroup);
-                freed[nr_freed] = p;
-                nr_freed += 1;
+        // The writes, area by area, in the order reclaim chose them.
+        for area in 0..self.swap.areas.len() {
+            let mut group = [(0u32, 0u32); BATCH];
+            let mut n = 0;
+            for &(a, slot, p) in &writes[..nr_writes] {
+                if a == area {
+                    group[n] = (slot, p);
+                    n += 1;
+                }
+            }
+            if n > 0 && self.swap_writepages(area, nid, &group[..n]) {
+                // A synchronous area wrote them already: clean, they are freed now (the
+                // kernel's PAGE_SUCCESS without writeback, "try to free the folio below");
+                // the putback below skips them.
+                for &(slot, p) in &group[..n] {
+                    self.remove_anon_folio(p, area, slot, sc.target_mem_cgroup);
+                    freed[nr_freed] = p;
+                    nr_freed += 1;
+                }
             }
         }
         self.free_isolated_folios(&freed[..nr_freed], cpu_node);
@@ -180,20 +186,20 @@ impl Kernel {
             }
             // add_to_swap(): a slot, and the folio joins the swap cache, dirty (a folio mapped
             // again while its write was in flight is in it already).
-            let slot = if flags & pg::SWAPCACHE != 0 {
-                self.folio_swap_slot(p)
+            let (area, slot) = if flags & pg::SWAPCACHE != 0 {
+                self.folio_swap_entry(p)
             } else {
-                let Some(slot) = self.swap.areas[SWAP_AREA].get_swap_page(cpu) else {
+                let Some((area, slot)) = self.swap.get_swap_page(cpu) else {
                     return Verdict::Activate;
                 };
-                self.swap.areas[SWAP_AREA].cache[slot as usize] = p;
-                self.page_ext.swap_mut()[p as usize] = slot;
-                slot
+                self.swap.areas[area].cache[slot as usize] = p;
+                self.page_ext.swap_mut()[p as usize] = swp_entry(area, slot);
+                (area, slot)
             };
             // try_to_unmap(): the entry becomes the swap entry, which holds the slot.
-            let si = &mut self.swap.areas[SWAP_AREA];
+            let si = &mut self.swap.areas[area];
             si.swap_duplicate(slot);
-            self.mm.ptes[idx as usize] = swp_pte(SWAP_AREA, slot);
+            self.mm.ptes[idx as usize] = swp_pte(area, slot);
             let f = self.pages.fields_mut(p);
             f.owner = slot;
             f.flags = (f.flags & !pg::MAPPED) | pg::SWAPCACHE | pg::DIRTY;
@@ -202,26 +208,26 @@ impl Kernel {
             *nr_unmapped += 1;
         }
         debug_assert!(self.pages.flags(p) & pg::SWAPCACHE != 0);
-        let slot = self.folio_swap_slot(p);
+        let (area, slot) = self.folio_swap_entry(p);
         if self.pages.flags(p) & pg::DIRTY != 0 {
             // pageout() → swap_writepage().
             let f = self.pages.fields_mut(p);
             f.flags = (f.flags & !pg::DIRTY) | pg::WRITEBACK | pg::RECLAIM;
-            return Verdict::Pageout(slot);
+            return Verdict::Pageout(area, slot);
         }
-        self.remove_anon_folio(p, slot, sc.target_mem_cgroup);
+        self.remove_anon_folio(p, area, slot, sc.target_mem_cgroup);
         Verdict::Free
     }
 
-    /// `__remove_mapping()` of clean swap-cache folio `p` at `slot`, reclaimed for
+    /// `__remove_mapping()` of clean swap-cache folio `p` at `slot` of `area`, reclaimed for
     /// `target_memcg`: out of the swap cache and its cgroup, ready to be freed, its shadow
     /// left in the slot if the area keeps shadows (`workingset_eviction()`, since 5.9).
-    fn remove_anon_folio(&mut self, p: u32, slot: u32, target_memcg: u16) {
-        if self.swap.areas[SWAP_AREA].keeps_shadows() {
+    fn remove_anon_folio(&mut self, p: u32, area: usize, slot: u32, target_memcg: u16) {
+        if self.swap.areas[area].keeps_shadows() {
             let shadow = self.workingset_eviction(p, target_memcg);
-            self.swap.areas[SWAP_AREA].set_shadow(slot, shadow);
+            self.swap.areas[area].set_shadow(slot, shadow);
         }
-        self.delete_from_swap_cache(p, SWAP_AREA, slot);
+        self.delete_from_swap_cache(p, area, slot);
         self.mem_cgroup_uncharge_folio(p);
         let f = self.pages.fields_mut(p);
         f.owner = NO_OWNER;

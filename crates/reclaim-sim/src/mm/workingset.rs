@@ -137,7 +137,7 @@ mod tests {
             k.pages.set(p, pg::ANON | pg::ACTIVE);
             k.lruvecs[0].add_folio(&mut k.pages, p, LRU_ACTIVE_ANON, 0);
         }
-        k.swap.areas.push(crate::mm::swapfile::SwapInfo::new(
+        k.swap.swapon(crate::mm::swapfile::SwapInfo::new(
             64,
             0,
             Some(0),

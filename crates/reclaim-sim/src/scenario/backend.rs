@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{MemoryMode, Scenario, ScenarioError, StartAt, StopAt, SwapKind, UNMODELLED_SYSCTLS};
+use super::{MemoryMode, Scenario, ScenarioError, StartAt, StopAt, UNMODELLED_SYSCTLS};
 use crate::variant::Variant;
 use crate::workload;
 
@@ -105,14 +105,18 @@ impl Scenario {
                         );
                     }
                 }
-                let swap_slots = self.swap.size_mb * 256;
-                if self.swap.kind != SwapKind::None
-                    && swap_slots > u64::from(crate::mm::vma::MAX_SWAP_OFFSET)
-                {
-                    return refuse(
-                        "swap.size_mb",
-                        "larger than the model's swap entries address (1 TiB); expected less",
-                    );
+                for (i, area) in self.swap.areas().enumerate() {
+                    if area.size_mb * 256 > u64::from(crate::mm::vma::MAX_SWAP_OFFSET) {
+                        let key = if i == 0 {
+                            "swap.size_mb".to_string()
+                        } else {
+                            format!("swap.also[{}].size_mb", i - 1)
+                        };
+                        return refuse(
+                            &key,
+                            "larger than the model's swap entries address (1 TiB); expected less",
+                        );
+                    }
                 }
             }
             Backend::Live => {

@@ -68,6 +68,19 @@ pub struct Swap {
     /// Mark the swap file's block device non-rotational at swapon (a rotational swap device
     /// turns VMA-based swap readahead off).
     pub nonrotational: bool,
+    /// `[[swap.also]]`: further swap areas, each with the keys above (and no `also`), swapped
+    /// on after this one. Reclaim fills the highest priority first; areas of equal priority
+    /// take turns.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<Swap>,
+}
+
+impl Swap {
+    /// Every area: this one, then `also`'s (none when `kind = "none"`).
+    pub fn areas(&self) -> impl Iterator<Item = &Swap> {
+        let first = (self.kind != SwapKind::None).then_some(self);
+        first.into_iter().chain(&self.also)
+    }
 }
 
 impl Default for Swap {
@@ -78,6 +91,7 @@ impl Default for Swap {
             priority: 100,
             path: String::new(),
             nonrotational: false,
+            also: Vec::new(),
         }
     }
 }

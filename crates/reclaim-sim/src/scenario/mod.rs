@@ -321,14 +321,47 @@ impl Scenario {
         if mem.margin_mb < 256 {
             return err("memory.margin_mb", "expected at least 256 MiB");
         }
-        if self.swap.kind != SwapKind::None && self.swap.size_mb == 0 {
+        for (i, area) in std::iter::once(&self.swap)
+            .chain(&self.swap.also)
+            .enumerate()
+        {
+            let key = |k: &str| {
+                if i == 0 {
+                    format!("swap.{k}")
+                } else {
+                    format!("swap.also[{}].{k}", i - 1)
+                }
+            };
+            if i > 0 && area.kind == SwapKind::None {
+                return err(
+                    &key("kind"),
+                    "expected \"file\" or \"zram\" for a further area",
+                );
+            }
+            if area.kind != SwapKind::None && area.size_mb == 0 {
+                return err(
+                    &key("size_mb"),
+                    "swap.kind other than \"none\" needs a size above 0 MiB",
+                );
+            }
+            if !(-1..=32767).contains(&area.priority) {
+                return err(&key("priority"), "expected -1 to 32767");
+            }
+            if i > 0 && !area.also.is_empty() {
+                return err(&key("also"), "further areas go in the top [swap]'s also");
+            }
+        }
+        if !self.swap.also.is_empty() && self.swap.kind == SwapKind::None {
             return err(
-                "swap.size_mb",
-                "swap.kind other than \"none\" needs a size above 0 MiB",
+                "swap.kind",
+                "expected \"file\" or \"zram\" when swap.also has areas",
             );
         }
-        if !(-1..=32767).contains(&self.swap.priority) {
-            return err("swap.priority", "expected -1 to 32767");
+        if self.swap.areas().count() > crate::mm::vma::MAX_SWAPFILES {
+            return err(
+                "swap.also",
+                &format!("at most {} swap areas", crate::mm::vma::MAX_SWAPFILES),
+            );
         }
         if self.live.trace_buffer_kb == 0 {
             return err(
@@ -786,6 +819,40 @@ mod tests {
         assert_eq!(e.key, "workload.tasks");
         let e = Scenario::parse(MIN, "x.toml", &["variant.kswapd_threads=17".into()]).unwrap_err();
         assert_eq!(e.key, "variant.kswapd_threads");
+    }
+
+    #[test]
+    fn further_swap_areas_are_checked_and_named_by_their_place() {
+        let parse = |sets: &[&str]| {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            Scenario::parse(MIN, "x.toml", &sets)
+        };
+        let zram = ["swap.kind=zram", "swap.size_mb=64"];
+        let with = |also: &str| {
+            let mut v = zram.to_vec();
+            v.push(also);
+            parse(&v)
+        };
+        let s = with(r#"swap.also=[{kind="file", size_mb=512, priority=5}]"#).unwrap();
+        let areas: Vec<i32> = s.swap.areas().map(|a| a.priority).collect();
+        assert_eq!(areas, [100, 5]);
+        let e =
+            with(r#"swap.also=[{kind="file", size_mb=1}, {kind="file", size_mb=0}]"#).unwrap_err();
+        assert_eq!(e.key, "swap.also[1].size_mb");
+        let e = with(r#"swap.also=[{kind="none"}]"#).unwrap_err();
+        assert_eq!(e.key, "swap.also[0].kind");
+        let e = with(r#"swap.also=[{kind="file", size_mb=1, priority=-5}]"#).unwrap_err();
+        assert_eq!(e.key, "swap.also[0].priority");
+        let e = with(r#"swap.also=[{kind="file", size_mb=1, sizes=2}]"#).unwrap_err();
+        assert!(e.key.starts_with("swap.also"), "{e}");
+        let four = r#"swap.also=[{kind="file", size_mb=1}, {kind="file", size_mb=1}, {kind="file", size_mb=1}, {kind="file", size_mb=1}]"#;
+        assert_eq!(with(four).unwrap_err().key, "swap.also");
+        let e = parse(&[r#"swap.also=[{kind="file", size_mb=1}]"#]).unwrap_err();
+        assert_eq!(e.key, "swap.kind");
+        // One area serializes as before: no `also`.
+        assert!(!toml::to_string(&parse(&zram).unwrap().swap)
+            .unwrap()
+            .contains("also"));
     }
 
     #[test]
