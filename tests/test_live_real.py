@@ -150,6 +150,39 @@ repeats = 2
 
 
 @requires_machine
+@pytest.mark.skipif(not _zram_free(), reason="no unused zram device")
+def test_a_small_zram_area_overflows_into_the_swap_file_of_lower_priority(tmp_path: Path, state_dir: Path) -> None:
+    sc = load(write(tmp_path, f"""
+[memory]
+mode = "cgroup"
+limit_mb = 256
+[swap]
+kind = "zram"
+size_mb = 32
+priority = 100
+[[swap.also]]
+kind = "file"
+size_mb = 512
+priority = 10
+path = "{tmp_path}/swap.img"
+[workload]
+kind = "usemem"
+tasks = 2
+size_mb = 300
+repeats = 2
+"""))
+    points = run(RealBackend(), sc, tmp_path / "out", log=lambda s: None)
+    result = points[0].result
+    assert result["machine"]["swap"].startswith("/dev/zram")
+    assert result["machine"]["swap_also"] == [f"{tmp_path}/swap.img"]
+    m = result["metrics"]
+    assert m["completed_tasks"] == 2 and m["pswpout"] > 32 * 256
+    # zram's swap-ins bypass the swap cache (test above): read-ahead pages came from the file.
+    assert m["swap_ra"] > 0
+    assert not (tmp_path / "swap.img").exists()
+
+
+@requires_machine
 def test_squeeze_below_the_margin_is_refused_before_any_change(tmp_path: Path, state_dir: Path) -> None:
     sc = load(write(tmp_path, '[memory]\nmode = "squeeze"\nfree_mb = 300\nmargin_mb = 1024\n[workload]\nkind = "dd"\ntasks = 1\nfile_mb = 64\n'))
     before = machine_state()
