@@ -276,11 +276,7 @@ impl Kernel {
                     if let PteKind::Swap { area: ar, slot: s } =
                         pte_kind(self.mm.ptes[(base + a) as usize])
                     {
-                        // Departure: the kernel's window reads entries of every area; this
-                        // one reads those of the faulting entry's area only.
-                        if ar == area {
-                            out.push(s);
-                        }
+                        out.push(swp_entry(ar, s));
                     }
                 }
             }
@@ -289,11 +285,12 @@ impl Kernel {
             if mask > 0 {
                 let start = (slot & !mask).max(1);
                 let end = (slot | mask).min(self.swap.areas[area].max - 1);
-                out.extend(start..=end);
+                out.extend((start..=end).map(|s| swp_entry(area, s)));
             }
         }
-        if !out.contains(&slot) {
-            out.push(slot);
+        let target = swp_entry(area, slot);
+        if !out.contains(&target) {
+            out.push(target);
         }
     }
 
@@ -362,8 +359,12 @@ impl Kernel {
 /// allocates nothing.
 #[derive(Default)]
 pub struct SwapinScratch {
+    /// The window's swap entries (`swp_entry`).
     window: Vec<u32>,
-    reads: Vec<(u32, u32)>,
+    /// The folios read: (area, slot, folio).
+    reads: Vec<(usize, u32, u32)>,
+    /// One area's reads: (slot, folio).
+    area_reads: Vec<(u32, u32)>,
 }
 
 /// `swapin_readahead()` for a fault on `slot` of `area` at page `addr` of `vma`: allocate a
@@ -383,15 +384,20 @@ pub async fn swapin_readahead(
         vma,
         addr,
     } = fault;
-    let SwapinScratch { window, reads } = scratch;
+    let SwapinScratch {
+        window,
+        reads,
+        area_reads,
+    } = scratch;
     cx.k()
         .swapin_readahead_window(area, slot, vma, addr, window);
     reads.clear();
-    for &s in window.iter() {
-        let target = s == slot;
+    for &entry in window.iter() {
+        let (a, s) = swp_type_offset(entry);
+        let target = (a, s) == (area, slot);
         {
             let k = cx.k();
-            let si = &k.swap.areas[area];
+            let si = &k.swap.areas[a];
             if !si.swapped(s) || si.cache[s as usize] != NO_PAGE {
                 continue;
             }
@@ -403,13 +409,20 @@ pub async fn swapin_readahead(
             .expect("order-0 user allocations retry until they succeed");
         if cx
             .k()
-            .add_to_swap_cache_for_read(p, area, s, target, memcg, cx.cpu)
+            .add_to_swap_cache_for_read(p, a, s, target, memcg, cx.cpu)
         {
-            reads.push((s, p));
+            reads.push((a, s, p));
         }
     }
     let mut k = cx.k();
-    k.swap_read_folios(area, reads);
+    // The reads, area by area (a VMA window may name slots of several).
+    for a in 0..k.swap.areas.len() {
+        area_reads.clear();
+        area_reads.extend(reads.iter().filter(|r| r.0 == a).map(|&(_, s, p)| (s, p)));
+        if !area_reads.is_empty() {
+            k.swap_read_folios(a, area_reads);
+        }
+    }
     if window.len() > 1 {
         // lru_add_drain() after a readahead window: push the new folios onto the LRU now.
         // A one-page window skips it (the kernel's `goto skip`).
@@ -497,14 +510,15 @@ mod tests {
         if k.swap_cache_get_folio(area, slot, vma, addr).is_none() {
             let mut window = Vec::new();
             k.swapin_readahead_window(area, slot, vma, addr, &mut window);
-            for &s in &window {
-                let si = &k.swap.areas[area];
+            for &entry in &window {
+                let (a, s) = swp_type_offset(entry);
+                let si = &k.swap.areas[a];
                 if !si.swapped(s) || si.cache[s as usize] != NO_PAGE {
                     continue;
                 }
                 let zi = k.zonelists[0][0];
                 let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
-                assert!(k.add_to_swap_cache_for_read(p, area, s, s == slot, 0, 0));
+                assert!(k.add_to_swap_cache_for_read(p, a, s, (a, s) == (area, slot), 0, 0));
                 k.pages.clear(p, pg::LOCKED); // its read completes
             }
             if window.len() > 1 {
@@ -567,6 +581,39 @@ mod tests {
             assert_eq!(lv.total(LRU_INACTIVE_ANON), 15 - expected.len() as u64);
             k.check_lists().unwrap();
         }
+    }
+
+    #[test]
+    fn vma_readahead_reads_the_window_from_every_area_its_entries_name() {
+        // The same VMA swapped out to two areas, even pages to 0, odd ones to 1: the windows
+        // read both, as with one area (11 read ahead, 11 hit); the faulting entry's area
+        // alone would give every other page.
+        let (mut one, vma) = swapped_out("vma", |_| 0);
+        let (mut two, _) = swapped_out("vma", |_| 0);
+        let nr_cpus = two.cpus.nr_cpus();
+        two.swap.swapon(SwapInfo::new(
+            2048,
+            0,
+            None,
+            false,
+            SwapAlloc::Cluster,
+            nr_cpus,
+        ));
+        let start = two.mm.vmas[vma as usize].start;
+        for a in (1..64).step_by(2) {
+            let PteKind::Swap { slot: old, .. } = pte_kind(two.mm.ptes[(start + a) as usize])
+            else {
+                panic!("page {a} is not swapped out");
+            };
+            two.swap.areas[0].swap_free(old);
+            let si = &mut two.swap.areas[1];
+            let slot = si.get_swap_page(0).unwrap();
+            si.swap_duplicate(slot);
+            si.put_swap_folio(slot);
+            two.mm.ptes[(start + a) as usize] = swp_pte(1, slot);
+        }
+        assert_eq!(sequential_faults(&mut one, vma), (11, 11));
+        assert_eq!(sequential_faults(&mut two, vma), (11, 11));
     }
 
     #[test]
