@@ -27,10 +27,21 @@ def test_the_probe_describes_this_machine_and_a_host_scenario_uses_it(host_profi
     assert profile["nodes"] >= 1 and profile["cpus_per_node"] >= 1
     assert profile["memory_mb_per_node"] > 64 and profile["device"]["bandwidth_mb_s"] > 0
     assert profile["device"]["max_request_kb"] >= 4 and profile["read_ahead_kb"] >= 0
+    # usemem's costs as live usemem meets them here, then in the host scenario's [costs].
+    costs = profile["costs"]
+    assert 0 < costs["usemem_word_ns"] < costs["usemem_page_ns"] < 100_000
+    (swap_point,) = points(ROOT / "scenarios/live/usemem-swap-ra.toml", [])
+    assert tomllib.loads(swap_point.scenario_toml)["costs"]["usemem_page_ns"] == costs["usemem_page_ns"]
     (point,) = points(ROOT / "scenarios/live/dd-squeeze.toml", ["workload.tasks=1"])
     machine = tomllib.loads(point.scenario_toml)["machine"]
     assert machine["memory_mb_per_node"] == profile["memory_mb_per_node"]
     assert machine["devices"][0]["name"] == profile["device"]["name"]
+
+
+def test_the_median_of_a_live_histogram_is_the_bucket_holding_the_middle_sample() -> None:
+    assert host.median_ns([[60, 10], [900, 89], [50_000, 1]]) == 900
+    assert host.median_ns([[60, 60], [900, 40]]) == 60
+    assert host.median_ns([]) == 0
 
 
 def test_one_node_without_numa_sysfs_reads_meminfo() -> None:

@@ -16,6 +16,7 @@ import json
 import mmap
 import os
 import platform
+import random
 import socket
 import threading
 import time
@@ -31,6 +32,7 @@ PROBE_FILE_MIN = 64 * MiB
 BANDWIDTH_SECONDS = 1.5
 BANDWIDTH_THREADS = 8
 SINGLE_STREAM_SECONDS = 1.0
+LATENCY_REQUEST = 4096
 SEARCH_LIMIT = 50_000  # directory entries looked at while searching for a file to read
 
 
@@ -127,9 +129,11 @@ def _open_direct(path: Path) -> int:
         raise ProbeError(f"{path}: cannot open with O_DIRECT ({e})") from None
 
 
-def read_streams(path: Path, request_bytes: int, threads: int, seconds: float) -> tuple[float, int]:
+def read_streams(path: Path, request_bytes: int, threads: int, seconds: float, scattered: bool = False) -> tuple[float, int]:
     """`threads` sequential O_DIRECT readers of `request_bytes` per read, each from its own
-    part of the file (wrapping at its end), for `seconds`: (elapsed seconds, reads done)."""
+    part of the file (wrapping at its end), for `seconds`: (elapsed seconds, reads done).
+    `scattered`: each read at a random offset instead (a fixed seed: the same offsets each
+    probe), which neither the device nor its host can prefetch."""
     size = os.path.getsize(path) // request_bytes * request_bytes
     if size == 0:
         raise ProbeError(f"{path} is smaller than one request ({request_bytes} bytes)")
@@ -140,11 +144,15 @@ def read_streams(path: Path, request_bytes: int, threads: int, seconds: float) -
         fd = _open_direct(path)
         buf = mmap.mmap(-1, request_bytes)
         offset = (size // threads * i) // request_bytes * request_bytes
+        rng = random.Random(i)
         try:
             while time.perf_counter() < stop:
                 os.preadv(fd, [buf], offset)
                 reads[i] += 1
-                offset = (offset + request_bytes) % size
+                if scattered:
+                    offset = rng.randrange(size // request_bytes) * request_bytes
+                else:
+                    offset = (offset + request_bytes) % size
         finally:
             os.close(fd)
 
@@ -160,15 +168,41 @@ def read_streams(path: Path, request_bytes: int, threads: int, seconds: float) -
 def probe_device(path: Path, request_bytes: int) -> tuple[float, float]:
     """(bandwidth in MB/s of 10⁶ bytes, latency in µs) for the simulator's device model, in
     which one stream sees `latency + size/bandwidth` per request and enough streams
-    saturate the bandwidth: BANDWIDTH_THREADS sequential streams give the bandwidth, one
-    stream the per-request time, and the latency is what that time has beyond the transfer.
-    Sequential streams, as the workloads read (a device or its host may prefetch them)."""
+    saturate the bandwidth: BANDWIDTH_THREADS sequential streams of `request_bytes` give the
+    bandwidth (as the dd workloads read), then one stream of LATENCY_REQUEST reads at random
+    offsets the per-request time (as swap-ins meet it: a request that small is nearly all
+    latency, and a scattered one cannot be prefetched), and the latency is what that time
+    has beyond the transfer. The interpreter's own time per read (a few µs) is counted in."""
     elapsed, reads = read_streams(path, request_bytes, BANDWIDTH_THREADS, BANDWIDTH_SECONDS)
     bandwidth = reads * request_bytes / elapsed / 1e6
-    elapsed, reads = read_streams(path, request_bytes, 1, SINGLE_STREAM_SECONDS)
+    elapsed, reads = read_streams(path, LATENCY_REQUEST, 1, SINGLE_STREAM_SECONDS, scattered=True)
     per_request_s = elapsed / max(1, reads)
-    latency_s = max(0.0, per_request_s - request_bytes / (bandwidth * 1e6))
+    latency_s = max(0.0, per_request_s - LATENCY_REQUEST / (bandwidth * 1e6))
     return bandwidth, latency_s * 1e6
+
+
+COST_PROBE_MB = 256
+
+
+def median_ns(buckets: list[list[int]]) -> int:
+    """The median of a live usemem latency histogram ([bucket floor ns, count] pairs)."""
+    total = sum(c for _, c in buckets)
+    seen = 0
+    for floor, count in buckets:
+        seen += count
+        if 2 * seen >= total:
+            return int(floor)
+    return 0
+
+
+def probe_usemem_costs() -> dict[str, int]:
+    """`[costs]` of usemem as this machine runs it: the median access of live usemem (the
+    same code as a live run's, clock read included) over a resident mapping of
+    COST_PROBE_MB: eleven sequential passes (the first one's faults are a tenth of the
+    samples, below the median) and a second of random words."""
+    seq = json.loads(_core.live.usemem(COST_PROBE_MB * MiB, False, 11, 0.0))
+    rnd = json.loads(_core.live.usemem(COST_PROBE_MB * MiB, True, 0, 1.0))
+    return {"usemem_page_ns": median_ns(seq["latency_hist"]), "usemem_word_ns": median_ns(rnd["latency_hist"])}
 
 
 def probe(path: str = "/var/tmp") -> dict[str, Any]:
@@ -202,6 +236,7 @@ def probe(path: str = "/var/tmp") -> dict[str, Any]:
             "queue_depth": queue_depth(dev),
             "jitter": 0.0,
         },
+        "costs": probe_usemem_costs(),
     }
 
 
@@ -233,9 +268,10 @@ def host() -> None:
 @click.option("--path", default="/var/tmp", show_default=True, help="A path on the device the workloads use (dd's files).")
 def probe_command(path: str) -> None:
     """Measure this machine and write (or replace) its host profile: nodes, CPUs, memory per
-    node, the watermark sysctls, and the block device under --path with its bandwidth and
+    node, the watermark sysctls, the block device under --path with its bandwidth and
     latency from about three seconds of read-only sequential O_DIRECT reads of an existing
-    file on it."""
+    file on it, and usemem's CPU costs from about two seconds of live usemem in 256 MiB of
+    this process's own memory."""
     try:
         out = write_profile(probe(path))
     except (ProbeError, OSError) as e:

@@ -37,6 +37,21 @@ pub struct HostProfile {
     pub rotational: bool,
     /// The block device, as measured.
     pub device: Device,
+    /// The CPU costs live usemem meets here (absent from profiles probed before they were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub costs: Option<HostCosts>,
+}
+
+/// `[costs]` measured on the host: what live usemem takes for an access to a present page,
+/// its clock read included (the median access of a resident mapping, `reclaimlab host
+/// probe`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCosts {
+    /// A sequential pass's page: 512 words read, checked and written.
+    pub usemem_page_ns: u64,
+    /// A random pass's word, over a mapping larger than the caches.
+    pub usemem_word_ns: u64,
 }
 
 /// Where the host profile lives: `$RECLAIMLAB_HOST_PROFILE`, else
@@ -69,6 +84,24 @@ impl HostProfile {
                 e.message()
             )
         })
+    }
+
+    /// Fill a scenario's `[costs]` with the measured costs it does not set itself.
+    pub fn apply_costs(&self, scenario: &mut toml::Table) {
+        let Some(c) = &self.costs else {
+            return;
+        };
+        let costs = scenario
+            .entry("costs")
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        if let Some(costs) = costs.as_table_mut() {
+            for (key, ns) in [
+                ("usemem_page_ns", c.usemem_page_ns),
+                ("usemem_word_ns", c.usemem_word_ns),
+            ] {
+                costs.entry(key).or_insert((ns as i64).into());
+            }
+        }
     }
 
     pub fn to_toml(&self) -> String {
@@ -139,6 +172,10 @@ mod tests {
                 latency_us: 145.0,
                 ..Device::default()
             },
+            costs: Some(HostCosts {
+                usemem_page_ns: 850,
+                usemem_word_ns: 90,
+            }),
         }
     }
 
@@ -166,6 +203,26 @@ mod tests {
         assert_eq!(k.min_free_kbytes, 1024, "the scenario's own key wins");
         s.check_backend(crate::scenario::Backend::Live, "h.toml")
             .expect("a live run does not read [machine]");
+    }
+
+    #[test]
+    fn measured_costs_fill_the_costs_a_scenario_leaves_out() {
+        let text = "[machine]\nfrom = \"host\"\n[costs]\nusemem_word_ns = 50\n[workload]\nkind = \"dd\"\ntasks = 1\nfile_mb = 64\n";
+        let mut table: toml::Table = text.parse().unwrap();
+        let p = profile();
+        p.apply(table["machine"].as_table_mut().unwrap());
+        p.apply_costs(&mut table);
+        let s = Scenario::from_table(table, "h.toml").unwrap();
+        assert_eq!(s.costs.usemem_page_ns, 850);
+        assert_eq!(s.costs.usemem_word_ns, 50, "the scenario's own key wins");
+        // A profile probed before costs were: the defaults stay.
+        let mut old = profile();
+        old.costs = None;
+        let again: HostProfile = toml::from_str(&old.to_toml()).unwrap();
+        assert!(again.costs.is_none());
+        let mut table: toml::Table = "[workload]\nkind = \"dd\"\n".parse().unwrap();
+        again.apply_costs(&mut table);
+        assert!(!table.contains_key("costs"));
     }
 
     #[test]

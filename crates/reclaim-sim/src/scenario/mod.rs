@@ -601,6 +601,7 @@ fn apply_host(table: &mut toml::Table, file: &str) -> Result<(), ScenarioError> 
     // the host, does not read [machine]).
     if let Ok(profile) = HostProfile::load() {
         profile.apply(machine);
+        profile.apply_costs(table);
     }
     Ok(())
 }
