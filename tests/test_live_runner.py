@@ -252,7 +252,7 @@ def test_a_v2_cgroup_records_memory_events(tmp_path: Path, state_dir: Path) -> N
     result = run(fake, scenario(tmp_path, USEMEM), tmp_path / "out", log=lambda s: None)[0].result
     # memory.max as written, memory.events' max and oom, no v1 failcnt.
     assert result["memcg"]["max_bytes"] == 256 << 20
-    assert result["memcg"]["events"] == {"max": 0, "oom": 0} and "failcnt" not in result["memcg"]
+    assert result["memcg"]["events"] == {"max": 0, "oom": 0, "high": 0} and "failcnt" not in result["memcg"]
 
 def test_squeeze_watchdog_stops_the_workload_when_memory_runs_out(tmp_path: Path, state_dir: Path) -> None:
     fake = FakeBackend(programs={"dd": lambda argv: (0, "", "1 bytes copied\n", 30.0)})
@@ -294,6 +294,31 @@ dir = "/var/tmp/reclaimlab-fake"
 [sweep]
 "workload.tasks" = [1, 2]
 """
+
+
+def _v2(fake: FakeBackend) -> None:
+    del fake.files["/sys/fs/cgroup/memory/memory.limit_in_bytes"]  # no v1 memory controller
+    fake.files["/proc/self/cgroup"] = "0::/user.slice/run\n"
+    fake.files["/sys/fs/cgroup/cgroup.controllers"] = "cpu io memory pids"
+    fake.files["/sys/fs/cgroup/user.slice/run/cgroup.subtree_control"] = "memory"
+    fake.dirs.add("/sys/fs/cgroup/user.slice/run")
+
+
+def test_memory_high_is_written_to_a_v2_cgroup_and_refused_on_v1(tmp_path: Path, state_dir: Path) -> None:
+    def usemem(argv: Sequence[str]) -> tuple[int, str, str, float]:
+        return 0, json.dumps({"bytes": 1, "usecs": 1, "kb_s": 1000, "passes": 1, "words": 1, "free_usecs": 5}) + "\n", "", 0.05
+
+    fake = FakeBackend(programs={"usemem": usemem})
+    _v2(fake)
+    sc = scenario(tmp_path, USEMEM, ["memory.high_mb=128"])
+    result = run(fake, sc, tmp_path / "out", log=lambda s: None)[0].result
+    cg = result["machine"]["cgroup"]
+    assert ("write", f"{cg}/memory.high", str(128 << 20)) in fake.calls
+    assert result["memcg"]["events"]["high"] == 0
+    v1 = FakeBackend(programs={"usemem": usemem})
+    with pytest.raises(LiveError, match="v1, which has no memory.high"):
+        run(v1, scenario(tmp_path, USEMEM, ["memory.high_mb=128"]), tmp_path / "out1", log=lambda s: None)
+    assert not any(c[0] == "mkdir" for c in v1.calls), "refused before any change"
 
 
 def test_live_and_sim_runs_one_file_both_ways_and_compares(tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

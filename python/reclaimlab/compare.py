@@ -124,6 +124,7 @@ METRICS: list[Metric] = [
     Metric("Memcg direct pages scanned", "memcg.pgscan_direct", False),
     Metric("Memcg direct pages reclaimed", "memcg.pgsteal_direct", False),
     Metric("Memcg limit hits (memory.events max)", "memcg.max", False),
+    Metric("Memcg memory.high reclaims (memory.events high)", "memcg.high", False),
     Metric("Kswapd efficiency %", _efficiency("kswapd"), True),
     Metric("Direct efficiency %", _efficiency("direct"), True),
     Metric("Percentage Time Spent Direct Reclaim", _pct_time_direct, False),

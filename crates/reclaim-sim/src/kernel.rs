@@ -344,6 +344,7 @@ impl Kernel {
             next_at: None,
             req: crate::sched::Req::Run,
             woken: false,
+            memcg_nr_pages_over_high: 0,
         });
         id
     }

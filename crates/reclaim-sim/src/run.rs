@@ -29,6 +29,9 @@ fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
         }
         MemoryMode::Cgroup => {
             kernel.workload_memcg = kernel.mem_cgroup_create(s.memory.limit_mb * 256);
+            if s.memory.high_mb > 0 {
+                kernel.memcgs[kernel.workload_memcg as usize].high = s.memory.high_mb * 256;
+            }
         }
         MemoryMode::None => {}
     }

@@ -134,6 +134,9 @@ pub struct RunResult {
 #[derive(Clone, Debug, Serialize)]
 pub struct MemcgResult {
     pub max_bytes: u64,
+    /// memory.high, when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub high_bytes: Option<u64>,
     pub current_bytes: u64,
     pub events: MemcgEvents,
 }
@@ -355,6 +358,7 @@ pub(crate) fn finish(
             let m = &k.memcgs[id];
             MemcgResult {
                 max_bytes: m.limit * 4096,
+                high_bytes: (m.high != u64::MAX).then(|| m.high * 4096),
                 current_bytes: m.usage * 4096,
                 events: m.events.since(&base.memcg_events[id]),
             }

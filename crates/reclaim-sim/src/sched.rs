@@ -55,6 +55,9 @@ pub struct Task {
     /// Set when a wake-up on a wait queue ran the task (`schedule_timeout` tells a wake-up
     /// from its timer by it).
     pub woken: bool,
+    /// Pages charged while its cgroup was above memory.high, not yet paid for
+    /// (`current->memcg_nr_pages_over_high`).
+    pub memcg_nr_pages_over_high: u64,
 }
 
 /// The tasks and the event queue their wake-ups go to.
@@ -146,6 +149,7 @@ mod tests {
                 next_at: None,
                 req: Req::Wait,
                 woken: false,
+                memcg_nr_pages_over_high: 0,
             });
         }
         s

@@ -327,3 +327,36 @@ fn a_zram_area_of_higher_priority_fills_before_the_swap_file_behind_it() {
     let (_, again) = run(&sets);
     assert_eq!(out.result.metrics, again.result.metrics);
 }
+
+#[test]
+fn memory_high_throttles_the_cgroup_below_its_limit() {
+    // memory.high at 32 MiB under a 64 MiB memory.max: the tasks reclaim on their way back
+    // to user space (memory.events high) and sleep while far above it, so the cgroup stays
+    // near 32 MiB and seldom reaches its limit.
+    let (k, out) = run(&[
+        "memory.mode=cgroup",
+        "memory.limit_mb=64",
+        "memory.high_mb=32",
+    ]);
+    check_swap(&k);
+    k.check_conservation(0).unwrap();
+    let m = &k.memcgs[k.workload_memcg as usize];
+    let memcg = out.result.memcg.as_ref().unwrap();
+    assert_eq!(memcg.high_bytes, Some(32 << 20));
+    assert!(memcg.events.high > 100, "{:?}", memcg.events);
+    assert!(
+        m.usage < m.limit - 4096,
+        "usage {} high {}",
+        m.usage,
+        m.high
+    );
+    let (_, max_only) = run(&["memory.mode=cgroup", "memory.limit_mb=64"]);
+    let capped = max_only.result.memcg.as_ref().unwrap();
+    assert_eq!((capped.high_bytes, capped.events.high), (None, 0));
+    assert!(
+        memcg.events.max < capped.events.max / 10,
+        "limit hits {} against {} without memory.high",
+        memcg.events.max,
+        capped.events.max
+    );
+}

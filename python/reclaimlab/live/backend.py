@@ -253,7 +253,7 @@ class KernelBackend(ABC):
                         return 2, v2_root
         return None
 
-    def create_memcg(self, name: str, limit_bytes: int | None, swappiness: int | None = None) -> Cgroup:
+    def create_memcg(self, name: str, limit_bytes: int | None, swappiness: int | None = None, high_bytes: int | None = None) -> Cgroup:
         found = self.memcg_parent()
         if found is None:
             raise BackendError(
@@ -270,6 +270,10 @@ class KernelBackend(ABC):
         if limit_bytes is not None:
             limit_file = "memory.limit_in_bytes" if version == 1 else "memory.max"
             self.write_text(f"{cg.path}/{limit_file}", str(limit_bytes))
+        if high_bytes is not None:
+            if version == 1:
+                raise BackendError("memory.high needs cgroup v2 (this memory cgroup is v1)")
+            self.write_text(f"{cg.path}/memory.high", str(high_bytes))
         if swappiness is not None and version == 1:
             # v1 memcg reclaim uses the memcg's own swappiness, not vm.swappiness.
             self.write_text(f"{cg.path}/memory.swappiness", str(swappiness))

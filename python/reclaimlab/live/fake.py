@@ -214,7 +214,7 @@ class FakeBackend(KernelBackend):
         if path.startswith("/sys/fs/cgroup/"):
             for name, value in (("cgroup.procs", ""), ("memory.limit_in_bytes", "9223372036854771712"),
                                 ("memory.swappiness", "60"), ("memory.usage_in_bytes", "0"), ("memory.failcnt", "0"),
-                                ("memory.max", "max"), ("memory.current", "0"), ("memory.events", "max 0\noom 0\n"),
+                                ("memory.max", "max"), ("memory.current", "0"), ("memory.events", "low 0\nhigh 0\nmax 0\noom 0\n"), ("memory.high", "max"),
                                 ("memory.stat", "cache 0\npgpgin 10\npgmajfault 1\n")):  # fmt: skip
                 self.files[f"{path}/{name}"] = value
         if "/instances/" in path:

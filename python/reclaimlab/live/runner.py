@@ -51,8 +51,11 @@ def preflight(backend: KernelBackend, scenario: LiveScenario) -> list[str]:
     if problems:
         return problems  # the checks below read files only root may read
     mem = scenario.memory
-    if mem["mode"] == "cgroup" and backend.memcg_parent() is None:
+    parent = backend.memcg_parent()
+    if mem["mode"] == "cgroup" and parent is None:
         problems.append("memory.mode = \"cgroup\" but no memory cgroup is usable here: use \"squeeze\" or mount the memory controller")
+    if mem.get("high_mb") and parent is not None and parent[0] == 1:
+        problems.append("memory.high_mb: this machine's memory cgroup is v1, which has no memory.high; remove the key or use cgroup v2")
     if mem["mode"] == "squeeze":
         try:
             backend.squeeze_plan(mem["free_mb"] * MiB, mem["margin_mb"] * MiB)
@@ -224,10 +227,11 @@ def apply_changes(backend: KernelBackend, scenario: LiveScenario, label: str, lo
     if backend.memcg_parent() is not None:
         # In every mode the workload runs in a cgroup of its own: restore kills it by cgroup.
         limit = mem["limit_mb"] * MiB if mem["mode"] == "cgroup" else None
-        cgroup = backend.create_memcg(name, limit, scenario.sysctl.get("swappiness"))
+        high = mem.get("high_mb", 0) * MiB or None
+        cgroup = backend.create_memcg(name, limit, scenario.sysctl.get("swappiness"), high)
         notes["cgroup"] = cgroup.path
         if limit:
-            log(f"  memory cgroup {cgroup.path}, limit {mem['limit_mb']} MiB")
+            log(f"  memory cgroup {cgroup.path}, limit {mem['limit_mb']} MiB" + (f", memory.high {mem['high_mb']} MiB" if high else ""))
     return cgroup, notes
 
 
@@ -362,7 +366,7 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
 
 
 # The memcg events the simulator counts too (result.json `memcg.events` of either backend).
-MEMCG_EVENTS = ("pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct", "max", "oom")
+MEMCG_EVENTS = ("pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct", "max", "oom", "high")
 
 
 def memcg_result(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:

@@ -10,16 +10,23 @@
 //! leave no room, the cgroup's OOM killer would run: it is not modelled; the event is
 //! counted and the charge goes through.
 //!
+//! memory.high (`memory.high_mb`): a charge that leaves the cgroup above it is owed by the
+//! charging task, which pays on its way back to user space (`mem_cgroup_handle_over_high`,
+//! here at the end of each fault): it reclaims the pages it charged above the line
+//! (`reclaim_high`, memory.events `high`), then sleeps a penalty that grows with the square
+//! of the overage (`calculate_high_delay`: none under 10 ms, at most 2 s).
+//!
 //! Departure: the charge is checked before the page is allocated and counted when the
 //! folio is committed (`commit_charge`), so tasks faulting at once can overshoot the limit
 //! by a page each, as the kernel's per-CPU charge stock (64 pages) lets it overshoot.
 
 use serde::Serialize;
 
+use crate::engine::NSEC_PER_SEC;
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
-use crate::mm::vmscan::try_to_free_mem_cgroup_pages;
-use crate::process::Cx;
+use crate::mm::vmscan::{try_to_free_mem_cgroup_pages, SWAP_CLUSTER_MAX};
+use crate::process::{sleep_until, Cx};
 
 /// The root memory cgroup's id (`root_mem_cgroup`).
 pub const ROOT_MEM_CGROUP: u16 = 0;
@@ -35,6 +42,8 @@ pub struct MemcgEvents {
     pub max: u64,
     /// memory.events `oom`: reclaim gave up (the OOM killer is not modelled).
     pub oom: u64,
+    /// memory.events `high`: reclaim for a task that took the cgroup above memory.high.
+    pub high: u64,
 }
 
 impl MemcgEvents {
@@ -47,6 +56,7 @@ impl MemcgEvents {
             pgsteal_direct: self.pgsteal_direct - before.pgsteal_direct,
             max: self.max - before.max,
             oom: self.oom - before.oom,
+            high: self.high - before.high,
         }
     }
 }
@@ -56,6 +66,8 @@ impl MemcgEvents {
 pub struct MemCgroup {
     /// memory.max (u64::MAX: none).
     pub limit: u64,
+    /// memory.high (u64::MAX: none).
+    pub high: u64,
     /// memory.current.
     pub usage: u64,
     pub events: MemcgEvents,
@@ -65,6 +77,7 @@ impl MemCgroup {
     pub fn new(limit: u64) -> MemCgroup {
         MemCgroup {
             limit,
+            high: u64::MAX,
             usage: 0,
             events: MemcgEvents::default(),
         }
@@ -84,15 +97,24 @@ pub async fn try_charge(cx: &Cx, memcg: u16) {
             let mut k = cx.k();
             let m = &mut k.memcgs[memcg as usize];
             if m.usage < m.limit {
+                // The page counts once committed: above memory.high, the task owes it.
+                if m.usage >= m.high {
+                    let tid = cx.tid as usize;
+                    k.sched.tasks[tid].memcg_nr_pages_over_high += 1;
+                }
                 return;
             }
             m.events.max += 1;
         }
         let nr_reclaimed = try_to_free_mem_cgroup_pages(cx, memcg, 1).await;
         {
-            let k = cx.k();
+            let mut k = cx.k();
             let m = &k.memcgs[memcg as usize];
             if m.usage < m.limit {
+                if m.usage >= m.high {
+                    let tid = cx.tid as usize;
+                    k.sched.tasks[tid].memcg_nr_pages_over_high += 1;
+                }
                 return;
             }
         }
@@ -106,6 +128,80 @@ pub async fn try_charge(cx: &Cx, memcg: u16) {
         }
         nr_retries -= 1;
     }
+}
+
+/// `MEMCG_CHARGE_BATCH`: the pages a per-CPU charge stock takes from the cgroup at once.
+pub const MEMCG_CHARGE_BATCH: u64 = 64;
+/// `MEMCG_MAX_HIGH_DELAY_JIFFIES`: 2 s.
+const MAX_HIGH_DELAY_NS: u64 = 2 * NSEC_PER_SEC;
+
+/// `calculate_high_delay()` for `nr_pages` charged above memory.high, in ns: the overage
+/// (`(usage − high) / high`, 20 fractional bits) squared, scaled down by 2^14, times the
+/// batches charged (`HZ·overage² >> 34 · nr_pages / MEMCG_CHARGE_BATCH` jiffies).
+pub fn calculate_high_delay(usage: u64, high: u64, nr_pages: u64) -> u64 {
+    if usage <= high || high == 0 {
+        return 0;
+    }
+    let overage = (u128::from(usage - high) << 20) / u128::from(high);
+    let penalty = (overage * overage * u128::from(NSEC_PER_SEC)) >> 34;
+    (penalty * u128::from(nr_pages) / u128::from(MEMCG_CHARGE_BATCH)).min(u128::from(u64::MAX))
+        as u64
+}
+
+/// `mem_cgroup_handle_over_high()`, on the task's way back to user space: if it has charged
+/// a stock's worth of pages (MEMCG_CHARGE_BATCH) above memory.high, reclaim them from its
+/// cgroup (`reclaim_high`, then SWAP_CLUSTER_MAX a retry) while that helps, then sleep the
+/// penalty if it is over 10 ms (`HZ / 100`).
+///
+/// Departure: the kernel's task owes pages a stock refill (64 pages) at a time, the model's
+/// page by page; it pays once it owes a batch.
+pub async fn mem_cgroup_handle_over_high(cx: &Cx, memcg: u16) {
+    let nr_pages = {
+        let mut k = cx.k();
+        let t = &mut k.sched.tasks[cx.tid as usize];
+        if t.memcg_nr_pages_over_high < MEMCG_CHARGE_BATCH {
+            return;
+        }
+        std::mem::take(&mut t.memcg_nr_pages_over_high)
+    };
+    let mut nr_retries = MAX_RECLAIM_RETRIES;
+    let mut in_retry = false;
+    loop {
+        let goal = if in_retry { SWAP_CLUSTER_MAX } else { nr_pages };
+        let nr_reclaimed = reclaim_high(cx, memcg, goal).await;
+        let penalty = {
+            let k = cx.k();
+            let m = &k.memcgs[memcg as usize];
+            calculate_high_delay(m.usage, m.high, nr_pages).min(MAX_HIGH_DELAY_NS)
+        };
+        if penalty <= NSEC_PER_SEC / 100 {
+            return;
+        }
+        if nr_reclaimed > 0 || nr_retries > 0 {
+            if nr_reclaimed == 0 {
+                nr_retries -= 1;
+            }
+            in_retry = true;
+            continue;
+        }
+        let until = cx.k().clock() + penalty;
+        sleep_until(cx, until).await;
+        return;
+    }
+}
+
+/// `reclaim_high()`: memcg reclaim of `nr_pages` from `memcg` if it is above memory.high
+/// (memory.events `high`). Returns the pages reclaimed.
+async fn reclaim_high(cx: &Cx, memcg: u16, nr_pages: u64) -> u64 {
+    {
+        let mut k = cx.k();
+        let m = &mut k.memcgs[memcg as usize];
+        if m.usage <= m.high {
+            return 0;
+        }
+        m.events.high += 1;
+    }
+    try_to_free_mem_cgroup_pages(cx, memcg, nr_pages).await
 }
 
 impl Kernel {
@@ -148,5 +244,29 @@ impl Kernel {
     /// Whether reclaim on behalf of `target` is memcg reclaim (`cgroup_reclaim()`).
     pub fn is_cgroup_reclaim(target: u16) -> bool {
         target != ROOT_MEM_CGROUP
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_high_delay_grows_with_the_square_of_the_overage() {
+        let high = 1 << 20;
+        assert_eq!(calculate_high_delay(high, high, 64), 0, "at the line: none");
+        // 1 % over, a batch: 10 485/2^20 squared · 10^9 ns >> 14 ≈ 6.4 ms (HZ = 1000: 6
+        // jiffies), under the 10 ms below which the kernel does not sleep.
+        let one_pct = calculate_high_delay(high + high / 100, high, 64);
+        assert_eq!(one_pct / 100_000, 63);
+        // Twice the overage, four times the delay; half the pages, half.
+        let two_pct = calculate_high_delay(high + high / 50, high, 64);
+        assert_eq!(two_pct / 4 / 100_000, one_pct / 100_000);
+        assert_eq!(
+            calculate_high_delay(high + high / 50, high, 32),
+            two_pct / 2
+        );
+        // Double the limit: 64 s, which the caller clamps at 2 s.
+        assert_eq!(calculate_high_delay(2 * high, high, 64), 64 * NSEC_PER_SEC);
     }
 }

@@ -29,8 +29,24 @@ pub enum Fault {
     Major,
 }
 
-/// `handle_mm_fault()` for a write to page `addr` of `vma` by a task charged to `memcg`.
+/// `handle_mm_fault()` for a write to page `addr` of `vma` by a task charged to `memcg`,
+/// then the return to user space, where a task that charged pages above its cgroup's
+/// memory.high pays for them (`mem_cgroup_handle_over_high`).
 pub async fn handle_mm_fault(
+    cx: &Cx,
+    vma: u32,
+    addr: u32,
+    memcg: u16,
+    scratch: &mut SwapinScratch,
+) -> Fault {
+    let fault = __handle_mm_fault(cx, vma, addr, memcg, scratch).await;
+    if memcg != crate::mm::memcontrol::ROOT_MEM_CGROUP {
+        crate::mm::memcontrol::mem_cgroup_handle_over_high(cx, memcg).await;
+    }
+    fault
+}
+
+async fn __handle_mm_fault(
     cx: &Cx,
     vma: u32,
     addr: u32,

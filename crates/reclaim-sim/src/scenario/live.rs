@@ -26,6 +26,9 @@ pub struct Memory {
     pub mode: MemoryMode,
     /// The cgroup's `memory.max` (`mode = "cgroup"`).
     pub limit_mb: u64,
+    /// The cgroup's `memory.high` (`mode = "cgroup"`; 0: none). Live, cgroup v2 only.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub high_mb: u64,
     /// Memory left free after the squeeze (`mode = "squeeze"`).
     pub free_mb: u64,
     /// A live squeeze never leaves less than this available to the rest of the machine, and
@@ -38,6 +41,7 @@ impl Default for Memory {
         Memory {
             mode: MemoryMode::None,
             limit_mb: 0,
+            high_mb: 0,
             free_mb: 0,
             margin_mb: 1024,
         }
@@ -122,4 +126,8 @@ impl Default for LiveOptions {
             nonrotational: Vec::new(),
         }
     }
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }

@@ -312,6 +312,12 @@ impl Scenario {
                 "memory.mode = \"cgroup\" needs a limit above 0 MiB",
             );
         }
+        if mem.high_mb > 0 && mem.mode != MemoryMode::Cgroup {
+            return err(
+                "memory.high_mb",
+                "memory.high is a cgroup's: it needs memory.mode = \"cgroup\"",
+            );
+        }
         if mem.mode == MemoryMode::Squeeze && mem.free_mb == 0 {
             return err(
                 "memory.free_mb",
