@@ -237,6 +237,12 @@ def test_several_swap_areas_are_added_in_order_with_their_priorities_and_removed
     assert notes["swap"] == "/dev/zram0" and notes["swap_also"] == [swapons[1][-1]]
     assert fake.swaps() == []
     assert ("write", "/sys/block/zram0/reset", "1") in fake.calls
+    # Two areas on one file: refused before any change.
+    twice = FakeBackend(programs={"usemem": usemem})
+    same = ['swap.also=[{kind="file", size_mb=64, path="/var/tmp/reclaimlab-swap-test.img"}]']
+    with pytest.raises(LiveError, match="same file"):
+        run(twice, scenario(tmp_path, USEMEM, same), tmp_path / "out2", log=lambda s: None)
+    assert not any(c[:2] == ("run", "swapon") for c in twice.calls)
 
 
 def test_a_v2_cgroup_records_memory_events(tmp_path: Path, state_dir: Path) -> None:
@@ -314,7 +320,7 @@ def test_memory_high_is_written_to_a_v2_cgroup_and_refused_on_v1(tmp_path: Path,
     result = run(fake, sc, tmp_path / "out", log=lambda s: None)[0].result
     cg = result["machine"]["cgroup"]
     assert ("write", f"{cg}/memory.high", str(128 << 20)) in fake.calls
-    assert result["memcg"]["events"]["high"] == 0
+    assert result["memcg"]["events"]["high"] == 0 and result["memcg"]["high_bytes"] == 128 << 20
     v1 = FakeBackend(programs={"usemem": usemem})
     with pytest.raises(LiveError, match="v1, which has no memory.high"):
         run(v1, scenario(tmp_path, USEMEM, ["memory.high_mb=128"]), tmp_path / "out1", log=lambda s: None)

@@ -202,7 +202,10 @@ def probe_usemem_costs() -> dict[str, int]:
     samples, below the median) and a second of random words."""
     seq = json.loads(_core.live.usemem(COST_PROBE_MB * MiB, False, 11, 0.0))
     rnd = json.loads(_core.live.usemem(COST_PROBE_MB * MiB, True, 0, 1.0))
-    return {"usemem_page_ns": median_ns(seq["latency_hist"]), "usemem_word_ns": median_ns(rnd["latency_hist"])}
+    costs = {"usemem_page_ns": median_ns(seq["latency_hist"]), "usemem_word_ns": median_ns(rnd["latency_hist"])}
+    if min(costs.values()) < 1:
+        raise ProbeError(f"usemem's costs measured as {costs}: a clock this coarse cannot time an access")
+    return costs
 
 
 def probe(path: str = "/var/tmp") -> dict[str, Any]:

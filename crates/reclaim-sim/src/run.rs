@@ -36,14 +36,17 @@ fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
         MemoryMode::None => {}
     }
     // swapon() of each area: a swap file on the machine's first device, or a zram device
-    // (no block device: synchronous).
+    // (no block device: synchronous). Files lie one after the other on the device; once an
+    // area marks the device non-rotational (before its swapon), the later ones find it so.
+    let mut base = 0;
+    let mut nonrotational = false;
     for swap in s.swap.areas() {
         let (dev, rotational) = match swap.kind {
             SwapKind::Zram => (None, false),
-            _ => (
-                Some(0),
-                s.machine.devices[0].rotational && !swap.nonrotational,
-            ),
+            _ => {
+                nonrotational |= swap.nonrotational;
+                (Some(0), s.machine.devices[0].rotational && !nonrotational)
+            }
         };
         let nr_slots = (swap.size_mb * 256) as u32;
         let nr_cpus = kernel.cpus.nr_cpus();
@@ -55,6 +58,10 @@ fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
             s.variant.swap_alloc,
             nr_cpus,
         );
+        if dev.is_some() {
+            area.base = base;
+            base += u64::from(nr_slots) * 4096;
+        }
         if !s.variant.anon_lru_before_5_9 {
             area.enable_shadows(); // anon workingset detection, 5.9 on
         }

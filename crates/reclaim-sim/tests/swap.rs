@@ -360,3 +360,17 @@ fn memory_high_throttles_the_cgroup_below_its_limit() {
         capped.events.max
     );
 }
+
+#[test]
+fn swap_files_lie_apart_on_their_device_and_share_its_rotational_flag() {
+    let disk = r#"machine.devices=[{ name = "sda", bandwidth_mb_s = 200, latency_us = 100, seek_us = 4000, rotational = true }]"#;
+    let also = r#"swap.also=[{kind="file", size_mb=64, priority=100}]"#;
+    // The first area marks the disk non-rotational before its swapon: the second finds it so.
+    let (k, _) = run(&[disk, "swap.nonrotational=true", also, "run.duration_s=0.3"]);
+    let (a, b) = (&k.swap.areas[0], &k.swap.areas[1]);
+    assert_eq!((a.base, b.base), (0, u64::from(a.max) * 4096));
+    assert!(!a.rotational && !b.rotational && k.swap.use_vma_readahead());
+    // Left rotational, both are, and VMA readahead is off.
+    let (k, _) = run(&[disk, also, "run.duration_s=0.3"]);
+    assert!(k.swap.areas.iter().all(|a| a.rotational) && !k.swap.use_vma_readahead());
+}

@@ -290,8 +290,8 @@ class KernelBackend(ABC):
         (v2 names its reclaim pgscan_*/pgsteal_*; v1 has only pgpgin/pgpgout, faults and
         refaults); `events`, memory.events (v2), or `failcnt`, memory.failcnt (v1: every
         failed charge of the page counter, which is not memory.events' `max`: a charge that
-        needs reclaim fails more than once); `current` and `max` in bytes (`max` None when
-        unlimited).
+        needs reclaim fails more than once); `current`, `max` and `high` in bytes (`max` and
+        `high` None when unlimited; `high` always None on v1).
         Reclaim inside a memory cgroup is not counted in /proc/vmstat's pgscan/pgsteal/
         allocstall, only here."""
         stat = {}
@@ -307,11 +307,17 @@ class KernelBackend(ABC):
                 if value.strip().isdigit():
                     events[name] = int(value)
             current, limit = self.read_value(f"{cg.path}/memory.current"), self.read_value(f"{cg.path}/memory.max")
+            high = self.read_value(f"{cg.path}/memory.high") if self.exists(f"{cg.path}/memory.high") else "max"
         else:
             events = {"failcnt": int(self.read_value(f"{cg.path}/memory.failcnt"))}
             current = self.read_value(f"{cg.path}/memory.usage_in_bytes")
             limit = self.read_value(f"{cg.path}/memory.limit_in_bytes")
-        return {"stat": stat, "events": events, "current": int(current), "max": int(limit) if limit.isdigit() and int(limit) < 1 << 62 else None}
+            high = "max"  # v1 has no memory.high
+
+        def bytes_or_none(v: str) -> int | None:
+            return int(v) if v.isdigit() and int(v) < 1 << 62 else None
+
+        return {"stat": stat, "events": events, "current": int(current), "max": bytes_or_none(limit), "high": bytes_or_none(high)}
 
     # global squeeze ------------------------------------------------------------------------------
 

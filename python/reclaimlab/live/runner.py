@@ -66,6 +66,9 @@ def preflight(backend: KernelBackend, scenario: LiveScenario) -> list[str]:
     for key in scenario.sysctl:
         if not backend.exists(SYSCTLS[key]):
             problems.append(f"sysctl.{key}: {SYSCTLS[key]} does not exist on this kernel; drop the key")
+    paths = [a["path"] for a in scenario.swap_areas if a["kind"] == "file" and a["path"]]
+    if len(paths) != len(set(paths)):
+        problems.append(f"two swap areas name the same file ({', '.join(sorted(p for p in set(paths) if paths.count(p) > 1))}): give each its own swap.path")
     if any(a["kind"] == "zram" for a in scenario.swap_areas) and not (backend.exists("/sys/block/zram0") or backend.exists("/sys/class/zram-control")):
         if backend.run(["modprobe", "-n", "zram"]).returncode != 0:
             problems.append("swap.kind = \"zram\" but this kernel has no zram: use kind = \"file\"")
@@ -386,6 +389,8 @@ def memcg_result(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any
         "events": {k: both[k] for k in MEMCG_EVENTS if k in both},
         "stat": stat,
     }
+    if after.get("high") is not None:
+        out["high_bytes"] = after["high"]
     if "failcnt" in events:
         out["failcnt"] = events["failcnt"]
     return out

@@ -14,7 +14,7 @@
 //! charging task, which pays on its way back to user space (`mem_cgroup_handle_over_high`,
 //! here at the end of each fault): it reclaims the pages it charged above the line
 //! (`reclaim_high`, memory.events `high`), then sleeps a penalty that grows with the square
-//! of the overage (`calculate_high_delay`: none under 10 ms, at most 2 s).
+//! of the overage (`calculate_high_delay`, in jiffies: none at `HZ / 100` or less, at most 2 s).
 //!
 //! Departure: the charge is checked before the page is allocated and counted when the
 //! folio is committed (`commit_charge`), so tasks faulting at once can overshoot the limit
@@ -22,7 +22,7 @@
 
 use serde::Serialize;
 
-use crate::engine::NSEC_PER_SEC;
+use crate::engine::{HZ, JIFFY};
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
 use crate::mm::vmscan::{try_to_free_mem_cgroup_pages, SWAP_CLUSTER_MAX};
@@ -133,25 +133,26 @@ pub async fn try_charge(cx: &Cx, memcg: u16) {
 /// `MEMCG_CHARGE_BATCH`: the pages a per-CPU charge stock takes from the cgroup at once.
 pub const MEMCG_CHARGE_BATCH: u64 = 64;
 /// `MEMCG_MAX_HIGH_DELAY_JIFFIES`: 2 s.
-const MAX_HIGH_DELAY_NS: u64 = 2 * NSEC_PER_SEC;
+const MAX_HIGH_DELAY_JIFFIES: u64 = 2 * HZ;
 
-/// `calculate_high_delay()` for `nr_pages` charged above memory.high, in ns: the overage
-/// (`(usage − high) / high`, 20 fractional bits) squared, scaled down by 2^14, times the
-/// batches charged (`HZ·overage² >> 34 · nr_pages / MEMCG_CHARGE_BATCH` jiffies).
+/// `calculate_high_delay()` for `nr_pages` charged above memory.high, in jiffies: the
+/// overage (`(usage − high) / high`, 20 fractional bits) squared, scaled down by 2^14, times
+/// the batches charged (`HZ·overage² >> 34` jiffies, rounded down, `· nr_pages /
+/// MEMCG_CHARGE_BATCH`).
 pub fn calculate_high_delay(usage: u64, high: u64, nr_pages: u64) -> u64 {
     if usage <= high || high == 0 {
         return 0;
     }
     let overage = (u128::from(usage - high) << 20) / u128::from(high);
-    let penalty = (overage * overage * u128::from(NSEC_PER_SEC)) >> 34;
-    (penalty * u128::from(nr_pages) / u128::from(MEMCG_CHARGE_BATCH)).min(u128::from(u64::MAX))
+    let jiffies = (overage * overage * u128::from(HZ)) >> 34;
+    (jiffies * u128::from(nr_pages) / u128::from(MEMCG_CHARGE_BATCH)).min(u128::from(u64::MAX))
         as u64
 }
 
 /// `mem_cgroup_handle_over_high()`, on the task's way back to user space: if it has charged
 /// a stock's worth of pages (MEMCG_CHARGE_BATCH) above memory.high, reclaim them from its
 /// cgroup (`reclaim_high`, then SWAP_CLUSTER_MAX a retry) while that helps, then sleep the
-/// penalty if it is over 10 ms (`HZ / 100`).
+/// penalty if it is over `HZ / 100` jiffies (2 at the model's HZ of 250: 8 ms).
 ///
 /// Departure: the kernel's task owes pages a stock refill (64 pages) at a time, the model's
 /// page by page; it pays once it owes a batch.
@@ -172,9 +173,9 @@ pub async fn mem_cgroup_handle_over_high(cx: &Cx, memcg: u16) {
         let penalty = {
             let k = cx.k();
             let m = &k.memcgs[memcg as usize];
-            calculate_high_delay(m.usage, m.high, nr_pages).min(MAX_HIGH_DELAY_NS)
+            calculate_high_delay(m.usage, m.high, nr_pages).min(MAX_HIGH_DELAY_JIFFIES)
         };
-        if penalty <= NSEC_PER_SEC / 100 {
+        if penalty <= HZ / 100 {
             return;
         }
         if nr_reclaimed > 0 || nr_retries > 0 {
@@ -184,7 +185,7 @@ pub async fn mem_cgroup_handle_over_high(cx: &Cx, memcg: u16) {
             in_retry = true;
             continue;
         }
-        let until = cx.k().clock() + penalty;
+        let until = cx.k().clock() + penalty * JIFFY;
         sleep_until(cx, until).await;
         return;
     }
@@ -255,18 +256,13 @@ mod tests {
     fn the_high_delay_grows_with_the_square_of_the_overage() {
         let high = 1 << 20;
         assert_eq!(calculate_high_delay(high, high, 64), 0, "at the line: none");
-        // 1 % over, a batch: 10 485/2^20 squared · 10^9 ns >> 14 ≈ 6.4 ms (HZ = 1000: 6
-        // jiffies), under the 10 ms below which the kernel does not sleep.
-        let one_pct = calculate_high_delay(high + high / 100, high, 64);
-        assert_eq!(one_pct / 100_000, 63);
-        // Twice the overage, four times the delay; half the pages, half.
-        let two_pct = calculate_high_delay(high + high / 50, high, 64);
-        assert_eq!(two_pct / 4 / 100_000, one_pct / 100_000);
-        assert_eq!(
-            calculate_high_delay(high + high / 50, high, 32),
-            two_pct / 2
-        );
-        // Double the limit: 64 s, which the caller clamps at 2 s.
-        assert_eq!(calculate_high_delay(2 * high, high, 64), 64 * NSEC_PER_SEC);
+        // 2 % over, a batch: (20 971/2^20)² · 250 >> 14 = 6.4 → 6 jiffies (24 ms).
+        assert_eq!(calculate_high_delay(high + high / 50, high, 64), 6);
+        // 1 %: a quarter, 1 jiffy, at most HZ/100: no sleep.
+        assert_eq!(calculate_high_delay(high + high / 100, high, 64), 1);
+        // Half the pages, half the delay (rounded down).
+        assert_eq!(calculate_high_delay(high + high / 50, high, 32), 3);
+        // Double the memory.high: 64 s, which the caller clamps at 2 s.
+        assert_eq!(calculate_high_delay(2 * high, high, 64), 64 * HZ);
     }
 }

@@ -27,7 +27,8 @@ impl Kernel {
             }
             return;
         };
-        self.submit_swap_runs(dev, Op::Read, EndIo::SwapRead(area), reads);
+        let base = self.swap.areas[area].base;
+        self.submit_swap_runs(dev, base, Op::Read, EndIo::SwapRead(area), reads);
     }
 
     /// `swap_writepage()` of each `(slot, folio)` of `writes`, folios under writeback in
@@ -45,12 +46,21 @@ impl Kernel {
             }
             return true;
         };
-        self.submit_swap_runs(dev, Op::Write, EndIo::SwapWrite(area), writes);
+        let base = self.swap.areas[area].base;
+        self.submit_swap_runs(dev, base, Op::Write, EndIo::SwapWrite(area), writes);
         false
     }
 
-    /// One I/O per run of adjacent slots of `folios`.
-    fn submit_swap_runs(&mut self, dev: usize, op: Op, end_io: EndIo, folios: &[(u32, u32)]) {
+    /// One I/O per run of adjacent slots of `folios`, of an area whose slot 0 is at byte
+    /// `base` of device `dev`.
+    fn submit_swap_runs(
+        &mut self,
+        dev: usize,
+        base: u64,
+        op: Op,
+        end_io: EndIo,
+        folios: &[(u32, u32)],
+    ) {
         let mut i = 0;
         while i < folios.len() {
             let mut j = i + 1;
@@ -61,7 +71,7 @@ impl Kernel {
             let b = &mut self.bios[bio];
             b.end_io = end_io;
             b.pages.extend(folios[i..j].iter().map(|&(_, p)| p));
-            let offset = u64::from(folios[i].0) * PAGE_SIZE;
+            let offset = base + u64::from(folios[i].0) * PAGE_SIZE;
             self.submit_bio_endio_at(bio, (j - i) as u64 * PAGE_SIZE, offset);
             i = j;
         }

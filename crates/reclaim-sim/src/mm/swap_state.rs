@@ -44,6 +44,8 @@ pub struct SwapState {
     /// `swap_avail_heads`: the areas by falling priority, those of equal priority in the
     /// order they take their next turn.
     avail: Vec<usize>,
+    /// `least_priority`: the last default priority given.
+    least_priority: i32,
     /// `swapin_readahead_hits`: hits of cluster readahead since the last window.
     pub readahead_hits: u32,
     /// `swapin_nr_pages()`'s `prev_offset` and `last_readahead_pages`.
@@ -60,6 +62,7 @@ impl SwapState {
         SwapState {
             areas: Vec::new(),
             avail: Vec::new(),
+            least_priority: -1,
             readahead_hits: 0,
             prev_offset: 0,
             last_readahead_pages: 0,
@@ -70,8 +73,16 @@ impl SwapState {
     }
 
     /// `swapon()` of area `si`: it takes the next `swp_type`, and its place in the
-    /// allocation order behind the areas of higher or equal priority.
-    pub fn swapon(&mut self, si: SwapInfo) -> usize {
+    /// allocation order behind the areas of higher or equal priority. A negative priority
+    /// is the default (`swapon` without `-p`): the kernel's `setup_swap_info()` gives such
+    /// areas −2, −3, … in swapon order, so the first fills first. Departure: the kernel
+    /// lifts a default-priority area to the top on its own NUMA node (per-node
+    /// `swap_avail_heads`); the model's areas belong to no node.
+    pub fn swapon(&mut self, mut si: SwapInfo) -> usize {
+        if si.prio < 0 {
+            self.least_priority -= 1;
+            si.prio = self.least_priority;
+        }
         let area = self.areas.len();
         let at = self
             .avail
@@ -85,16 +96,20 @@ impl SwapState {
 
     /// `get_swap_pages()` for one slot: from the highest-priority area with one free, areas
     /// of equal priority taking turns (each is requeued behind its equals as it is tried,
-    /// `plist_requeue`). Departure: the kernel's per-CPU swap slots cache takes 64 slots
-    /// from an area at a time, so equal areas alternate by batches, not by slots.
+    /// `plist_requeue`). Departures: the kernel's per-CPU swap slots cache (until 6.14)
+    /// takes 64 slots from an area at a time, so equal areas alternate by batches, not by
+    /// slots; and the kernel takes a full area off the list and puts it back behind its
+    /// equals when a slot frees, where the model's keeps its place.
     pub fn get_swap_page(&mut self, cpu: u32) -> Option<(usize, u32)> {
+        let mut tried = 0u32; // each area once
         let mut i = 0;
         while i < self.avail.len() {
             let area = self.avail[i];
-            if self.areas[area].nr_free() == 0 {
+            if tried & (1 << area) != 0 || self.areas[area].nr_free() == 0 {
                 i += 1;
                 continue;
             }
+            tried |= 1 << area;
             let prio = self.areas[area].prio;
             let mut j = i;
             while j + 1 < self.avail.len() && self.areas[self.avail[j + 1]].prio == prio {
@@ -104,7 +119,7 @@ impl SwapState {
             if let Some(slot) = self.areas[area].get_swap_page(cpu) {
                 return Some((area, slot));
             }
-            // Full after all: its next equal moved up into place i.
+            // Full after all: its next equal, if any, moved up into place i.
             if j == i {
                 i += 1;
             }
@@ -468,6 +483,14 @@ mod tests {
         // Full everywhere: none.
         while swap.get_swap_page(1).is_some() {}
         assert_eq!(swap.nr_swap_pages(), 0);
+        // Default priorities (swapon without -p) fall in swapon order: the first fills
+        // first, as the kernel's −2, −3, … do.
+        let mut swap = SwapState::new(&Sysctl::default(), &Variant::default());
+        swap.swapon(area(-1));
+        swap.swapon(area(-1));
+        assert_eq!((swap.areas[0].prio, swap.areas[1].prio), (-2, -3));
+        let areas: Vec<usize> = (0..513).map(|_| swap.get_swap_page(0).unwrap().0).collect();
+        assert!(areas[..512].iter().all(|&a| a == 0) && areas[512] == 1);
     }
 
     /// A machine with a 2048-slot swap area and a 64-page VMA swapped out by hand, page `a`

@@ -58,6 +58,8 @@ pub struct SwapInfo {
     pub dev: Option<usize>,
     /// SWP_ROTATION: on a rotational device VMA-based readahead is off (`nr_rotate_swap`).
     pub rotational: bool,
+    /// Where slot 0 is on the device, in bytes (swap files on one device lie apart).
+    pub base: u64,
     /// Slots, slot 0 (the header) included (`si->max`).
     pub max: u32,
     /// Users of each slot: page-table references in the low bits, SWAP_HAS_CACHE.
@@ -120,6 +122,7 @@ impl SwapInfo {
             prio,
             dev,
             rotational,
+            base: 0,
             max: nr_slots,
             swap_map,
             cache: vec![NO_PAGE; nr_slots as usize].into_boxed_slice(),

@@ -378,6 +378,15 @@ impl Scenario {
         if self.live.timeout_s.is_nan() || self.live.timeout_s <= 0.0 {
             return err("live.timeout_s", "expected a positive number of seconds");
         }
+        // An access of usemem must take time, or its loop would never reach its slice's end.
+        for (key, ns) in [
+            ("costs.usemem_page_ns", self.costs.usemem_page_ns),
+            ("costs.usemem_word_ns", self.costs.usemem_word_ns),
+        ] {
+            if ns == 0 {
+                return err(key, "expected at least 1 ns");
+            }
+        }
         if self.costs.remote_factor < 1.0 || !self.costs.remote_factor.is_finite() {
             return err("costs.remote_factor", "expected a number ≥ 1");
         }
@@ -826,6 +835,8 @@ mod tests {
         assert_eq!(e.key, "workload.tasks");
         let e = Scenario::parse(MIN, "x.toml", &["variant.kswapd_threads=17".into()]).unwrap_err();
         assert_eq!(e.key, "variant.kswapd_threads");
+        let e = Scenario::parse(MIN, "x.toml", &["costs.usemem_word_ns=0".into()]).unwrap_err();
+        assert_eq!(e.key, "costs.usemem_word_ns");
     }
 
     #[test]
