@@ -194,7 +194,7 @@ def test_memory_cgroup_reclaim_compares_between_a_simulated_and_a_live_run(tmp_p
              "events": {**before["events"], "max": 13}, "current": 60 << 20, "max": 64 << 20}  # fmt: skip
     live = memcg_result(before, after)
     assert live["events"] == {"pgscan_kswapd": 0, "pgscan_direct": 2 * sim["events"]["pgscan_direct"], "pgsteal_kswapd": 0,
-                              "pgsteal_direct": 1000, "max": 10, "oom": 0}  # fmt: skip
+                              "pgsteal_direct": 1000, "max": 10, "oom": 0, "high": 0}  # fmt: skip
     assert live["stat"]["pgpgin"] == 0 and live["current_bytes"] == 60 << 20
     write_run(tmp_path / "live", "live", 1000.0)
     result = json.loads((tmp_path / "live/result.json").read_text())
