@@ -39,9 +39,12 @@ def test_the_probe_describes_this_machine_and_a_host_scenario_uses_it(host_profi
 
 
 def test_the_median_of_a_live_histogram_is_the_bucket_holding_the_middle_sample() -> None:
-    assert host.median_ns([[60, 10], [900, 89], [50_000, 1]]) == 900
-    assert host.median_ns([[60, 60], [900, 40]]) == 60
-    assert host.median_ns([]) == 0
+    def p50(hist: list[list[int]]) -> int:
+        return host.p50_ns({"latency_hist": hist, "latency_sum_ns": 0})
+
+    assert p50([[60, 10], [900, 89], [50_000, 1]]) == 900
+    assert p50([[60, 60], [900, 40]]) == 60
+    assert p50([]) == 0
 
 
 def test_one_node_without_numa_sysfs_reads_meminfo() -> None:

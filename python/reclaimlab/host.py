@@ -26,6 +26,7 @@ from typing import Any
 import click
 
 from reclaimlab import _core
+from reclaimlab.live.workloads import latency_us
 
 MiB = 1 << 20
 PROBE_FILE_MIN = 64 * MiB
@@ -184,15 +185,10 @@ def probe_device(path: Path, request_bytes: int) -> tuple[float, float]:
 COST_PROBE_MB = 256
 
 
-def median_ns(buckets: list[list[int]]) -> int:
-    """The median of a live usemem latency histogram ([bucket floor ns, count] pairs)."""
-    total = sum(c for _, c in buckets)
-    seen = 0
-    for floor, count in buckets:
-        seen += count
-        if 2 * seen >= total:
-            return int(floor)
-    return 0
+def p50_ns(result: dict[str, Any]) -> int:
+    """The median access of one live usemem task's result, in ns (its bucket's floor, as the
+    live and simulated usemem report percentiles)."""
+    return round(latency_us([result])["p50"] * 1e3)
 
 
 def probe_usemem_costs() -> dict[str, int]:
@@ -202,7 +198,7 @@ def probe_usemem_costs() -> dict[str, int]:
     samples, below the median) and a second of random words."""
     seq = json.loads(_core.live.usemem(COST_PROBE_MB * MiB, False, 11, 0.0))
     rnd = json.loads(_core.live.usemem(COST_PROBE_MB * MiB, True, 0, 1.0))
-    costs = {"usemem_page_ns": median_ns(seq["latency_hist"]), "usemem_word_ns": median_ns(rnd["latency_hist"])}
+    costs = {"usemem_page_ns": p50_ns(seq), "usemem_word_ns": p50_ns(rnd)}
     if min(costs.values()) < 1:
         raise ProbeError(f"usemem's costs measured as {costs}: a clock this coarse cannot time an access")
     return costs

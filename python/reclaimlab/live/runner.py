@@ -75,21 +75,24 @@ def preflight(backend: KernelBackend, scenario: LiveScenario) -> list[str]:
     return problems
 
 
-def _swapon(backend: KernelBackend, swap: dict[str, Any], index: int, log: Log) -> str:
-    """Add swap area `index` of the scenario (a swap file or a zram device); returns its path."""
+def _swapon(backend: KernelBackend, swap: dict[str, Any], index: int, log: Log) -> tuple[str, str | None]:
+    """Add swap area `index` of the scenario (a swap file or a zram device): its path, and
+    the block device it marked non-rotational, if it did."""
     if swap["kind"] == "zram":
         dev = backend.add_zram(swap["size_mb"] * MiB, swap["priority"])
         log(f"  swap {dev}, {swap['size_mb']} MiB, priority {swap['priority']}")
-        return dev
+        return dev, None
     suffix = f"-{index}" if index else ""
     path = swap["path"] or f"/var/tmp/reclaimlab-swap-{os.getpid()}{suffix}.img"
+    marked = None
     if swap["nonrotational"]:
         # swapon decides SSD vs rotational (and so whether VMA readahead may be used) from
         # the queue flag at swapon time, so it must be set first.
-        backend.set_rotational(backend.block_device_of(os.path.dirname(path) or "."), False)
+        marked = backend.block_device_of(os.path.dirname(path) or ".")
+        backend.set_rotational(marked, False)
     backend.add_swapfile(path, swap["size_mb"] * MiB, swap["priority"])
     log(f"  swap file {path}, {swap['size_mb']} MiB, priority {swap['priority']}")
-    return path
+    return path, marked
 
 
 # --- signals -----------------------------------------------------------------------------------
@@ -209,13 +212,13 @@ def apply_changes(backend: KernelBackend, scenario: LiveScenario, label: str, lo
     for dev in scenario.live["nonrotational"]:
         backend.set_rotational(dev, False)
     for i, swap in enumerate(scenario.swap_areas):
-        added = _swapon(backend, swap, i, log)
+        added, marked = _swapon(backend, swap, i, log)
         if i == 0:
             notes["swap"] = added
         else:
             notes.setdefault("swap_also", []).append(added)
-        if swap["kind"] == "file" and swap["nonrotational"]:
-            notes["swap_device_nonrotational"] = backend.block_device_of(os.path.dirname(added) or ".")
+        if marked is not None:
+            notes["swap_device_nonrotational"] = marked
     if scenario.live["drop_caches"]:
         backend.drop_caches()
     mem = scenario.memory

@@ -93,30 +93,13 @@ pub async fn try_charge(cx: &Cx, memcg: u16) {
     }
     let mut nr_retries = MAX_RECLAIM_RETRIES;
     loop {
-        {
-            let mut k = cx.k();
-            let m = &mut k.memcgs[memcg as usize];
-            if m.usage < m.limit {
-                // The page counts once committed: above memory.high, the task owes it.
-                if m.usage >= m.high {
-                    let tid = cx.tid as usize;
-                    k.sched.tasks[tid].memcg_nr_pages_over_high += 1;
-                }
-                return;
-            }
-            m.events.max += 1;
+        if cx.k().mem_cgroup_charge_fits(memcg, cx.tid) {
+            return;
         }
+        cx.k().memcgs[memcg as usize].events.max += 1;
         let nr_reclaimed = try_to_free_mem_cgroup_pages(cx, memcg, 1).await;
-        {
-            let mut k = cx.k();
-            let m = &k.memcgs[memcg as usize];
-            if m.usage < m.limit {
-                if m.usage >= m.high {
-                    let tid = cx.tid as usize;
-                    k.sched.tasks[tid].memcg_nr_pages_over_high += 1;
-                }
-                return;
-            }
+        if cx.k().mem_cgroup_charge_fits(memcg, cx.tid) {
+            return;
         }
         // A pass that reclaimed something retries for free (other chargers took the room).
         if nr_reclaimed > 0 {
@@ -206,6 +189,20 @@ async fn reclaim_high(cx: &Cx, memcg: u16, nr_pages: u64) -> u64 {
 }
 
 impl Kernel {
+    /// Whether one more page fits under `memcg`'s memory.max; if it does and takes the
+    /// cgroup above memory.high, task `tid` owes it (`memcg_nr_pages_over_high`). The page
+    /// counts in the usage once committed.
+    fn mem_cgroup_charge_fits(&mut self, memcg: u16, tid: u32) -> bool {
+        let m = &self.memcgs[memcg as usize];
+        if m.usage >= m.limit {
+            return false;
+        }
+        if m.usage >= m.high {
+            self.sched.tasks[tid as usize].memcg_nr_pages_over_high += 1;
+        }
+        true
+    }
+
     /// Create a child of the root cgroup with memory.max `limit` pages: its lruvecs (one
     /// per node, their lists added to the page array) follow the root's. Returns its id.
     pub fn mem_cgroup_create(&mut self, limit: u64) -> u16 {

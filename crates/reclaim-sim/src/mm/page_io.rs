@@ -27,8 +27,7 @@ impl Kernel {
             }
             return;
         };
-        let base = self.swap.areas[area].base;
-        self.submit_swap_runs(dev, base, Op::Read, EndIo::SwapRead(area), reads);
+        self.submit_swap_runs(dev, area, Op::Read, reads);
     }
 
     /// `swap_writepage()` of each `(slot, folio)` of `writes`, folios under writeback in
@@ -46,21 +45,17 @@ impl Kernel {
             }
             return true;
         };
-        let base = self.swap.areas[area].base;
-        self.submit_swap_runs(dev, base, Op::Write, EndIo::SwapWrite(area), writes);
+        self.submit_swap_runs(dev, area, Op::Write, writes);
         false
     }
 
-    /// One I/O per run of adjacent slots of `folios`, of an area whose slot 0 is at byte
-    /// `base` of device `dev`.
-    fn submit_swap_runs(
-        &mut self,
-        dev: usize,
-        base: u64,
-        op: Op,
-        end_io: EndIo,
-        folios: &[(u32, u32)],
-    ) {
+    /// One I/O per run of adjacent slots of `folios` of `area`, on its device `dev`.
+    fn submit_swap_runs(&mut self, dev: usize, area: usize, op: Op, folios: &[(u32, u32)]) {
+        let base = self.swap.areas[area].base;
+        let end_io = match op {
+            Op::Read => EndIo::SwapRead(area),
+            Op::Write => EndIo::SwapWrite(area),
+        };
         let mut i = 0;
         while i < folios.len() {
             let mut j = i + 1;

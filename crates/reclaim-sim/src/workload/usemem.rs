@@ -126,13 +126,7 @@ impl Histogram {
 
     #[inline]
     pub fn record(&mut self, v: Ns) {
-        let b = Self::bucket(v);
-        if b >= self.counts.len() {
-            self.counts.resize(b + 1, 0);
-        }
-        self.counts[b] += 1;
-        self.total += 1;
-        self.sum_ns += u128::from(v);
+        self.record_n(v, 1);
     }
 
     /// `record(v)`, `n` times.
