@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import random
 import tomllib
 from pathlib import Path
 
@@ -27,6 +28,7 @@ def test_the_probe_describes_this_machine_and_a_host_scenario_uses_it(host_profi
     assert profile["nodes"] >= 1 and profile["cpus_per_node"] >= 1
     assert profile["memory_mb_per_node"] > 64 and profile["device"]["bandwidth_mb_s"] > 0
     assert profile["device"]["max_request_kb"] >= 4 and profile["read_ahead_kb"] >= 0
+    assert 0.0 <= profile["device"]["latency_jitter"] <= 1.0
     # usemem's costs as live usemem meets them here, then in the host scenario's [costs].
     costs = profile["costs"]
     assert 0 < costs["usemem_word_ns"] < costs["usemem_page_ns"] < 100_000
@@ -45,6 +47,18 @@ def test_the_median_of_a_live_histogram_is_the_bucket_holding_the_middle_sample(
     assert p50([[60, 10], [900, 89], [50_000, 1]]) == 900
     assert p50([[60, 60], [900, 40]]) == 60
     assert p50([]) == 0
+
+
+def test_latency_jitter_is_the_exponential_share_that_gives_the_measured_median() -> None:
+    # The device model's rule, L·((1 − j) + j·E) with E exponential of mean 1, sampled at
+    # known j: the estimate from mean and median finds j again.
+    rng = random.Random(5)
+    for j in (0.0, 0.3, 0.7, 1.0):
+        samples = [100.0 * ((1 - j) + j * rng.expovariate(1.0)) for _ in range(40_000)]
+        assert host.latency_jitter(samples) == pytest.approx(j, abs=0.03)
+    # A median above the mean (a few fast outliers) is no spread the rule can give: 0.
+    assert host.latency_jitter([10.0, 100.0, 100.0]) == 0.0
+    assert host.latency_jitter([]) == 0.0
 
 
 def test_one_node_without_numa_sysfs_reads_meminfo() -> None:

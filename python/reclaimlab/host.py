@@ -13,11 +13,13 @@ written by the core (its schema is crates/reclaim-sim/src/scenario/host.rs) to
 from __future__ import annotations
 
 import json
+import math
 import mmap
 import os
 import platform
 import random
 import socket
+import statistics
 import threading
 import time
 from pathlib import Path
@@ -130,11 +132,14 @@ def _open_direct(path: Path) -> int:
         raise ProbeError(f"{path}: cannot open with O_DIRECT ({e})") from None
 
 
-def read_streams(path: Path, request_bytes: int, threads: int, seconds: float, scattered: bool = False) -> tuple[float, int]:
+def read_streams(
+    path: Path, request_bytes: int, threads: int, seconds: float, scattered: bool = False, times: list[float] | None = None
+) -> tuple[float, int]:
     """`threads` sequential O_DIRECT readers of `request_bytes` per read, each from its own
     part of the file (wrapping at its end), for `seconds`: (elapsed seconds, reads done).
     `scattered`: each read at a random offset instead (a fixed seed: the same offsets each
-    probe), which neither the device nor its host can prefetch."""
+    probe), which neither the device nor its host can prefetch. `times`, if given, gets
+    each read's own duration in seconds."""
     size = os.path.getsize(path) // request_bytes * request_bytes
     if size == 0:
         raise ProbeError(f"{path} is smaller than one request ({request_bytes} bytes)")
@@ -147,8 +152,10 @@ def read_streams(path: Path, request_bytes: int, threads: int, seconds: float, s
         offset = (size // threads * i) // request_bytes * request_bytes
         rng = random.Random(i)
         try:
-            while time.perf_counter() < stop:
+            while (start := time.perf_counter()) < stop:
                 os.preadv(fd, [buf], offset)
+                if times is not None:
+                    times.append(time.perf_counter() - start)
                 reads[i] += 1
                 if scattered:
                     offset = rng.randrange(size // request_bytes) * request_bytes
@@ -166,20 +173,38 @@ def read_streams(path: Path, request_bytes: int, threads: int, seconds: float, s
     return time.perf_counter() - t0, sum(reads)
 
 
-def probe_device(path: Path, request_bytes: int) -> tuple[float, float]:
-    """(bandwidth in MB/s of 10⁶ bytes, latency in µs) for the simulator's device model, in
-    which one stream sees `latency + size/bandwidth` per request and enough streams
-    saturate the bandwidth: BANDWIDTH_THREADS sequential streams of `request_bytes` give the
-    bandwidth (as the dd workloads read), then one stream of LATENCY_REQUEST reads at random
-    offsets the per-request time (as swap-ins meet it: a request that small is nearly all
-    latency, and a scattered one cannot be prefetched), and the latency is what that time
-    has beyond the transfer. The interpreter's own time per read (a few µs) is counted in."""
+def latency_jitter(latencies: list[float]) -> float:
+    """The device model's `latency_jitter` of these request latencies: the fraction j of the
+    mean L drawn from an exponential distribution, whose median is L·(1 − j + j·ln 2), so
+    j = (1 − median/L) / (1 − ln 2), within 0 (no spread, or a median above the mean) and 1.
+    """
+    if not latencies:
+        return 0.0
+    mean = statistics.fmean(latencies)
+    if mean <= 0:
+        return 0.0
+    j = (1 - statistics.median(latencies) / mean) / (1 - math.log(2))
+    return min(1.0, max(0.0, j))
+
+
+def probe_device(path: Path, request_bytes: int) -> tuple[float, float, float]:
+    """(bandwidth in MB/s of 10⁶ bytes, latency in µs, latency jitter) for the simulator's
+    device model, in which one stream sees `latency + size/bandwidth` per request and enough
+    streams saturate the bandwidth: BANDWIDTH_THREADS sequential streams of `request_bytes`
+    give the bandwidth (as the dd workloads read), then one stream of LATENCY_REQUEST reads
+    at random offsets the per-request time (as swap-ins meet it: a request that small is
+    nearly all latency, and a scattered one cannot be prefetched); the latency is what that
+    time has beyond the transfer, and its spread from read to read the jitter. The
+    interpreter's own time per read (a few µs) is counted in."""
     elapsed, reads = read_streams(path, request_bytes, BANDWIDTH_THREADS, BANDWIDTH_SECONDS)
     bandwidth = reads * request_bytes / elapsed / 1e6
-    elapsed, reads = read_streams(path, LATENCY_REQUEST, 1, SINGLE_STREAM_SECONDS, scattered=True)
+    times: list[float] = []
+    elapsed, reads = read_streams(path, LATENCY_REQUEST, 1, SINGLE_STREAM_SECONDS, scattered=True, times=times)
+    transfer_s = LATENCY_REQUEST / (bandwidth * 1e6)
     per_request_s = elapsed / max(1, reads)
-    latency_s = max(0.0, per_request_s - LATENCY_REQUEST / (bandwidth * 1e6))
-    return bandwidth, latency_s * 1e6
+    latency_s = max(0.0, per_request_s - transfer_s)
+    jitter = latency_jitter([max(0.0, t - transfer_s) for t in times])
+    return bandwidth, latency_s * 1e6, jitter
 
 
 COST_PROBE_MB = 256
@@ -211,7 +236,7 @@ def probe(path: str = "/var/tmp") -> dict[str, Any]:
     dev = block_device(path)
     q = Path(f"/sys/block/{dev}/queue")
     max_request_kb = int(_read(q / "max_sectors_kb"))
-    bandwidth, latency = probe_device(find_probe_file(path), max_request_kb * 1024)
+    bandwidth, latency, jitter = probe_device(find_probe_file(path), max_request_kb * 1024)
     return {
         "hostname": socket.gethostname(),
         "kernel": platform.release(),
@@ -234,6 +259,7 @@ def probe(path: str = "/var/tmp") -> dict[str, Any]:
             "request_us": 0.0,
             "queue_depth": queue_depth(dev),
             "jitter": 0.0,
+            "latency_jitter": round(jitter, 2),
         },
         "costs": probe_usemem_costs(),
     }

@@ -251,6 +251,7 @@ impl Kernel {
                 seek_us: d.seek_us,
                 queue_depth: d.queue_depth,
                 jitter: d.jitter,
+                latency_jitter: d.latency_jitter,
             };
             for i in 0..d.count {
                 let seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ devices.len() as u64;

@@ -8,7 +8,9 @@
 //! times vary from request to request (`jitter`: the fraction of a transfer drawn from an
 //! exponential distribution with the same mean), so that queues form before saturation as on
 //! a real drive and throughput bends towards the bandwidth rather than hitting it (seed 000,
-//! Test 2). Each request may also cost the transfer stage a fixed time (`request_ns`: command
+//! Test 2). A request's completion latency may vary too (`latency_jitter`, the same rule
+//! applied to the latency): a flash read waits for its die, which may be busy programming,
+//! so that requests submitted together complete in another order. Each request may also cost the transfer stage a fixed time (`request_ns`: command
 //! processing, which bounds IOPS), and a device takes at most `queue_depth` requests at once:
 //! a request beyond that waits in the block layer for the first to complete. Counters follow
 //! /proc/diskstats, reads and writes apart.
@@ -52,6 +54,8 @@ pub struct DeviceParams {
     /// Requests in flight at most (0: no limit).
     pub queue_depth: u32,
     pub jitter: f64,
+    /// Fraction of each request's completion latency drawn from an exponential distribution.
+    pub latency_jitter: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -70,10 +74,12 @@ pub struct BlockDevice {
     queue_depth: u32,
     transfer_free_at: Ns,
     /// Completion times and request counts of the I/Os in flight, the first to complete on
-    /// top (in submission order, unless reads and writes have different latencies).
+    /// top (in submission order, unless reads and writes have different latencies or the
+    /// latency varies).
     in_flight: BinaryHeap<Reverse<(Ns, u32)>>,
     nr_in_flight: u32,
     jitter: f64,
+    latency_jitter: f64,
     rng: Pcg64Mcg,
     pub stats: DiskStats,
 }
@@ -110,6 +116,7 @@ impl BlockDevice {
             in_flight: BinaryHeap::new(),
             nr_in_flight: 0,
             jitter: p.jitter,
+            latency_jitter: p.latency_jitter,
             rng: Pcg64Mcg::seed_from_u64(seed),
             stats: DiskStats::default(),
         }
@@ -174,15 +181,11 @@ impl BlockDevice {
             Op::Write => (self.write_bandwidth, self.write_latency),
         };
         let mean = bytes as f64 / bandwidth;
-        let exp = if self.jitter > 0.0 {
-            -(1.0 - self.rng.gen::<f64>()).ln()
-        } else {
-            1.0
-        };
-        let transfer = (mean * ((1.0 - self.jitter) + self.jitter * exp)) as Ns
-            + parts * self.request_ns
-            + seek;
+        let transfer = self.vary(mean, self.jitter) as Ns + parts * self.request_ns + seek;
         self.transfer_free_at = start + transfer;
+        // Drawn after the transfer's, and only when asked for: devices without it draw
+        // the same sequence as before it existed.
+        let latency = self.vary(latency as f64, self.latency_jitter) as Ns;
         let done = self.transfer_free_at + latency;
         let s = &mut self.stats;
         let (ios, bytes_done, ticks) = match op {
@@ -198,6 +201,19 @@ impl BlockDevice {
             self.nr_in_flight += parts as u32;
         }
         done
+    }
+}
+
+impl BlockDevice {
+    /// `mean` with the fraction `jitter` of it drawn from an exponential distribution of the
+    /// same mean (no draw when `jitter` is 0).
+    fn vary(&mut self, mean: f64, jitter: f64) -> f64 {
+        if jitter > 0.0 {
+            let exp = -(1.0 - self.rng.gen::<f64>()).ln();
+            mean * ((1.0 - jitter) + jitter * exp)
+        } else {
+            mean
+        }
     }
 }
 
@@ -311,6 +327,7 @@ mod tests {
             seek_us: 8000.0,
             queue_depth: 0,
             jitter: 0.0,
+            latency_jitter: 0.0,
         };
         let mut d = BlockDevice::new("sda".into(), &p, 1);
         let t0 = d.submit_at(Op::Write, 0, 4096, 0); // from 0: no seek
@@ -334,6 +351,7 @@ mod tests {
             seek_us: 0.0,
             queue_depth: 0,
             jitter,
+            latency_jitter: 0.0,
         }
     }
 
@@ -392,6 +410,45 @@ mod tests {
         assert_ne!(total, run(8));
         let mean = total as f64 / 20_000.0;
         assert!((mean - 100_000.0).abs() < 3_000.0, "{mean}");
+    }
+
+    #[test]
+    fn latency_jitter_keeps_the_mean_and_reorders_completions() {
+        let p = DeviceParams {
+            latency_jitter: 1.0,
+            ..params(4000.0, 100.0, 0.0)
+        };
+        let run = |seed| {
+            let mut d = BlockDevice::new("nvme0n1".into(), &p, seed);
+            // 4 KB reads 1 µs apart: each completes its own latency after its transfer.
+            (0..20_000u64)
+                .map(|i| d.submit(Op::Read, i * 1_000, 4_000) - (i * 1_000 + 1_000))
+                .collect::<Vec<Ns>>()
+        };
+        let latencies = run(7);
+        assert_eq!(latencies, run(7));
+        assert_ne!(latencies, run(8));
+        let mean = latencies.iter().sum::<Ns>() as f64 / latencies.len() as f64;
+        assert!((mean - 100_000.0).abs() < 3_000.0, "{mean}");
+        // Exponential: about e^-1 of the requests take longer than the mean, and a later
+        // request often completes before an earlier one.
+        let above = latencies.iter().filter(|&&l| l > 100_000).count() as f64;
+        assert!((above / 20_000.0 - (-1f64).exp()).abs() < 0.02, "{above}");
+        assert!(latencies.windows(2).any(|w| w[1] + 1_000 < w[0]));
+    }
+
+    #[test]
+    fn no_latency_jitter_draws_nothing() {
+        // Without the key, the generator's draws are the transfers' alone, in order, as
+        // before the key existed: scenarios that do not set it run as they did.
+        let mut d = BlockDevice::new("nvme0n1".into(), &params(1000.0, 100.0, 1.0), 3);
+        let mut rng = Pcg64Mcg::seed_from_u64(3);
+        for i in 0..100u64 {
+            let now = i * 10_000_000; // far apart: no queueing
+            let exp = -(1.0 - rng.gen::<f64>()).ln();
+            let transfer = (4096.0 * exp) as Ns;
+            assert_eq!(d.submit(Op::Read, now, 4096), now + transfer + 100_000);
+        }
     }
 
     #[test]

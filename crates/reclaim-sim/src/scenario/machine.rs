@@ -72,6 +72,13 @@ pub struct Device {
     pub queue_depth: u32,
     /// Fraction of each transfer time drawn from an exponential distribution (0: fixed).
     pub jitter: f64,
+    /// Fraction of each request's completion latency drawn from an exponential distribution
+    /// with the same mean (0: every request takes `latency_us`). A flash drive's random
+    /// read is not a constant: it waits for its die, for a program or erase in progress on
+    /// it, for error correction; 1 makes the latency exponential about the mean, the least
+    /// that can be assumed knowing only the mean.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub latency_jitter: f64,
     /// A disk's seek and rotational delay: the time the transfer stage spends before a
     /// request that does not start where the previous one ended (swap I/O, whose offsets
     /// the model knows; 0: none, as for flash).
@@ -94,6 +101,7 @@ impl Default for Device {
             request_us: 0.0,
             queue_depth: 0,
             jitter: 0.0,
+            latency_jitter: 0.0,
             seek_us: 0.0,
             rotational: false,
         }
@@ -286,4 +294,9 @@ impl Default for Costs {
             zram_write_ns: 3_000,
         }
     }
+}
+
+/// Keeps a resolved scenario's text as it was before a key with a zero default existed.
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }

@@ -279,11 +279,13 @@ impl Scenario {
                     );
                 }
             }
-            if !(0.0..=1.0).contains(&d.jitter) {
-                return err(
-                    &format!("machine.devices[{i}].jitter"),
-                    "expected a fraction from 0 to 1",
-                );
+            for (key, v) in [("jitter", d.jitter), ("latency_jitter", d.latency_jitter)] {
+                if !(0.0..=1.0).contains(&v) {
+                    return err(
+                        &format!("machine.devices[{i}].{key}"),
+                        "expected a fraction from 0 to 1",
+                    );
+                }
             }
             if d.max_request_kb < 4 {
                 return err(
@@ -677,6 +679,23 @@ mod tests {
             e.to_string().starts_with("bad.toml: key `machine.nodes`:"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn device_fractions_are_checked_by_key() {
+        for key in ["jitter", "latency_jitter"] {
+            let text = format!(
+                "{MIN}[machine]\ndevices = [{{ name = \"nvme\", count = 1, {key} = 1.5 }}]\n"
+            );
+            let e = Scenario::parse(&text, "d.toml", &[]).unwrap_err();
+            assert_eq!(e.key, format!("machine.devices[0].{key}"), "{e}");
+            assert!(e.message.contains("fraction from 0 to 1"), "{e}");
+        }
+        // A device without the key resolves to the text it had before the key existed.
+        let s = Scenario::parse(MIN, "min.toml", &[]).unwrap();
+        assert!(!toml::to_string(&s.machine)
+            .unwrap()
+            .contains("latency_jitter"));
     }
 
     #[test]
