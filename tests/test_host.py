@@ -32,8 +32,12 @@ def test_the_probe_describes_this_machine_and_a_host_scenario_uses_it(host_profi
     # usemem's costs as live usemem meets them here, then in the host scenario's [costs].
     costs = profile["costs"]
     assert 0 < costs["usemem_word_ns"] < costs["usemem_page_ns"] < 100_000
+    # A first touch costs a fault (a page zeroed, charged, mapped) beyond the write.
+    assert 100 < costs["anon_fault_ns"] < 100_000
     (swap_point,) = points(ROOT / "scenarios/live/usemem-swap-ra.toml", [])
-    assert tomllib.loads(swap_point.scenario_toml)["costs"]["usemem_page_ns"] == costs["usemem_page_ns"]
+    point_costs = tomllib.loads(swap_point.scenario_toml)["costs"]
+    assert point_costs["usemem_page_ns"] == costs["usemem_page_ns"]
+    assert point_costs["anon_fault_ns"] == costs["anon_fault_ns"]
     (point,) = points(ROOT / "scenarios/live/dd-squeeze.toml", ["workload.tasks=1"])
     machine = tomllib.loads(point.scenario_toml)["machine"]
     assert machine["memory_mb_per_node"] == profile["memory_mb_per_node"]

@@ -220,12 +220,16 @@ def probe_usemem_costs() -> dict[str, int]:
     """`[costs]` of usemem as this machine runs it: the median access of live usemem (the
     same code as a live run's, clock read included) over a resident mapping of
     COST_PROBE_MB: eleven sequential passes (the first one's faults are a tenth of the
-    samples, below the median) and a second of random words."""
+    samples, below the median) and a second of random words. Then one pass over fresh
+    memory, every access a first touch: what its median has beyond a present page's is
+    `do_anonymous_page()`'s (the allocator and LRU add included)."""
     seq = json.loads(_core.live.usemem(COST_PROBE_MB * MiB, False, 11, 0.0))
     rnd = json.loads(_core.live.usemem(COST_PROBE_MB * MiB, True, 0, 1.0))
+    first = json.loads(_core.live.usemem(COST_PROBE_MB * MiB, False, 1, 0.0))
     costs = {"usemem_page_ns": p50_ns(seq), "usemem_word_ns": p50_ns(rnd)}
     if min(costs.values()) < 1:
         raise ProbeError(f"usemem's costs measured as {costs}: a clock this coarse cannot time an access")
+    costs["anon_fault_ns"] = max(1, p50_ns(first) - costs["usemem_page_ns"])
     return costs
 
 
