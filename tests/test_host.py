@@ -28,7 +28,8 @@ def test_the_probe_describes_this_machine_and_a_host_scenario_uses_it(host_profi
     assert profile["nodes"] >= 1 and profile["cpus_per_node"] >= 1
     assert profile["memory_mb_per_node"] > 64 and profile["device"]["bandwidth_mb_s"] > 0
     assert profile["device"]["max_request_kb"] >= 4 and profile["read_ahead_kb"] >= 0
-    assert 0.0 <= profile["device"]["latency_jitter"] <= 1.0
+    # The spread of its scattered reads; a profile leaves the key out when it is 0.
+    assert profile["device"].get("latency_jitter", 0.0) > 0.0 or "latency_jitter" not in profile["device"]
     # usemem's costs as live usemem meets them here, then in the host scenario's [costs].
     costs = profile["costs"]
     assert 0 < costs["usemem_word_ns"] < costs["usemem_page_ns"] < 100_000
@@ -60,9 +61,13 @@ def test_latency_jitter_is_the_exponential_share_that_gives_the_measured_median(
     for j in (0.0, 0.3, 0.7, 1.0):
         samples = [100.0 * ((1 - j) + j * rng.expovariate(1.0)) for _ in range(40_000)]
         assert host.latency_jitter(samples) == pytest.approx(j, abs=0.03)
-    # A median above the mean (a few fast outliers) is no spread the rule can give: 0.
-    assert host.latency_jitter([10.0, 100.0, 100.0]) == 0.0
-    assert host.latency_jitter([]) == 0.0
+    # Rare long stalls (a VM's) barely move it.
+    samples = [100.0 * (0.5 + 0.5 * rng.expovariate(1.0)) for _ in range(40_000)]
+    stalled = samples + [5_000.0] * 200
+    assert host.latency_jitter(stalled) == pytest.approx(0.5, abs=0.03)
+    # No spread, or too few reads to tell: 0.
+    assert host.latency_jitter([100.0] * 100) == 0.0
+    assert host.latency_jitter([10.0, 100.0]) == 0.0
 
 
 def test_one_node_without_numa_sysfs_reads_meminfo() -> None:

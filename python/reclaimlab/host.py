@@ -175,16 +175,17 @@ def read_streams(
 
 def latency_jitter(latencies: list[float]) -> float:
     """The device model's `latency_jitter` of these request latencies: the fraction j of the
-    mean L drawn from an exponential distribution, whose median is L·(1 − j + j·ln 2), so
-    j = (1 − median/L) / (1 − ln 2), within 0 (no spread, or a median above the mean) and 1.
-    """
-    if not latencies:
+    latency drawn from an exponential distribution, X = L·(1 − j + j·E). Its quartiles are
+    L·j·ln 3 apart and its median is L·(1 − j + j·ln 2), so with r = (Q3 − Q1) / median,
+    j = r / (ln 3 + r·(1 − ln 2)), within 0 and 1. Quartiles, not the mean: a VM's rare
+    stalls of a millisecond would move a mean-based estimate more than the reads do."""
+    if len(latencies) < 4:
         return 0.0
-    mean = statistics.fmean(latencies)
-    if mean <= 0:
+    q1, median, q3 = statistics.quantiles(latencies, n=4)
+    if median <= 0:
         return 0.0
-    j = (1 - statistics.median(latencies) / mean) / (1 - math.log(2))
-    return min(1.0, max(0.0, j))
+    r = (q3 - q1) / median
+    return min(1.0, max(0.0, r / (math.log(3) + r * (1 - math.log(2)))))
 
 
 def probe_device(path: Path, request_bytes: int) -> tuple[float, float, float]:

@@ -1,19 +1,21 @@
 //! Block devices as queues, and the I/Os (`Bio`) submitted to them.
 //!
-//! A device is a FIFO transfer stage at the device's bandwidth, then a fixed completion
-//! latency that overlaps other requests' transfers (an NVMe drive's internal parallelism);
-//! writes may have a latency of their own (a drive's write cache).
+//! A device is a FIFO transfer stage at the device's bandwidth, then a completion latency
+//! (fixed, or drawn about its mean) that overlaps other requests' transfers (an NVMe drive's
+//! internal parallelism); writes may have a latency of their own (a drive's write cache).
 //! One stream sees `latency + size/bandwidth` per request; enough concurrent streams keep the
 //! transfer stage busy and the device saturates at its bandwidth (seed 000, Test 1). Transfer
 //! times vary from request to request (`jitter`: the fraction of a transfer drawn from an
 //! exponential distribution with the same mean), so that queues form before saturation as on
 //! a real drive and throughput bends towards the bandwidth rather than hitting it (seed 000,
-//! Test 2). A request's completion latency may vary too (`latency_jitter`, the same rule
-//! applied to the latency): a flash read waits for its die, which may be busy programming,
-//! so that requests submitted together complete in another order. Each request may also cost the transfer stage a fixed time (`request_ns`: command
-//! processing, which bounds IOPS), and a device takes at most `queue_depth` requests at once:
-//! a request beyond that waits in the block layer for the first to complete. Counters follow
-//! /proc/diskstats, reads and writes apart.
+//! Test 2). An I/O's completion latency may vary too (`latency_jitter`, the same rule
+//! applied to the latency, reads and writes alike): a flash read waits for its die, which
+//! may be busy programming, so that I/Os submitted together complete in another order. As
+//! with the transfer, one draw serves all the parts of an I/O; a real I/O would wait for its
+//! slowest part. Each request may also cost the transfer stage a fixed time (`request_ns`:
+//! command processing, which bounds IOPS), and a device takes at most `queue_depth`
+//! requests at once: a request beyond that waits in the block layer for the first to
+//! complete. Counters follow /proc/diskstats, reads and writes apart.
 //!
 //! An I/O is submitted whole (its requests are the parts of at most `max_request_bytes`) and
 //! completes when its last part does. Its completion is an event (`process::Sim::complete_io`)

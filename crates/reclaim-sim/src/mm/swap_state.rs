@@ -137,6 +137,11 @@ impl SwapState {
         self.areas.iter().map(|a| a.nr_free()).sum()
     }
 
+    /// `vm_swap_full()`: more than half the swap space in use.
+    pub fn vm_swap_full(&self) -> bool {
+        self.nr_swap_pages() * 2 < self.total_swap_pages()
+    }
+
     /// `swap_use_vma_readahead()`.
     pub fn use_vma_readahead(&self) -> bool {
         self.enable_vma_readahead && !self.areas.iter().any(|a| a.rotational)

@@ -15,10 +15,13 @@
 //!
 //! Departures: the swap area is the scenario's one; `reclaim_throttle()` on writeback and the
 //! `nr_immediate` / PGDAT_WRITEBACK paths are not modelled (swap-out waits for the device's
-//! tags instead, `vmscan::swap_wait_for_tag`); `activate_locked`'s `folio_free_swap()` when
-//! swap is more than half full is not modelled, so a folio mapped again during its write keeps
-//! its slot until reclaim takes it again; reclaim does not `lru_add_drain()` the per-CPU
+//! tags instead, `vmscan::swap_wait_for_tag`); reclaim does not `lru_add_drain()` the per-CPU
 //! batches first, so up to 15 new anon folios per CPU stay out of its reach.
+//!
+//! `activate_locked` frees the swap of a folio it activates when swap is more than half full
+//! (`mem_cgroup_swap_full()` → `folio_free_swap()`): a folio mapped again while its write
+//! was in flight gives its slot back once the write is done. `mem_cgroup_swap_full()` is
+//! `vm_swap_full()` here: a memory cgroup's own `swap.max` is not modelled.
 
 use crate::kernel::Kernel;
 use crate::mm::lru::{LRU_ACTIVE_ANON, LRU_INACTIVE_ANON};
@@ -74,6 +77,9 @@ impl Kernel {
                 }
                 v => {
                     let activate = matches!(v, Verdict::Activate);
+                    if activate {
+                        self.activate_locked_free_swap(p);
+                    }
                     nr_activate += u64::from(activate);
                     nr_ref_keep += u64::from(!activate);
                     back[nr_back] = (p, activate);
@@ -151,6 +157,22 @@ impl Kernel {
             false,
         );
         reclaimed
+    }
+
+    /// `activate_locked`: "not a candidate for swapping, so reclaim swap space" when swap is
+    /// more than half full. `folio_free_swap()` frees it only from a folio not under
+    /// writeback whose slot no page table names (a folio mapped again during its write).
+    fn activate_locked_free_swap(&mut self, p: u32) {
+        let flags = self.pages.fields(p).flags;
+        if flags & pg::SWAPCACHE == 0 || flags & pg::WRITEBACK != 0 || !self.swap.vm_swap_full() {
+            return;
+        }
+        let (area, slot) = self.folio_swap_entry(p);
+        if self.swap.areas[area].swapped(slot) {
+            return;
+        }
+        self.delete_from_swap_cache(p, area, slot);
+        self.pages.set(p, pg::DIRTY);
     }
 
     /// Steps 1–5 of the module's list for folio `p` (reclaimed by a task on `cpu` for
@@ -232,5 +254,72 @@ impl Kernel {
         let f = self.pages.fields_mut(p);
         f.owner = NO_OWNER;
         f.flags = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::mm::page::pg;
+    use crate::mm::swapfile::{SwapAlloc, SwapInfo};
+    use crate::mm::vma::{mk_pte, swp_entry};
+    use crate::testing::kernel_with;
+
+    /// A folio mapped again while its write to swap was in flight, the write now done: in
+    /// the swap cache, mapped, its slot named by no page table; and `used` of the area's
+    /// 1024 slots in use in all.
+    fn remapped_folio(used: u32) -> (crate::kernel::Kernel, u32, u32) {
+        let mut k = kernel_with(64, 0, "");
+        let nr_cpus = k.cpus.nr_cpus();
+        k.swap.swapon(SwapInfo::new(
+            1 + 1024,
+            0,
+            Some(0),
+            false,
+            SwapAlloc::Cluster,
+            nr_cpus,
+        ));
+        let vma = k.mm.mmap(0, 1);
+        let idx = k.mm.vmas[vma as usize].start;
+        let zi = k.zonelists[0][0];
+        let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
+        let (area, slot) = k.swap.get_swap_page(0).unwrap();
+        k.swap.areas[area].cache[slot as usize] = p;
+        k.page_ext.swap_mut()[p as usize] = swp_entry(area, slot);
+        k.mm.ptes[idx as usize] = mk_pte(p);
+        let f = k.pages.fields_mut(p);
+        f.owner = idx;
+        f.flags |= pg::MAPPED | pg::SWAPCACHE;
+        for _ in 1..used {
+            k.swap.get_swap_page(0).unwrap();
+        }
+        (k, p, slot)
+    }
+
+    #[test]
+    fn activation_frees_the_swap_of_a_remapped_folio_only_when_swap_is_half_full() {
+        // More than half in use: the slot is freed and the folio, out of the swap cache, is
+        // dirty (its only copy is in memory now).
+        let (mut k, p, slot) = remapped_folio(513);
+        assert!(k.swap.vm_swap_full());
+        k.activate_locked_free_swap(p);
+        assert!(!k.swap.areas[0].in_use(slot));
+        let flags = k.pages.fields(p).flags;
+        assert_eq!(flags & (pg::SWAPCACHE | pg::DIRTY), pg::DIRTY);
+        assert_eq!(k.swap.nr_swap_pages(), 1024 - 512);
+        // Half or less: it keeps its slot.
+        let (mut k, p, slot) = remapped_folio(512);
+        assert!(!k.swap.vm_swap_full());
+        k.activate_locked_free_swap(p);
+        assert!(k.swap.areas[0].in_use(slot));
+        assert!(k.pages.fields(p).flags & pg::SWAPCACHE != 0);
+        // Under writeback, or with a page table naming the slot: kept, however full.
+        let (mut k, p, slot) = remapped_folio(1024);
+        k.pages.set(p, pg::WRITEBACK);
+        k.activate_locked_free_swap(p);
+        assert!(k.swap.areas[0].in_use(slot));
+        let (mut k, p, slot) = remapped_folio(1024);
+        k.swap.areas[0].swap_duplicate(slot);
+        k.activate_locked_free_swap(p);
+        assert!(k.pages.fields(p).flags & pg::SWAPCACHE != 0);
     }
 }

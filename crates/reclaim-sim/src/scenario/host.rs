@@ -234,7 +234,10 @@ mod tests {
         };
         let mut table: toml::Table = "[workload]\nkind = \"dd\"\n".parse().unwrap();
         older.apply_costs(&mut table);
-        assert!(!table["costs"].as_table().unwrap().contains_key("anon_fault_ns"));
+        assert!(!table["costs"]
+            .as_table()
+            .unwrap()
+            .contains_key("anon_fault_ns"));
         // A profile probed before costs were: the defaults stay.
         let mut old = profile();
         old.costs = None;

@@ -45,11 +45,11 @@ impl Default for Machine {
     }
 }
 
-/// A block device: a FIFO transfer queue of `bandwidth_mb_s` with a fixed completion
-/// `latency_us` per request that overlaps other requests' transfers (NVMe's internal
-/// parallelism), `write_latency_us` for writes if given (a drive whose writes complete in
-/// its write cache while reads wait for the flash). `count` identical devices are created
-/// (hw/block.rs).
+/// A block device: a FIFO transfer queue of `bandwidth_mb_s` with a completion latency of
+/// `latency_us` (fixed, or its mean with `latency_jitter`) per I/O that overlaps other
+/// requests' transfers (NVMe's internal parallelism), `write_latency_us` for writes if
+/// given (a drive whose writes complete in its write cache while reads wait for the
+/// flash). `count` identical devices are created (hw/block.rs).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Device {
@@ -72,11 +72,11 @@ pub struct Device {
     pub queue_depth: u32,
     /// Fraction of each transfer time drawn from an exponential distribution (0: fixed).
     pub jitter: f64,
-    /// Fraction of each request's completion latency drawn from an exponential distribution
-    /// with the same mean (0: every request takes `latency_us`). A flash drive's random
-    /// read is not a constant: it waits for its die, for a program or erase in progress on
-    /// it, for error correction; 1 makes the latency exponential about the mean, the least
-    /// that can be assumed knowing only the mean.
+    /// Fraction of each I/O's completion latency, read or write, drawn from an exponential
+    /// distribution with the same mean (0: every I/O takes `latency_us`). A flash drive's
+    /// random read is not a constant: it waits for its die, for a program or erase in
+    /// progress on it, for error correction; 1 makes the latency exponential about the
+    /// mean, the least that can be assumed knowing only the mean.
     #[serde(skip_serializing_if = "is_zero")]
     pub latency_jitter: f64,
     /// A disk's seek and rotational delay: the time the transfer stage spends before a
