@@ -138,6 +138,27 @@ fn cluster_readahead_keeps_the_invariants_and_runs_are_deterministic() {
 }
 
 #[test]
+fn swap_more_than_half_full_keeps_the_invariants() {
+    // 176 MiB of swap for the workload's 232 MiB on a 128 MiB machine: past half full, so
+    // reclaim's activations may free swap (`activate_locked`'s `folio_free_swap()`).
+    for sets in [
+        &["swap.size_mb=176", "variant.swap_readahead=cluster"][..],
+        &[
+            "swap.size_mb=176",
+            "variant.swap_readahead=vma",
+            "variant.anon_lru_before_5_9=true",
+        ],
+    ] {
+        let (k, out) = run(sets);
+        assert!(k.swap.vm_swap_full(), "{sets:?}");
+        assert!(out.after.event(VmEvent::PswpOut) - out.before.event(VmEvent::PswpOut) > 10_000);
+        check_swap(&k);
+        k.check_conservation(0).unwrap();
+        k.check_lists().unwrap();
+    }
+}
+
+#[test]
 fn zram_swaps_synchronously_without_readahead() {
     let (k, out) = run(&["swap.kind=zram"]);
     check_swap(&k);

@@ -6,7 +6,10 @@
 //! read ahead), else reads it with `swapin_readahead()` (a major fault), waits for the
 //! folio's lock (its read) and maps it. Being a write fault, it then frees the swap slot
 //! (`should_try_to_free_swap()` → `folio_free_swap()`): the folio is dirty and reclaim will
-//! give it a new slot. A synchronous area (zram) with the slot's only user is read straight
+//! give it a new slot. (Departure: since 5.18 the kernel frees it only if the fault holds
+//! the folio's only other reference, `folio_ref_count() == 2`; a folio read alone and still
+//! in the CPU's LRU-add batch has one more, and below half-full swap keeps its slot. The
+//! model frees it.) A synchronous area (zram) with the slot's only user is read straight
 //! into a new folio, bypassing the swap cache and readahead (SWP_SYNCHRONOUS_IO).
 //!
 

@@ -20,8 +20,10 @@
 //!
 //! `activate_locked` frees the swap of a folio it activates when swap is more than half full
 //! (`mem_cgroup_swap_full()` → `folio_free_swap()`): a folio mapped again while its write
-//! was in flight gives its slot back once the write is done. `mem_cgroup_swap_full()` is
-//! `vm_swap_full()` here: a memory cgroup's own `swap.max` is not modelled.
+//! was in flight gives its slot back if reclaim activates it after the write is done (a
+//! folio under writeback keeps it). `mem_cgroup_swap_full()` is `vm_swap_full()` here: a
+//! memory cgroup's own `swap.max` is not modelled, nor the slot allocator's own reclaim of
+//! slots only the swap cache holds when swap is half full.
 
 use crate::kernel::Kernel;
 use crate::mm::lru::{LRU_ACTIVE_ANON, LRU_INACTIVE_ANON};
@@ -260,13 +262,14 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use crate::mm::page::pg;
-    use crate::mm::swapfile::{SwapAlloc, SwapInfo};
+    use crate::mm::swapfile::{SwapAlloc, SwapInfo, NO_PAGE};
     use crate::mm::vma::{mk_pte, swp_entry};
     use crate::testing::kernel_with;
 
     /// A folio mapped again while its write to swap was in flight, the write now done: in
     /// the swap cache, mapped, its slot named by no page table; and `used` of the area's
-    /// 1024 slots in use in all.
+    /// 1024 slots in use in all. (Not DIRTY, as a real one would be, so that the test sees
+    /// `folio_free_swap()` set it.)
     fn remapped_folio(used: u32) -> (crate::kernel::Kernel, u32, u32) {
         let mut k = kernel_with(64, 0, "");
         let nr_cpus = k.cpus.nr_cpus();
@@ -296,13 +299,14 @@ mod tests {
     }
 
     #[test]
-    fn activation_frees_the_swap_of_a_remapped_folio_only_when_swap_is_half_full() {
+    fn activation_frees_the_swap_of_a_remapped_folio_only_when_swap_is_more_than_half_full() {
         // More than half in use: the slot is freed and the folio, out of the swap cache, is
         // dirty (its only copy is in memory now).
         let (mut k, p, slot) = remapped_folio(513);
         assert!(k.swap.vm_swap_full());
         k.activate_locked_free_swap(p);
         assert!(!k.swap.areas[0].in_use(slot));
+        assert_eq!(k.swap.areas[0].cache[slot as usize], NO_PAGE);
         let flags = k.pages.fields(p).flags;
         assert_eq!(flags & (pg::SWAPCACHE | pg::DIRTY), pg::DIRTY);
         assert_eq!(k.swap.nr_swap_pages(), 1024 - 512);

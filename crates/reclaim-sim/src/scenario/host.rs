@@ -53,9 +53,9 @@ pub struct HostCosts {
     /// A random pass's word, over a mapping larger than the caches.
     pub usemem_word_ns: u64,
     /// `do_anonymous_page()`: a first touch's median less a present page's (absent from
-    /// profiles probed before it was). It includes the page allocator's and the LRU add's
-    /// share, which the model also charges apart (`buddy_ns`, `lru_add_ns`: 80 ns counted
-    /// twice).
+    /// profiles probed before it was, and where it cannot be measured: THP `always`). The
+    /// allocator and the LRU add are batched, live and simulated, so the median touch pays
+    /// neither. It moves against `usemem_page_ns` from probe to probe (their sum is steady).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anon_fault_ns: Option<u64>,
 }
