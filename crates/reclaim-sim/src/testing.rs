@@ -15,6 +15,20 @@ pub fn kernel(mb: u64, dma32_mb: u64) -> Kernel {
     kernel_with(mb, dma32_mb, "")
 }
 
+/// `swapon` of a swap area of `slots` slots (the header included) on device 0, priority 0,
+/// per-CPU cluster allocation; its index.
+pub fn swapon(k: &mut Kernel, slots: u32) -> usize {
+    let nr_cpus = k.cpus.nr_cpus();
+    k.swap.swapon(crate::mm::swapfile::SwapInfo::new(
+        slots,
+        0,
+        Some(0),
+        false,
+        crate::mm::swapfile::SwapAlloc::Cluster,
+        nr_cpus,
+    ))
+}
+
 /// As [`kernel`], with more scenario text (a `[variant]` table, say).
 pub fn kernel_with(mb: u64, dma32_mb: u64, extra: &str) -> Kernel {
     let text = format!(

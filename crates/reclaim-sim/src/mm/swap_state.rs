@@ -507,15 +507,7 @@ mod tests {
     /// `swapped_out` with the given `[variant]` lines.
     fn swapped_out_with(variant: &str, cpu: impl Fn(u32) -> u32) -> (Kernel, u32) {
         let mut k = kernel_with(64, 0, &format!("[variant]\n{variant}\n"));
-        let nr_cpus = k.cpus.nr_cpus();
-        k.swap.swapon(SwapInfo::new(
-            2048,
-            0,
-            Some(0),
-            false,
-            SwapAlloc::Cluster,
-            nr_cpus,
-        ));
+        crate::testing::swapon(&mut k, 2048);
         let vma = k.mm.mmap(0, 64);
         let start = k.mm.vmas[vma as usize].start;
         for a in 0..64 {

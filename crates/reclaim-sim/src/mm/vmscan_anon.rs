@@ -262,9 +262,9 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use crate::mm::page::pg;
-    use crate::mm::swapfile::{SwapAlloc, SwapInfo, NO_PAGE};
+    use crate::mm::swapfile::NO_PAGE;
     use crate::mm::vma::{mk_pte, swp_entry};
-    use crate::testing::kernel_with;
+    use crate::testing::{kernel_with, swapon};
 
     /// A folio mapped again while its write to swap was in flight, the write now done: in
     /// the swap cache, mapped, its slot named by no page table; and `used` of the area's
@@ -272,15 +272,7 @@ mod tests {
     /// `folio_free_swap()` set it.)
     fn remapped_folio(used: u32) -> (crate::kernel::Kernel, u32, u32) {
         let mut k = kernel_with(64, 0, "");
-        let nr_cpus = k.cpus.nr_cpus();
-        k.swap.swapon(SwapInfo::new(
-            1 + 1024,
-            0,
-            Some(0),
-            false,
-            SwapAlloc::Cluster,
-            nr_cpus,
-        ));
+        swapon(&mut k, 1 + 1024);
         let vma = k.mm.mmap(0, 1);
         let idx = k.mm.vmas[vma as usize].start;
         let zi = k.zonelists[0][0];
