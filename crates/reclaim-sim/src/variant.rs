@@ -45,6 +45,19 @@ pub struct Variant {
     /// (`page_check_references`: `if (PageSwapBacked(page)) return PAGEREF_ACTIVATE`)
     /// rather than giving it a second trip round the inactive list. Seed 002's kernel (v4.13).
     pub anon_lru_before_5_9: bool,
+    /// A write fault on a swap-cache folio frees its slot as the kernels before v5.18 did
+    /// (`reuse_swap_page()`: no other page table or swap entry uses it). Since v5.18
+    /// ("mm: streamline COW logic in do_swap_page()") `should_try_to_free_swap()` also asks
+    /// that the fault hold the folio's only reference besides the swap cache's
+    /// (`folio_ref_count() == 2`), which a folio still in a CPU's LRU-add batch, or isolated
+    /// by reclaim, does not: below half-full swap it keeps its slot. Seed 002's kernel (v4.13).
+    #[serde(skip_serializing_if = "is_false")]
+    pub swapcache_reuse_before_5_18: bool,
+}
+
+/// Keeps a resolved scenario's text as it was before a switch that is off by default existed.
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 impl Default for Variant {
@@ -56,6 +69,7 @@ impl Default for Variant {
             swap_readahead: SwapReadahead::Vma,
             swap_alloc: SwapAlloc::Cluster,
             anon_lru_before_5_9: false,
+            swapcache_reuse_before_5_18: false,
         }
     }
 }

@@ -239,9 +239,16 @@ fn swap_ins_are_tested_against_their_shadows_since_5_9_only() {
             assert_eq!((refault, activate, restore, shadows), (0, 0, 0, 0), "{v}");
         } else {
             // Every slot a swap-in reads (the fault's and those read ahead) held a shadow:
-            // one refault per page read. Some are recent enough to start active.
+            // one refault per page read. A window's folios join the swap cache (and refault)
+            // one by one as they are allocated, and its reads are counted when they are
+            // submitted together: windows still being allocated when the run ends have
+            // refaulted without reads, at most a window (8 pages) for each of the run's 3 tasks.
+            // Some are recent enough to start active.
             let pswpin = out.after.event(VmEvent::PswpIn) - out.before.event(VmEvent::PswpIn);
-            assert_eq!(refault, pswpin);
+            assert!(
+                pswpin <= refault && refault - pswpin <= 3 * 8,
+                "{refault} {pswpin}"
+            );
             assert!(
                 0 < activate && activate < refault,
                 "{activate} of {refault} activated"

@@ -6,10 +6,11 @@
 //! read ahead), else reads it with `swapin_readahead()` (a major fault), waits for the
 //! folio's lock (its read) and maps it. Being a write fault, it then frees the swap slot
 //! (`should_try_to_free_swap()` → `folio_free_swap()`): the folio is dirty and reclaim will
-//! give it a new slot. (Departure: since 5.18 the kernel frees it only if the fault holds
-//! the folio's only other reference, `folio_ref_count() == 2`; a folio read alone and still
-//! in the CPU's LRU-add batch has one more, and below half-full swap keeps its slot. The
-//! model frees it.) A synchronous area (zram) with the slot's only user is read straight
+//! give it a new slot. Since 5.18 only if the fault holds the folio's only reference besides
+//! the swap cache's (`folio_ref_count() == 2`) or swap is more than half full: a folio read
+//! alone and still in the CPU's LRU-add batch has one more, and keeps its slot
+//! (`variant.swapcache_reuse_before_5_18` for the older rule). A synchronous area (zram)
+//! with the slot's only user is read straight
 //! into a new folio, bypassing the swap cache and readahead (SWP_SYNCHRONOUS_IO).
 //!
 
@@ -218,10 +219,20 @@ impl Kernel {
         self.count(VmEvent::Pgfault, 1);
     }
 
+    /// `should_try_to_free_swap()` for a write fault on a swap-cache folio with `flags`: since
+    /// v5.18, when swap is more than half full or the fault holds the folio's only reference
+    /// besides the swap cache's. A folio off the LRU holds another: it waits in a CPU's
+    /// LRU-add batch (a read of one page, which `swapin_readahead` does not drain) or reclaim
+    /// has it isolated. Before v5.18 (`reuse_swap_page()`) the folio's references did not
+    /// count.
+    fn should_try_to_free_swap(&self, flags: u16) -> bool {
+        self.variant.swapcache_reuse_before_5_18 || flags & pg::LRU != 0 || self.swap.vm_swap_full()
+    }
+
     /// The end of `do_swap_page()` for folio `p`, found or read for `fault` and unlocked:
     /// if it is still the swap cache's folio for the entry (reclaim may have taken it while
     /// the task slept), map it and drop the entry's slot reference. A write fault then frees
-    /// the slot (`should_try_to_free_swap` → `folio_free_swap`), unless the folio's write to
+    /// the slot if `should_try_to_free_swap` (→ `folio_free_swap`), unless the folio's write to
     /// it is still in flight: it then stays in the swap cache, mapped. Returns false if the
     /// fault must start again.
     ///
@@ -243,7 +254,7 @@ impl Kernel {
         }
         self.mm.ptes[idx as usize] = mk_pte(p);
         self.swap.areas[fault.area].swap_free(fault.slot);
-        if f.flags & pg::WRITEBACK == 0 {
+        if f.flags & pg::WRITEBACK == 0 && self.should_try_to_free_swap(f.flags) {
             self.delete_from_swap_cache(p, fault.area, fault.slot);
         }
         let f = self.pages.fields_mut(p);

@@ -604,6 +604,44 @@ mod tests {
     }
 
     #[test]
+    fn a_page_read_alone_keeps_its_slot_since_5_18_unless_swap_is_half_full() {
+        // Interleaved slots: cluster readahead reads each page alone, and the folio waits in
+        // CPU 0's LRU-add batch when its fault maps it. Since 5.18 that batch's reference
+        // keeps `should_try_to_free_swap()` from freeing the slot; before, it was freed.
+        for before_5_18 in [false, true] {
+            let v = format!(
+                "swap_readahead = \"cluster\"\nswapcache_reuse_before_5_18 = {before_5_18}"
+            );
+            let (mut k, vma) = swapped_out_with(&v, |a| a % 2);
+            fault(&mut k, vma, 0);
+            let idx = k.mm.vmas[vma as usize].start;
+            let PteKind::Present { pfn, .. } = pte_kind(k.mm.ptes[idx as usize]) else {
+                panic!("page 0 is not mapped");
+            };
+            let flags = k.pages.flags(pfn);
+            assert_eq!(flags & pg::LRU, 0, "still in the batch");
+            assert_eq!(
+                flags & pg::SWAPCACHE == 0,
+                before_5_18,
+                "before_5_18 = {before_5_18}"
+            );
+            assert!(flags & pg::DIRTY != 0);
+            assert_eq!(k.swap.areas[0].inuse_pages, 1 + 64 - u32::from(before_5_18));
+        }
+        // Swap more than half full: freed either way.
+        let (mut k, vma) = swapped_out_with("swap_readahead = \"cluster\"", |a| a % 2);
+        while k.swap.nr_swap_pages() * 2 >= k.swap.total_swap_pages() {
+            k.swap.get_swap_page(3).unwrap();
+        }
+        fault(&mut k, vma, 0);
+        let idx = k.mm.vmas[vma as usize].start;
+        let PteKind::Present { pfn, .. } = pte_kind(k.mm.ptes[idx as usize]) else {
+            panic!("page 0 is not mapped");
+        };
+        assert_eq!(k.pages.flags(pfn) & pg::SWAPCACHE, 0);
+    }
+
+    #[test]
     fn vma_readahead_reads_the_window_from_every_area_its_entries_name() {
         // The same VMA swapped out to two areas, even pages to 0, odd ones to 1: the windows
         // read both, as with one area (11 read ahead, 11 hit); the faulting entry's area
