@@ -93,22 +93,30 @@ dir = "{tmp_path}/data"
     assert not (tmp_path / "data").exists()  # files the run made are deleted
 
 
-@requires_machine
-def test_usemem_swaps_out_of_a_256m_cgroup(tmp_path: Path, state_dir: Path) -> None:
-    sc = load(write(tmp_path, f"""
+def usemem_over_256m(swap: str) -> str:
+    """Two usemem tasks of 300 MiB, two passes each, in a 256 MiB memory cgroup, swapping to
+    the areas `swap` (TOML) describes: each task alone overflows the cgroup."""
+    return f"""
 [memory]
 mode = "cgroup"
 limit_mb = 256
-[swap]
-kind = "file"
-size_mb = 512
-path = "{tmp_path}/swap.img"
+{swap}
 [workload]
 kind = "usemem"
 tasks = 2
 size_mb = 300
 repeats = 2
-"""))
+"""
+
+
+@requires_machine
+def test_usemem_swaps_out_of_a_256m_cgroup(tmp_path: Path, state_dir: Path) -> None:
+    sc = load(write(tmp_path, usemem_over_256m(f"""
+[swap]
+kind = "file"
+size_mb = 512
+path = "{tmp_path}/swap.img"
+""")))
     points = run(RealBackend(), sc, tmp_path / "out", log=lambda s: None)
     m = points[0].result["metrics"]
     assert m["completed_tasks"] == 2 and m["throughput_kB_s"] > 0
@@ -128,19 +136,11 @@ def _zram_free() -> bool:
 @requires_machine
 @pytest.mark.skipif(not _zram_free(), reason="no unused zram device")
 def test_usemem_swaps_to_zram_without_readahead(tmp_path: Path, state_dir: Path) -> None:
-    sc = load(write(tmp_path, """
-[memory]
-mode = "cgroup"
-limit_mb = 256
+    sc = load(write(tmp_path, usemem_over_256m("""
 [swap]
 kind = "zram"
 size_mb = 512
-[workload]
-kind = "usemem"
-tasks = 2
-size_mb = 300
-repeats = 2
-"""))
+""")))
     points = run(RealBackend(), sc, tmp_path / "out", log=lambda s: None)
     m = points[0].result["metrics"]
     assert points[0].result["machine"]["swap"].startswith("/dev/zram")
@@ -152,10 +152,7 @@ repeats = 2
 @requires_machine
 @pytest.mark.skipif(not _zram_free(), reason="no unused zram device")
 def test_a_small_zram_area_overflows_into_the_swap_file_of_lower_priority(tmp_path: Path, state_dir: Path) -> None:
-    sc = load(write(tmp_path, f"""
-[memory]
-mode = "cgroup"
-limit_mb = 256
+    sc = load(write(tmp_path, usemem_over_256m(f"""
 [swap]
 kind = "zram"
 size_mb = 32
@@ -165,12 +162,7 @@ kind = "file"
 size_mb = 512
 priority = 10
 path = "{tmp_path}/swap.img"
-[workload]
-kind = "usemem"
-tasks = 2
-size_mb = 300
-repeats = 2
-"""))
+""")))
     points = run(RealBackend(), sc, tmp_path / "out", log=lambda s: None)
     result = points[0].result
     assert result["machine"]["swap"].startswith("/dev/zram")

@@ -13,7 +13,7 @@
 //! 5. clean and in the swap cache: `__remove_mapping()` → `__delete_from_swap_cache()`, and
 //!    the folio is freed (the slot stays with the page table's swap entry).
 //!
-//! Departures: the swap area is the scenario's one; `reclaim_throttle()` on writeback and the
+//! Departures: `reclaim_throttle()` on writeback and the
 //! `nr_immediate` / PGDAT_WRITEBACK paths are not modelled (swap-out waits for the device's
 //! tags instead, `vmscan::swap_wait_for_tag`); reclaim does not `lru_add_drain()` the per-CPU
 //! batches first, so up to 15 new anon folios per CPU stay out of its reach.

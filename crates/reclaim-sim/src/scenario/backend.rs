@@ -107,13 +107,8 @@ impl Scenario {
                 }
                 for (i, area) in self.swap.areas().enumerate() {
                     if area.size_mb * 256 > u64::from(crate::mm::vma::MAX_SWAP_OFFSET) {
-                        let key = if i == 0 {
-                            "swap.size_mb".to_string()
-                        } else {
-                            format!("swap.also[{}].size_mb", i - 1)
-                        };
                         return refuse(
-                            &key,
+                            &super::Swap::area_key(i, "size_mb"),
                             "larger than the model's swap entries address (1 TiB); expected less",
                         );
                     }

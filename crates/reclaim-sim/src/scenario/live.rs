@@ -80,6 +80,16 @@ pub struct Swap {
 }
 
 impl Swap {
+    /// The scenario key `key` of area `i` in `[swap]` then `also` order: `swap.size_mb`,
+    /// `swap.also[0].size_mb`, …
+    pub fn area_key(i: usize, key: &str) -> String {
+        if i == 0 {
+            format!("swap.{key}")
+        } else {
+            format!("swap.also[{}].{key}", i - 1)
+        }
+    }
+
     /// Every area: this one, then `also`'s (none when `kind = "none"`).
     pub fn areas(&self) -> impl Iterator<Item = &Swap> {
         let first = (self.kind != SwapKind::None).then_some(self);

@@ -333,13 +333,7 @@ impl Scenario {
             .chain(&self.swap.also)
             .enumerate()
         {
-            let key = |k: &str| {
-                if i == 0 {
-                    format!("swap.{k}")
-                } else {
-                    format!("swap.also[{}].{k}", i - 1)
-                }
-            };
+            let key = |k: &str| Swap::area_key(i, k);
             if i > 0 && area.kind == SwapKind::None {
                 return err(
                     &key("kind"),
