@@ -7,7 +7,9 @@ a path (the workload's files: /var/tmp by default), with its queue's `read_ahead
 read-only probe: sequential O_DIRECT reads of `max_sectors_kb` of an existing file on it, in
 parallel streams for the bandwidth and in one stream for the per-request latency. The profile is
 written by the core (its schema is crates/reclaim-sim/src/scenario/host.rs) to
-`_core.host_profile_file()`, which later runs reuse.
+`_core.host_profile_file()`, which later runs reuse. With `--swap` (root) the swap path's
+CPU costs are measured too, with a swap file the probe adds and removes
+(live/swap_probe.py); without it the probe changes nothing.
 """
 
 from __future__ import annotations
@@ -316,15 +318,28 @@ def host() -> None:
 
 @host.command("probe")
 @click.option("--path", default="/var/tmp", show_default=True, help="A path on the device the workloads use (dd's files).")
-def probe_command(path: str) -> None:
+@click.option(
+    "--swap",
+    is_flag=True,
+    help="Also measure the swap path's CPU costs (root: adds a 256 MiB swap file under --path for a few seconds, and removes it).",
+)
+def probe_command(path: str, swap: bool) -> None:
     """Measure this machine and write (or replace) its host profile: nodes, CPUs, memory per
     node, the watermark sysctls, the block device under --path with its bandwidth and
     latency from about three seconds of read-only sequential O_DIRECT reads of an existing
     file on it, and usemem's CPU costs from about two seconds of live usemem in 256 MiB of
-    this process's own memory."""
+    this process's own memory. With --swap, also what paging out, a swap-cache fault and a
+    swap-in cost the kernel here (`swap_out_ns`, `swapin_map_ns`, `swap_cache_insert_ns`)."""
+    from reclaimlab.live.swap_probe import SwapProbeError, probe_swap_costs
+
     try:
-        out = write_profile(probe(path))
-    except (ProbeError, OSError) as e:
+        profile = probe(path)
+        if swap:
+            measured = probe_swap_costs(path, log=lambda s: click.echo(s, err=True))
+            click.echo(f"swap probe: per page {json.dumps(measured['probe'])}", err=True)
+            profile["costs"].update(measured["costs"])
+        out = write_profile(profile)
+    except (ProbeError, SwapProbeError, OSError) as e:
         raise click.ClickException(str(e)) from None
     click.echo(out.read_text(), nl=False)
     click.echo(f"host profile: {out}", err=True)

@@ -5,6 +5,7 @@
 use pyo3::prelude::*;
 
 mod live;
+mod probe;
 mod sim;
 mod trace;
 
@@ -12,6 +13,7 @@ mod trace;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sim::register(m)?;
     live::register(m)?;
+    probe::register(m)?;
     trace::register(m)?;
     Ok(())
 }

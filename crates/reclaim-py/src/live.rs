@@ -17,13 +17,13 @@ use reclaim_sim::workload::usemem::Histogram;
 const PAGE: usize = 4096;
 
 /// An anonymous or file mapping, unmapped on drop.
-struct Mapping {
-    addr: *mut u8,
+pub(crate) struct Mapping {
+    pub(crate) addr: *mut u8,
     len: usize,
 }
 
 impl Mapping {
-    fn anon(len: usize) -> PyResult<Self> {
+    pub(crate) fn anon(len: usize) -> PyResult<Self> {
         Self::map(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)
     }
 

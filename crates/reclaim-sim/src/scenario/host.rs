@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::machine::Device;
+use super::machine::{Costs, Device};
 
 /// A host profile, as `reclaimlab host probe` writes it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -58,6 +58,66 @@ pub struct HostCosts {
     /// neither. It moves against `usemem_page_ns` from probe to probe (their sum is steady).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anon_fault_ns: Option<u64>,
+    /// The swap path's costs (`reclaimlab host probe --swap`, which needs root and a swap
+    /// file of its own; absent otherwise): see [`SwapProbe::costs`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_out_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swapin_map_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_cache_insert_ns: Option<u64>,
+}
+
+/// What `reclaimlab host probe --swap` times on this machine's kernel, in a process of its
+/// own over memory of its own, with a swap file of its own (crates/reclaim-py/src/probe.rs).
+/// Each phase leaves the pages in a state the next one needs:
+/// 1. `madvise(MADV_PAGEOUT)` of dirty anonymous pages: `reclaim_pages()` isolates each,
+///    `shrink_folio_list()` adds it to swap, unmaps it and submits its write, and puts it
+///    back (the write is asynchronous; nothing is freed). Wall time per page.
+/// 2. Once the writes are done, a write to half of them: each is a minor fault on a folio
+///    still in the swap cache (`do_swap_page()` without I/O), which maps it and frees its
+///    slot. Wall time per page.
+/// 3. The other half is read (mapped, slot kept) and paged out again: clean and in the swap
+///    cache, each is unmapped and freed at once, so that it is on swap alone. Then a write
+///    to each: major faults with the kernel's swap readahead. System time (`getrusage`) of
+///    the pass, with the pages read (pswpin) and the pages mapped.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SwapProbe {
+    pub pageout_ns: u64,
+    pub swapcache_fault_ns: u64,
+    pub swapin_sys_ns: u64,
+    pub swapin_reads: u64,
+    pub swapin_pages: u64,
+}
+
+impl SwapProbe {
+    /// The `[costs]` keys the phases measure, less what the model charges for the same work
+    /// under other keys (`base`'s). MADV_PAGEOUT's page is `isolate_ns`, `shrink_folio_ns`,
+    /// `swap_out_ns` and `putback_ns` (it skips the reference check, so no
+    /// `folio_referenced_ns`), the write's submission in `swap_out_ns`. The swap-cache fault
+    /// is `swapin_map_ns`. A page read is `buddy_ns`, `swap_cache_insert_ns` and `lru_add_ns`
+    /// (the read's submission and completion in `swap_cache_insert_ns`), and a page mapped is
+    /// `swapin_map_ns`. A key whose measurement is not above the parts subtracted is `None`
+    /// (the model keeps its default).
+    pub fn costs(&self, base: &Costs) -> [(&'static str, Option<u64>); 3] {
+        let positive = |v: Option<u64>| v.filter(|&ns| ns > 0);
+        let swap_out = self
+            .pageout_ns
+            .checked_sub(base.isolate_ns + base.shrink_folio_ns + base.putback_ns);
+        let map = positive(Some(self.swapcache_fault_ns));
+        let insert = (self.swapin_reads > 0)
+            .then(|| {
+                let mapped = self.swapin_pages * map.unwrap_or(base.swapin_map_ns);
+                let per_read = self.swapin_sys_ns.checked_sub(mapped)? / self.swapin_reads;
+                per_read.checked_sub(base.buddy_ns + base.lru_add_ns)
+            })
+            .flatten();
+        [
+            ("swap_out_ns", positive(swap_out)),
+            ("swapin_map_ns", map),
+            ("swap_cache_insert_ns", positive(insert)),
+        ]
+    }
 }
 
 /// Where the host profile lives: `$RECLAIMLAB_HOST_PROFILE`, else
@@ -105,6 +165,9 @@ impl HostProfile {
                 ("usemem_page_ns", Some(c.usemem_page_ns)),
                 ("usemem_word_ns", Some(c.usemem_word_ns)),
                 ("anon_fault_ns", c.anon_fault_ns),
+                ("swap_out_ns", c.swap_out_ns),
+                ("swapin_map_ns", c.swapin_map_ns),
+                ("swap_cache_insert_ns", c.swap_cache_insert_ns),
             ] {
                 if let Some(ns) = ns {
                     costs.entry(key).or_insert((ns as i64).into());
@@ -185,6 +248,9 @@ mod tests {
                 usemem_page_ns: 850,
                 usemem_word_ns: 90,
                 anon_fault_ns: Some(1_600),
+                swap_out_ns: None,
+                swapin_map_ns: Some(2_100),
+                swap_cache_insert_ns: None,
             }),
         }
     }
@@ -226,6 +292,12 @@ mod tests {
         assert_eq!(s.costs.usemem_page_ns, 850);
         assert_eq!(s.costs.usemem_word_ns, 50, "the scenario's own key wins");
         assert_eq!(s.costs.anon_fault_ns, 1_600);
+        assert_eq!(s.costs.swapin_map_ns, 2_100);
+        assert_eq!(
+            s.costs.swap_out_ns,
+            Costs::default().swap_out_ns,
+            "not probed: the default stays"
+        );
         // A profile probed before the fault was measured: its default stays.
         let text = "usemem_page_ns = 850\nusemem_word_ns = 90\n";
         let older = HostProfile {
@@ -246,6 +318,42 @@ mod tests {
         let mut table: toml::Table = "[workload]\nkind = \"dd\"\n".parse().unwrap();
         again.apply_costs(&mut table);
         assert!(!table.contains_key("costs"));
+    }
+
+    #[test]
+    fn the_swap_probe_gives_each_key_less_what_other_keys_charge() {
+        let base = Costs::default();
+        let probe = SwapProbe {
+            pageout_ns: 3_500,
+            swapcache_fault_ns: 2_000,
+            swapin_sys_ns: 100 * 2_000 + 80 * 3_000,
+            swapin_reads: 80,
+            swapin_pages: 100,
+        };
+        let costs = probe.costs(&base);
+        let parts = base.isolate_ns + base.shrink_folio_ns + base.putback_ns;
+        assert_eq!(costs[0], ("swap_out_ns", Some(3_500 - parts)));
+        assert_eq!(costs[1], ("swapin_map_ns", Some(2_000)));
+        assert_eq!(
+            costs[2],
+            (
+                "swap_cache_insert_ns",
+                Some(3_000 - base.buddy_ns - base.lru_add_ns)
+            )
+        );
+        // Below the parts other keys charge: no key, the default stays.
+        let cheap = SwapProbe {
+            pageout_ns: parts,
+            swapin_sys_ns: 100 * 2_000,
+            ..probe.clone()
+        };
+        assert_eq!(cheap.costs(&base)[0].1, None);
+        assert_eq!(cheap.costs(&base)[2].1, None);
+        let no_reads = SwapProbe {
+            swapin_reads: 0,
+            ..probe
+        };
+        assert_eq!(no_reads.costs(&base)[2].1, None);
     }
 
     #[test]

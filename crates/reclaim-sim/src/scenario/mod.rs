@@ -18,7 +18,7 @@ pub mod host;
 pub mod live;
 pub mod machine;
 pub use backend::Backend;
-pub use host::{host_profile_path, HostProfile};
+pub use host::{host_profile_path, HostProfile, SwapProbe};
 pub use live::{LiveOptions, Memory, MemoryMode, Swap, SwapKind};
 pub use machine::{Costs, Device, Machine, Sysctl, SysctlSettings, UNMODELLED_SYSCTLS};
 

@@ -1,0 +1,206 @@
+//! Host probes that need native code (`reclaimlab host probe`), exposed as `_core.probe`.
+//!
+//! `swap_costs` times the kernel's swap path in the calling process, over memory of its own;
+//! the caller provides the swap space (a swap file it adds and removes, journaled) and runs
+//! nothing else that swaps meanwhile: the phases check the system-wide counters they expect.
+
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+use reclaim_sim::scenario::{Costs, SwapProbe};
+
+use crate::live::Mapping;
+
+const PAGE: usize = 4096;
+/// How long the probe waits for its writes to complete before giving up.
+const WRITEBACK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// /proc/vmstat's counters the phases check.
+#[derive(Clone, Copy, Default)]
+struct Counters {
+    pswpin: u64,
+    pswpout: u64,
+    pgmajfault: u64,
+    nr_writeback: u64,
+}
+
+fn counters() -> PyResult<Counters> {
+    let text = std::fs::read_to_string("/proc/vmstat")
+        .map_err(|e| PyOSError::new_err(format!("/proc/vmstat: {e}")))?;
+    let mut c = Counters::default();
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        let (Some(name), Some(value)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let value = value.parse().unwrap_or(0);
+        match name {
+            "pswpin" => c.pswpin = value,
+            "pswpout" => c.pswpout = value,
+            "pgmajfault" => c.pgmajfault = value,
+            "nr_writeback" => c.nr_writeback = value,
+            _ => {}
+        }
+    }
+    Ok(c)
+}
+
+/// System time of the calling thread, in ns.
+fn thread_sys_ns() -> u64 {
+    // SAFETY: an all-zero rusage is valid, and getrusage fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is a valid out-pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    ru.ru_stime.tv_sec as u64 * 1_000_000_000 + ru.ru_stime.tv_usec as u64 * 1_000
+}
+
+fn madvise(map: &Mapping, from: usize, pages: usize, advice: libc::c_int) -> PyResult<()> {
+    // SAFETY: advice on pages [from, from + pages) of our own mapping.
+    let rc = unsafe {
+        libc::madvise(
+            map.addr.add(from * PAGE) as *mut libc::c_void,
+            pages * PAGE,
+            advice,
+        )
+    };
+    if rc != 0 {
+        return Err(PyOSError::new_err(format!(
+            "madvise({advice}) failed: {} (MADV_PAGEOUT needs Linux 5.4)",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(())
+}
+
+/// Touch one word of each page in [from, from + pages): a write of `value`, or a read.
+fn touch(map: &Mapping, from: usize, pages: usize, write: Option<u64>) -> u64 {
+    let mut sum = 0u64;
+    for i in from..from + pages {
+        // SAFETY: page i is inside the mapping.
+        unsafe {
+            let p = map.addr.add(i * PAGE) as *mut u64;
+            match write {
+                Some(v) => std::ptr::write_volatile(p, v),
+                None => sum = sum.wrapping_add(std::ptr::read_volatile(p)),
+            }
+        }
+    }
+    sum
+}
+
+fn per_page(elapsed: Duration, pages: usize) -> u64 {
+    (elapsed.as_nanos() / pages.max(1) as u128) as u64
+}
+
+/// Fails with `what` unless `got` is at least nine tenths of `want`.
+fn expect_most(what: &str, got: u64, want: usize) -> PyResult<()> {
+    if got * 10 < want as u64 * 9 {
+        return Err(PyOSError::new_err(format!(
+            "swap probe: {what}: {got} of {want} pages; is the probe's swap area on, and is \
+             anything else swapping?"
+        )));
+    }
+    Ok(())
+}
+
+/// Fails with `what` if `got` is more than a hundredth of `of`.
+fn expect_few(what: &str, got: u64, of: usize) -> PyResult<()> {
+    if got * 100 > of as u64 {
+        return Err(PyOSError::new_err(format!(
+            "swap probe: {what}: {got} for {of} pages; is anything else swapping?"
+        )));
+    }
+    Ok(())
+}
+
+/// The phases of [`SwapProbe`] over `size` bytes of anonymous memory (transparent huge
+/// pages refused, so each fault and each page-out is of one 4 KiB page). Returns the raw
+/// measurements and the `[costs]` keys they give against the model's default costs, as JSON.
+#[pyfunction]
+fn swap_costs(size: usize) -> PyResult<String> {
+    let pages = size / PAGE;
+    if pages < 2048 {
+        return Err(PyValueError::new_err("the swap probe needs at least 8 MiB"));
+    }
+    let half = pages / 2;
+    let map = Mapping::anon(pages * PAGE)?;
+    madvise(&map, 0, pages, libc::MADV_NOHUGEPAGE)?;
+    touch(&map, 0, pages, Some(1));
+    // Phase 1: page out dirty anonymous pages (the writes are submitted, not awaited).
+    let before = counters()?;
+    let start = Instant::now();
+    madvise(&map, 0, pages, libc::MADV_PAGEOUT)?;
+    let pageout_ns = per_page(start.elapsed(), pages);
+    let after = counters()?;
+    expect_most(
+        "pages written by MADV_PAGEOUT",
+        after.pswpout - before.pswpout,
+        pages,
+    )?;
+    let deadline = Instant::now() + WRITEBACK_TIMEOUT;
+    while counters()?.nr_writeback > 0 {
+        if Instant::now() > deadline {
+            return Err(PyOSError::new_err(
+                "swap probe: the swap writes did not finish within a minute",
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Phase 2: write faults on folios still in the swap cache.
+    let before = counters()?;
+    let start = Instant::now();
+    touch(&map, 0, half, Some(2));
+    let swapcache_fault_ns = per_page(start.elapsed(), half);
+    let after = counters()?;
+    expect_few(
+        "major faults where the swap cache should hold every page",
+        after.pgmajfault - before.pgmajfault,
+        half,
+    )?;
+    // Phase 3: the other half mapped again by reads, paged out clean (freed at once), then
+    // written: major faults with swap readahead.
+    let rest = pages - half;
+    touch(&map, half, rest, None);
+    let before = counters()?;
+    madvise(&map, half, rest, libc::MADV_PAGEOUT)?;
+    let after = counters()?;
+    expect_few(
+        "pages written again where clean ones were paged out",
+        after.pswpout - before.pswpout,
+        rest,
+    )?;
+    let before = counters()?;
+    let sys = thread_sys_ns();
+    touch(&map, half, rest, Some(3));
+    let swapin_sys_ns = thread_sys_ns() - sys;
+    let after = counters()?;
+    let swapin_reads = after.pswpin - before.pswpin;
+    expect_most("pages read back from swap", swapin_reads, rest)?;
+    let probe = SwapProbe {
+        pageout_ns,
+        swapcache_fault_ns,
+        swapin_sys_ns,
+        swapin_reads,
+        swapin_pages: rest as u64,
+    };
+    let costs: serde_json::Map<String, serde_json::Value> = probe
+        .costs(&Costs::default())
+        .into_iter()
+        .filter_map(|(key, ns)| Some((key.to_string(), ns?.into())))
+        .collect();
+    Ok(json!({
+        "probe": probe,
+        "costs": costs,
+        "major_faults": after.pgmajfault - before.pgmajfault,
+    })
+    .to_string())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let probe = PyModule::new(m.py(), "probe")?;
+    probe.add_function(wrap_pyfunction!(swap_costs, &probe)?)?;
+    m.add_submodule(&probe)?;
+    Ok(())
+}
