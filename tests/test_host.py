@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reclaimlab import host
+from reclaimlab import _core, host
 from reclaimlab.cli import cli
 from reclaimlab.simulate.runner import points
 
@@ -28,6 +28,8 @@ def test_the_probe_describes_this_machine_and_a_host_scenario_uses_it(host_profi
     assert profile["nodes"] >= 1 and profile["cpus_per_node"] >= 1
     assert profile["memory_mb_per_node"] > 64 and profile["device"]["bandwidth_mb_s"] > 0
     assert profile["device"]["max_request_kb"] >= 4 and profile["read_ahead_kb"] >= 0
+    # What the device spends on each small read beyond its transfer, from its IOPS.
+    assert 0.0 <= profile["device"]["request_us"] < 10_000
     # The spread of its scattered reads; a profile leaves the key out when it is 0.
     jitter = profile["device"].get("latency_jitter")
     assert jitter is None or 0.0 < jitter <= 1.0
@@ -48,6 +50,19 @@ def test_the_probe_describes_this_machine_and_a_host_scenario_uses_it(host_profi
     machine = tomllib.loads(point.scenario_toml)["machine"]
     assert machine["memory_mb_per_node"] == profile["memory_mb_per_node"]
     assert machine["devices"][0]["name"] == profile["device"]["name"]
+
+
+def test_many_native_readers_measure_the_devices_small_read_rate(tmp_path: Path) -> None:
+    try:
+        f = host.find_probe_file("/var/tmp")
+    except host.ProbeError as e:
+        pytest.skip(f"nothing to probe here: {e}")
+    elapsed, reads = _core.probe.read_iops(str(f), 4, 0.2)
+    assert elapsed >= 0.2 and reads > 0
+    with pytest.raises(OSError, match="nowhere.img"):
+        _core.probe.read_iops(str(tmp_path / "nowhere.img"), 4, 0.1)
+    with pytest.raises(ValueError, match="one reader"):
+        _core.probe.read_iops(str(f), 0, 0.1)
 
 
 def test_the_median_of_a_live_histogram_is_the_bucket_holding_the_middle_sample() -> None:

@@ -38,6 +38,8 @@ BANDWIDTH_SECONDS = 1.5
 BANDWIDTH_THREADS = 8
 SINGLE_STREAM_SECONDS = 1.0
 LATENCY_REQUEST = 4096
+IOPS_THREADS = 32
+IOPS_SECONDS = 1.0
 SEARCH_LIMIT = 50_000  # directory entries looked at while searching for a file to read
 
 
@@ -190,24 +192,34 @@ def latency_jitter(latencies: list[float]) -> float:
     return min(1.0, max(0.0, r / (math.log(3) + r * (1 - math.log(2)))))
 
 
-def probe_device(path: Path, request_bytes: int) -> tuple[float, float, float]:
-    """(bandwidth in MB/s of 10⁶ bytes, latency in µs, latency jitter) for the simulator's
+def probe_device(path: Path, request_bytes: int) -> tuple[float, float, float, float]:
+    """(bandwidth in MB/s of 10⁶ bytes, latency in µs, latency jitter, request time in µs)
+    for the simulator's
     device model, in which one stream sees `latency + size/bandwidth` per request and enough
     streams saturate the bandwidth: BANDWIDTH_THREADS sequential streams of `request_bytes`
     give the bandwidth (as the dd workloads read), then one stream of LATENCY_REQUEST reads
     at random offsets the per-request time (as swap-ins meet it: a request that small is
     nearly all latency, and a scattered one cannot be prefetched); the latency is what that
-    time has beyond the transfer, and its spread from read to read the jitter. The
-    interpreter's own time per read (a few µs) is counted in."""
+    time has beyond the transfer stage's, and its spread from read to read the jitter. The
+    interpreter's own time per read (a few µs) is counted in. IOPS_THREADS native readers
+    of LATENCY_REQUEST reads at random offsets (`_core.probe.read_iops`) give the most
+    small requests the device completes a second: the time it spends on each beyond its
+    transfer is the model's `request_us` (the per-request work of its transfer stage, which
+    bounds its IOPS and which one stream's request also pays)."""
     elapsed, reads = read_streams(path, request_bytes, BANDWIDTH_THREADS, BANDWIDTH_SECONDS)
     bandwidth = reads * request_bytes / elapsed / 1e6
     times: list[float] = []
     elapsed, reads = read_streams(path, LATENCY_REQUEST, 1, SINGLE_STREAM_SECONDS, scattered=True, times=times)
-    transfer_s = LATENCY_REQUEST / (bandwidth * 1e6)
     per_request_s = elapsed / max(1, reads)
-    latency_s = max(0.0, per_request_s - transfer_s)
-    jitter = latency_jitter([max(0.0, t - transfer_s) for t in times])
-    return bandwidth, latency_s * 1e6, jitter
+    transfer_s = LATENCY_REQUEST / (bandwidth * 1e6)
+    elapsed, reads = _core.probe.read_iops(str(path), IOPS_THREADS, IOPS_SECONDS)
+    request_s = max(0.0, elapsed / max(1, reads) - transfer_s)
+    # One stream's request is the transfer stage's (its request time and transfer) and then
+    # the latency: the latency is what is left.
+    stage_s = transfer_s + request_s
+    latency_s = max(0.0, per_request_s - stage_s)
+    jitter = latency_jitter([max(0.0, t - stage_s) for t in times])
+    return bandwidth, latency_s * 1e6, jitter, request_s * 1e6
 
 
 COST_PROBE_MB = 256
@@ -263,7 +275,7 @@ def probe(path: str = "/var/tmp") -> dict[str, Any]:
     dev = block_device(path)
     q = Path(f"/sys/block/{dev}/queue")
     max_request_kb = int(_read(q / "max_sectors_kb"))
-    bandwidth, latency, jitter = probe_device(find_probe_file(path), max_request_kb * 1024)
+    bandwidth, latency, jitter, request_us = probe_device(find_probe_file(path), max_request_kb * 1024)
     return {
         "hostname": socket.gethostname(),
         "kernel": platform.release(),
@@ -283,7 +295,7 @@ def probe(path: str = "/var/tmp") -> dict[str, Any]:
             "bandwidth_mb_s": round(bandwidth, 1),
             "latency_us": round(latency, 1),
             "max_request_kb": max_request_kb,
-            "request_us": 0.0,
+            "request_us": round(request_us, 1),
             "queue_depth": queue_depth(dev),
             "jitter": 0.0,
             "latency_jitter": round(jitter, 2),

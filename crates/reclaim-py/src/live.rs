@@ -67,7 +67,7 @@ impl Drop for Mapping {
 }
 
 /// xorshift64*: usemem uses lrand48_r; any uniform generator gives the same access pattern.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
     fn seeded() -> Self {
@@ -78,7 +78,7 @@ impl Rng {
         Rng((t ^ ((std::process::id() as u64) << 32)) | 1)
     }
 
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;

@@ -1,12 +1,15 @@
 //! Host probes that need native code (`reclaimlab host probe`), exposed as `_core.probe`.
 //!
-//! `swap_costs` times the kernel's swap path in the calling process, over memory of its own;
+//! `read_iops` keeps many small O_DIRECT reads in flight, more than Python's threads can
+//! (they queue on the interpreter's lock at a few tens of thousands a second). `swap_costs` times the kernel's swap path in the calling process, over memory of its own;
 //! the caller provides the swap space (a swap file it adds and removes, journaled) and runs
 //! nothing else that swaps meanwhile: the phases check the system-wide counters they expect.
 
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use serde_json::json;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::time::{Duration, Instant};
 
 use reclaim_sim::scenario::{Costs, SwapProbe};
@@ -198,8 +201,67 @@ fn swap_costs(size: usize) -> PyResult<String> {
     .to_string())
 }
 
+/// `threads` readers of 4 KiB O_DIRECT reads at random offsets of `path` (each its own
+/// fixed seed), for `seconds`: (elapsed seconds, reads done). With enough readers the
+/// device, not a reader, bounds their rate: its IOPS.
+#[pyfunction]
+fn read_iops(py: Python<'_>, path: &str, threads: usize, seconds: f64) -> PyResult<(f64, u64)> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .map_err(|e| PyOSError::new_err(format!("{path}: cannot open with O_DIRECT ({e})")))?;
+    let blocks = file.metadata()?.len() / PAGE as u64;
+    if blocks == 0 || threads == 0 {
+        return Err(PyValueError::new_err(format!(
+            "{path}: needs at least one 4 KiB block and one reader"
+        )));
+    }
+    let fd = file.as_raw_fd();
+    let start = Instant::now();
+    let stop = start + Duration::from_secs_f64(seconds);
+    let reads = py.detach(|| {
+        std::thread::scope(|scope| {
+            let readers: Vec<_> = (0..threads)
+                .map(|i| {
+                    scope.spawn(move || -> Result<u64, std::io::Error> {
+                        let buf =
+                            Mapping::anon(PAGE).map_err(|_| std::io::Error::last_os_error())?;
+                        let mut rng = crate::live::Rng(0x9E37_79B9 ^ (i as u64 + 1));
+                        let mut n = 0;
+                        while Instant::now() < stop {
+                            let offset = rng.below(blocks) * PAGE as u64;
+                            // SAFETY: buf is a page of our own, aligned as O_DIRECT needs.
+                            let got = unsafe {
+                                libc::pread(
+                                    fd,
+                                    buf.addr as *mut libc::c_void,
+                                    PAGE,
+                                    offset as libc::off_t,
+                                )
+                            };
+                            if got < 0 {
+                                return Err(std::io::Error::last_os_error());
+                            }
+                            n += 1;
+                        }
+                        Ok(n)
+                    })
+                })
+                .collect();
+            readers
+                .into_iter()
+                .map(|r| r.join().expect("a reader does not panic"))
+                .sum::<Result<u64, _>>()
+        })
+    });
+    let reads = reads.map_err(|e| PyOSError::new_err(format!("{path}: read failed ({e})")))?;
+    Ok((start.elapsed().as_secs_f64(), reads))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let probe = PyModule::new(m.py(), "probe")?;
+    probe.add_function(wrap_pyfunction!(read_iops, &probe)?)?;
     probe.add_function(wrap_pyfunction!(swap_costs, &probe)?)?;
     m.add_submodule(&probe)?;
     Ok(())
