@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import random
+import time
 import tomllib
 from pathlib import Path
 
@@ -107,3 +109,13 @@ def test_one_node_without_numa_sysfs_reads_meminfo() -> None:
 def test_a_path_on_no_block_device_is_a_clear_error() -> None:
     with pytest.raises(host.ProbeError, match="not on a block device"):
         host.block_device("/proc")
+
+
+def test_a_usemem_task_waits_for_its_start_time() -> None:
+    start_at = time.monotonic_ns() + 200_000_000
+    result = json.loads(_core.live.usemem(1 << 20, False, 1, 0.0, start_at))
+    assert result["start_ns"] >= start_at and result["passes"] == 1
+    # A time already past: at once.
+    now = time.monotonic_ns()
+    late = json.loads(_core.live.usemem(1 << 20, False, 1, 0.0, now - 1))
+    assert now <= late["start_ns"] < now + 100_000_000

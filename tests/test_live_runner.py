@@ -214,6 +214,9 @@ def test_usemem_with_background_swap_and_cgroup(tmp_path: Path, state_dir: Path)
     assert ("write", f"{cg}/memory.swappiness", "100") in fake.calls
     spawned = [c for c in fake.calls if c[0] == "spawn"]
     assert sum("--random" in c for c in spawned) == 1 and len(spawned) == 3
+    # Foreground and background tasks wait for one common start, after they were spawned.
+    starts = {int(c[c.index("--start-at-ns") + 1]) for c in spawned}
+    assert len(starts) == 1 and starts.pop() > 0
     assert fake.files["/sys/block/sda/queue/rotational"] == "1"
     assert fake.files["/sys/kernel/mm/swap/vma_ra_enabled"] == "true"
     assert fake.swaps() == []

@@ -93,12 +93,24 @@ impl Rng {
 /// by the previous pass, as usemem does, so a swap-in that returns the wrong page fails loudly.
 /// Bytes counted as usemem counts them: size/8 for the allocation plus 8 per word accessed;
 /// KB/s = (bytes·10⁶ >> 10) / µs.
+///
+/// `start_at_ns` (CLOCK_MONOTONIC, 0: at once): the task sleeps until then before it maps its
+/// memory, so that tasks started one after another begin together, as usemem's forked
+/// children (`usemem -n`) do; `start_ns` in the result is when it began.
 #[pyfunction]
-#[pyo3(signature = (size, random=false, repeats=1, runtime_s=0.0))]
-fn usemem(size: usize, random: bool, repeats: u64, runtime_s: f64) -> PyResult<String> {
+#[pyo3(signature = (size, random=false, repeats=1, runtime_s=0.0, start_at_ns=0))]
+fn usemem(
+    size: usize,
+    random: bool,
+    repeats: u64,
+    runtime_s: f64,
+    start_at_ns: u64,
+) -> PyResult<String> {
     if repeats == 0 && runtime_s <= 0.0 {
         return Err(PyValueError::new_err("repeats = 0 needs a runtime_s limit"));
     }
+    sleep_until(start_at_ns);
+    let start_ns = monotonic_ns();
     let map = Mapping::anon(size)?;
     let words = map.words();
     let m = (size / 8) as u64;
@@ -153,10 +165,29 @@ fn usemem(size: usize, random: bool, repeats: u64, runtime_s: f64) -> PyResult<S
         "passes": passes,
         "words": accessed,
         "free_usecs": free_usecs,
+        "start_ns": start_ns,
         "latency_sum_ns": latency.sum_ns() as u64,
         "latency_hist": latency.buckets().collect::<Vec<_>>(),
     })
     .to_string())
+}
+
+/// Sleep until CLOCK_MONOTONIC reads `t_ns` (at once if it already has).
+fn sleep_until(t_ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (t_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (t_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: ts is a valid timespec; a signal (EINTR) retries until the time has come.
+    while unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    } == libc::EINTR
+    {}
 }
 
 fn monotonic_ns() -> u64 {

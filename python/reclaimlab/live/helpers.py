@@ -23,6 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     u.add_argument("--random", action="store_true")
     u.add_argument("--repeats", type=int, default=1)
     u.add_argument("--runtime-s", type=float, default=0.0)
+    u.add_argument("--start-at-ns", type=int, default=0, help="CLOCK_MONOTONIC time to begin at (0: at once)")
     pr = sub.add_parser("mmap-latency", help="stutter's mmap latency probe")
     pr.add_argument("--duration-s", type=float, required=True)
     pr.add_argument("--pages", type=int, default=32768)
@@ -36,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
 
     live = _core.live
     if a.name == "usemem":
-        print(live.usemem(a.size_mb * MiB, a.random, a.repeats, a.runtime_s), flush=True)
+        print(live.usemem(a.size_mb * MiB, a.random, a.repeats, a.runtime_s, a.start_at_ns), flush=True)
     elif a.name == "mmap-latency":
         live.mmap_latency_probe(a.duration_s, a.pages)
     elif a.name == "memhog":

@@ -53,6 +53,8 @@ class Workload(ABC):
     cgroup: Cgroup | None = None
     t_start: float = 0.0
     t_stop: float = 0.0
+    # CLOCK_MONOTONIC ns at which tasks that can wait for it begin together (0: at once).
+    start_at_ns: int = 0
 
     kind = ""
     # Runs until the run stops it (run.duration_s), rather than ending by itself.
@@ -66,9 +68,10 @@ class Workload(ABC):
     def prepare(self) -> None:
         """Create input files (journaled, so restore deletes what the run created)."""
 
-    def start(self, cgroup: Cgroup | None) -> None:
+    def start(self, cgroup: Cgroup | None, start_at_ns: int = 0) -> None:
         self.cgroup = cgroup
         self.t_start = time.monotonic()
+        self.start_at_ns = start_at_ns
         self.launch()
 
     @abstractmethod
@@ -280,7 +283,13 @@ class DdWrite(Workload):
 
 
 class Usemem(Workload):
-    """vm-scalability usemem: N processes, each mapping and writing size_mb of anonymous memory."""
+    """vm-scalability usemem: N processes, each mapping and writing size_mb of anonymous memory.
+
+    usemem -n N forks its N children together, and the simulated processes start together
+    too; each of these is a Python helper that takes tens of milliseconds to start, so they
+    all wait for the run's common start time (`start_at_ns`) before they map their memory.
+    Started one by one, the first ones had their memory before the others began, which
+    decided which of them kept it (docs/fidelity/host.md)."""
 
     kind = "usemem"
     stop_signal = signal.SIGTERM
@@ -289,6 +298,7 @@ class Usemem(Workload):
         p = self.params
         for i in range(p["tasks"]):
             argv = [*HELPER, "usemem", "--size-mb", str(p["size_mb"]), "--repeats", str(p["repeats"]), "--runtime-s", str(p["runtime_s"])]
+            argv += ["--start-at-ns", str(self.start_at_ns)]
             self.spawn(i, "usemem", argv + (["--random"] if p["random"] else []))
 
     def metrics(self) -> dict[str, Any]:
@@ -305,6 +315,8 @@ class Usemem(Workload):
             "bytes": sum(r["bytes"] for r in results),
             "task_kB_s": [r["kb_s"] for r in results],
             "free_usecs": [r["free_usecs"] for r in results],
+            # How long after the common start each task began (it was not ready in time).
+            "start_late_ms": [round(max(0, r["start_ns"] - self.start_at_ns) / 1e6, 3) for r in results if "start_ns" in r],
             "latency_us": latency_us(results),
         }
 
