@@ -341,7 +341,9 @@ def probe_command(path: str, swap: bool) -> None:
     latency from about three seconds of read-only sequential O_DIRECT reads of an existing
     file on it, and usemem's CPU costs from about two seconds of live usemem in 256 MiB of
     this process's own memory. With --swap, also what paging out, a swap-cache fault and a
-    swap-in cost the kernel here (`swap_out_ns`, `swapin_map_ns`, `swap_cache_insert_ns`)."""
+    swap-in cost the kernel here (`swap_out_ns`, `swapin_map_ns`, `swap_cache_insert_ns`),
+    and with two CPUs the TLB shootdown reclaim pays to unmap another CPU's page
+    (`tlb_flush_ipi_ns`)."""
     from reclaimlab.live.swap_probe import SwapProbeError, probe_swap_costs
 
     try:

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 use serde_json::json;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use reclaim_sim::scenario::{Costs, SwapProbe};
@@ -118,6 +119,98 @@ fn expect_few(what: &str, got: u64, of: usize) -> PyResult<()> {
     Ok(())
 }
 
+/// The calling thread's allowed CPUs.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: an all-zero cpu_set_t is empty; sched_getaffinity fills it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: set is a valid out-pointer of the size given.
+    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+    if rc != 0 {
+        return Vec::new();
+    }
+    // SAFETY: CPU_ISSET reads the set.
+    (0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect()
+}
+
+/// Bind the calling thread to `cpus`.
+fn bind(cpus: &[usize]) {
+    // SAFETY: an all-zero cpu_set_t is empty; CPU_SET adds to it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        // SAFETY: c < CPU_SETSIZE (it came from allowed_cpus).
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: set is a valid cpu_set_t of the size given. A refusal leaves the binding as it
+    // was, which makes the remote phase measure less, not wrongly.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) };
+}
+
+/// Wall time per page of MADV_PAGEOUT of `pages` fresh dirty pages.
+fn pageout_fresh(pages: usize) -> PyResult<u64> {
+    let map = Mapping::anon(pages * PAGE)?;
+    madvise(&map, 0, pages, libc::MADV_NOHUGEPAGE)?;
+    touch(&map, 0, pages, Some(4));
+    let before = counters()?;
+    let start = Instant::now();
+    madvise(&map, 0, pages, libc::MADV_PAGEOUT)?;
+    let ns = per_page(start.elapsed(), pages);
+    let after = counters()?;
+    expect_most(
+        "pages written by MADV_PAGEOUT",
+        after.pswpout - before.pswpout,
+        pages,
+    )?;
+    wait_for_writeback()?;
+    Ok(ns)
+}
+
+/// Phase 4 of [`SwapProbe`]: (local, remote) page-out ns per page, or (0, 0) with one CPU.
+fn remote_pageout(pages: usize) -> PyResult<(u64, u64)> {
+    let cpus = allowed_cpus();
+    let [here, there, ..] = cpus[..] else {
+        return Ok((0, 0));
+    };
+    bind(&[here]);
+    let result = (|| {
+        let local = pageout_fresh(pages)?;
+        let stop = AtomicBool::new(false);
+        let running = AtomicBool::new(false);
+        let remote = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                bind(&[there]);
+                running.store(true, Ordering::Release);
+                while !stop.load(Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
+            });
+            while !running.load(Ordering::Acquire) {
+                std::hint::spin_loop();
+            }
+            let remote = pageout_fresh(pages);
+            stop.store(true, Ordering::Release);
+            remote
+        })?;
+        Ok((local, remote))
+    })();
+    bind(&cpus);
+    result
+}
+
+fn wait_for_writeback() -> PyResult<()> {
+    let deadline = Instant::now() + WRITEBACK_TIMEOUT;
+    while counters()?.nr_writeback > 0 {
+        if Instant::now() > deadline {
+            return Err(PyOSError::new_err(
+                "swap probe: the swap writes did not finish within a minute",
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(())
+}
+
 /// The phases of [`SwapProbe`] over `size` bytes of anonymous memory (transparent huge
 /// pages refused, so each fault and each page-out is of one 4 KiB page). Returns the raw
 /// measurements and the `[costs]` keys they give against the model's default costs, as JSON.
@@ -142,15 +235,7 @@ fn swap_costs(size: usize) -> PyResult<String> {
         after.pswpout - before.pswpout,
         pages,
     )?;
-    let deadline = Instant::now() + WRITEBACK_TIMEOUT;
-    while counters()?.nr_writeback > 0 {
-        if Instant::now() > deadline {
-            return Err(PyOSError::new_err(
-                "swap probe: the swap writes did not finish within a minute",
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for_writeback()?;
     // Phase 2: write faults on folios still in the swap cache.
     let before = counters()?;
     let start = Instant::now();
@@ -181,12 +266,16 @@ fn swap_costs(size: usize) -> PyResult<String> {
     let after = counters()?;
     let swapin_reads = after.pswpin - before.pswpin;
     expect_most("pages read back from swap", swapin_reads, rest)?;
+    drop(map);
+    let (pageout_local_ns, pageout_remote_ns) = remote_pageout(half)?;
     let probe = SwapProbe {
         pageout_ns,
         swapcache_fault_ns,
         swapin_sys_ns,
         swapin_reads,
         swapin_pages: rest as u64,
+        pageout_local_ns,
+        pageout_remote_ns,
     };
     let costs: serde_json::Map<String, serde_json::Value> = probe
         .costs(&Costs::default())

@@ -139,6 +139,13 @@ impl PageTables {
         (self.vmas.len() - 1) as u32
     }
 
+    /// The VMA holding entry `i` (VMAs are laid out in `ptes` in the order they were made).
+    pub fn vma_of(&self, i: u32) -> usize {
+        let v = self.vmas.partition_point(|v| v.start <= i) - 1;
+        debug_assert!(i < self.vmas[v].start + self.vmas[v].nr_pages);
+        v
+    }
+
     /// Bytes of page-table and VMA state.
     pub fn state_bytes(&self) -> u64 {
         (self.ptes.len() * std::mem::size_of::<Pte>()

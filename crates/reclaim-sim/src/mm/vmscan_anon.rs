@@ -8,8 +8,12 @@
 //!    (a second trip round the inactive list; before v5.9 at once,
 //!    `variant.anon_lru_before_5_9`); otherwise `add_to_swap()` gives it a slot
 //!    (no slot left: activate) and `try_to_unmap()` replaces the entry by the swap entry;
-//! 4. dirty: `pageout()` → `swap_writepage()`: PG_writeback and PG_reclaim, the write
-//!    submitted, the folio kept (its completion rotates it to the inactive tail);
+//! 4. dirty: `try_to_unmap_flush_dirty()`, then `pageout()` → `swap_writepage()`:
+//!    PG_writeback and PG_reclaim, the write submitted, the folio kept (its completion
+//!    rotates it to the inactive tail). The flush waits for the TLBs of the CPUs the
+//!    unmapped entry's mm has run on: a folio of a task on another CPU costs a round of
+//!    IPIs (`costs.tlb_flush_ipi_ns`, 0 unless measured: one round per folio, as each
+//!    unmap leaves a writable entry pending; the interrupted CPU's own time is not charged);
 //! 5. clean and in the swap cache: `__remove_mapping()` → `__delete_from_swap_cache()`, and
 //!    the folio is freed (the slot stays with the page table's swap entry).
 //!
@@ -46,6 +50,14 @@ enum Verdict {
 
 const BATCH: usize = SWAP_CLUSTER_MAX as usize;
 
+/// What a batch's unmapping costs: the folios unmapped, and of those the ones whose TLB
+/// flush needs another CPU.
+#[derive(Default)]
+struct Unmapped {
+    folios: u64,
+    remote_flushes: u64,
+}
+
 impl Kernel {
     /// The second half of `shrink_inactive_list()` for an anon batch (the file half is
     /// `Kernel::shrink_folio_list`). Returns the pages reclaimed.
@@ -64,9 +76,10 @@ impl Kernel {
         let mut nr_back = 0;
         let mut writes = [(0usize, 0u32, 0u32); BATCH];
         let mut nr_writes = 0;
-        let (mut nr_activate, mut nr_ref_keep, mut nr_unmapped) = (0u64, 0u64, 0u64);
+        let (mut nr_activate, mut nr_ref_keep) = (0u64, 0u64);
+        let mut unmapped = Unmapped::default();
         for &p in batch.pages() {
-            match self.anon_folio_verdict(p, cpu, sc, &mut nr_unmapped) {
+            match self.anon_folio_verdict(p, cpu, sc, &mut unmapped) {
                 Verdict::Free => {
                     freed[nr_freed] = p;
                     nr_freed += 1;
@@ -91,7 +104,8 @@ impl Kernel {
         }
         let c = &self.costs;
         let work = batch.pages().len() as u64 * (c.shrink_folio_ns + c.folio_referenced_ns)
-            + nr_unmapped * c.swap_out_ns;
+            + unmapped.folios * c.swap_out_ns
+            + unmapped.remote_flushes * c.tlb_flush_ipi_ns;
         let work = self.nodes[nid as usize].memory.scale(work);
         self.charge(work);
         // The writes, area by area, in the order reclaim chose them.
@@ -178,13 +192,13 @@ impl Kernel {
     }
 
     /// Steps 1–5 of the module's list for folio `p` (reclaimed by a task on `cpu` for
-    /// `sc`); a folio unmapped here is counted in `nr_unmapped`.
+    /// `sc`); a folio unmapped here is counted in `unmapped`.
     fn anon_folio_verdict(
         &mut self,
         p: u32,
         cpu: u32,
         sc: &ScanControl,
-        nr_unmapped: &mut u64,
+        unmapped: &mut Unmapped,
     ) -> Verdict {
         let flags = self.pages.flags(p);
         if flags & pg::LOCKED != 0 {
@@ -229,7 +243,13 @@ impl Kernel {
             f.flags = (f.flags & !pg::MAPPED) | pg::SWAPCACHE | pg::DIRTY;
             let nid = self.zones[self.page_zone(p)].nid;
             self.nodes[nid as usize].nr_anon_mapped -= 1;
-            *nr_unmapped += 1;
+            unmapped.folios += 1;
+            // Dirty now, so written below after try_to_unmap_flush_dirty(). Departure: the
+            // owner's one CPU stands for its mm_cpumask (the model does not migrate tasks).
+            if self.costs.tlb_flush_ipi_ns > 0 {
+                let owner = self.mm.vmas[self.mm.vma_of(idx)].owner_task;
+                unmapped.remote_flushes += u64::from(self.sched.tasks[owner as usize].cpu != cpu);
+            }
         }
         debug_assert!(self.pages.flags(p) & pg::SWAPCACHE != 0);
         let (area, slot) = self.folio_swap_entry(p);
@@ -288,6 +308,47 @@ mod tests {
             k.swap.get_swap_page(0).unwrap();
         }
         (k, p, slot)
+    }
+
+    /// A mapped, dirty, not recently used anon folio of task `tid`'s own one-page VMA.
+    fn mapped_folio(k: &mut crate::kernel::Kernel, tid: u32) -> u32 {
+        let vma = k.mm.mmap(tid, 1);
+        let idx = k.mm.vmas[vma as usize].start;
+        let zi = k.zonelists[0][0];
+        let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
+        k.mm.ptes[idx as usize] = mk_pte(p);
+        k.mm.test_and_clear_young(idx);
+        let f = k.pages.fields_mut(p);
+        f.owner = idx;
+        f.flags |= pg::ANON | pg::MAPPED | pg::DIRTY;
+        let nid = k.zones[zi].nid;
+        k.nodes[nid as usize].nr_anon_mapped += 1;
+        p
+    }
+
+    #[test]
+    fn a_folio_of_a_task_on_another_cpu_costs_a_tlb_shootdown_when_unmapped() {
+        use super::{Unmapped, Verdict};
+        use crate::mm::vmscan::ScanControl;
+        use crate::sched::TaskClass;
+        for ipi_ns in [0, 7_000] {
+            let mut k = kernel_with(64, 0, &format!("[costs]\ntlb_flush_ipi_ns = {ipi_ns}\n"));
+            swapon(&mut k, 1 + 64);
+            let here = k.add_task("here".into(), 0, TaskClass::Workload);
+            let there = k.add_task("there".into(), 1, TaskClass::Workload);
+            let own = mapped_folio(&mut k, here);
+            let other = mapped_folio(&mut k, there);
+            let sc = ScanControl::new(false, 32, 0, 0);
+            let mut unmapped = Unmapped::default();
+            for p in [own, other] {
+                let v = k.anon_folio_verdict(p, 0, &sc, &mut unmapped);
+                assert!(matches!(v, Verdict::Pageout(..)));
+            }
+            assert_eq!(unmapped.folios, 2);
+            // Reclaim on CPU 0: only the folio of the task on CPU 1 needs its TLB; with no
+            // cost set, the model does not look.
+            assert_eq!(unmapped.remote_flushes, u64::from(ipi_ns > 0));
+        }
     }
 
     #[test]

@@ -66,6 +66,8 @@ pub struct HostCosts {
     pub swapin_map_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_cache_insert_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tlb_flush_ipi_ns: Option<u64>,
 }
 
 /// What `reclaimlab host probe --swap` times on this machine's kernel, in a process of its
@@ -81,6 +83,10 @@ pub struct HostCosts {
 ///    cache, each is unmapped and freed at once, so that it is on swap alone. Then a write
 ///    to each: major faults with the kernel's swap readahead. System time (`getrusage`) of
 ///    the pass, with the pages read (pswpin) and the pages mapped.
+/// 4. Where there are two CPUs: `madvise(MADV_PAGEOUT)` of fresh pages from a thread bound
+///    to one CPU, first alone, then with a sibling thread spinning on the other, so that each
+///    page-out's `try_to_unmap_flush_dirty()` must flush that CPU's TLB by IPI. Wall time
+///    per page of each (0 where there is one CPU).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SwapProbe {
     pub pageout_ns: u64,
@@ -88,6 +94,8 @@ pub struct SwapProbe {
     pub swapin_sys_ns: u64,
     pub swapin_reads: u64,
     pub swapin_pages: u64,
+    pub pageout_local_ns: u64,
+    pub pageout_remote_ns: u64,
 }
 
 impl SwapProbe {
@@ -97,9 +105,10 @@ impl SwapProbe {
     /// `folio_referenced_ns`), the write's submission in `swap_out_ns`. The swap-cache fault
     /// is `swapin_map_ns`. A page read is `buddy_ns`, `swap_cache_insert_ns` and `lru_add_ns`
     /// (the read's submission and completion in `swap_cache_insert_ns`), and a page mapped is
-    /// `swapin_map_ns`. A key whose measurement is not above the parts subtracted is `None`
-    /// (the model keeps its default).
-    pub fn costs(&self, base: &Costs) -> [(&'static str, Option<u64>); 3] {
+    /// `swapin_map_ns`. The remote page-out's excess over the local one is
+    /// `tlb_flush_ipi_ns`. A key whose measurement is not above the parts subtracted is
+    /// `None` (the model keeps its default).
+    pub fn costs(&self, base: &Costs) -> [(&'static str, Option<u64>); 4] {
         let positive = |v: Option<u64>| v.filter(|&ns| ns > 0);
         let swap_out = self
             .pageout_ns
@@ -116,6 +125,10 @@ impl SwapProbe {
             ("swap_out_ns", positive(swap_out)),
             ("swapin_map_ns", map),
             ("swap_cache_insert_ns", positive(insert)),
+            (
+                "tlb_flush_ipi_ns",
+                positive(self.pageout_remote_ns.checked_sub(self.pageout_local_ns)),
+            ),
         ]
     }
 }
@@ -168,6 +181,7 @@ impl HostProfile {
                 ("swap_out_ns", c.swap_out_ns),
                 ("swapin_map_ns", c.swapin_map_ns),
                 ("swap_cache_insert_ns", c.swap_cache_insert_ns),
+                ("tlb_flush_ipi_ns", c.tlb_flush_ipi_ns),
             ] {
                 if let Some(ns) = ns {
                     costs.entry(key).or_insert((ns as i64).into());
@@ -251,6 +265,7 @@ mod tests {
                 swap_out_ns: None,
                 swapin_map_ns: Some(2_100),
                 swap_cache_insert_ns: None,
+                tlb_flush_ipi_ns: Some(6_000),
             }),
         }
     }
@@ -293,6 +308,7 @@ mod tests {
         assert_eq!(s.costs.usemem_word_ns, 50, "the scenario's own key wins");
         assert_eq!(s.costs.anon_fault_ns, 1_600);
         assert_eq!(s.costs.swapin_map_ns, 2_100);
+        assert_eq!(s.costs.tlb_flush_ipi_ns, 6_000);
         assert_eq!(
             s.costs.swap_out_ns,
             Costs::default().swap_out_ns,
@@ -329,6 +345,8 @@ mod tests {
             swapin_sys_ns: 100 * 2_000 + 80 * 3_000,
             swapin_reads: 80,
             swapin_pages: 100,
+            pageout_local_ns: 3_600,
+            pageout_remote_ns: 9_600,
         };
         let costs = probe.costs(&base);
         let parts = base.isolate_ns + base.shrink_folio_ns + base.putback_ns;
@@ -347,8 +365,16 @@ mod tests {
             swapin_sys_ns: 100 * 2_000,
             ..probe.clone()
         };
+        assert_eq!(costs[3], ("tlb_flush_ipi_ns", Some(6_000)));
         assert_eq!(cheap.costs(&base)[0].1, None);
         assert_eq!(cheap.costs(&base)[2].1, None);
+        // One CPU: no remote page-out, no key.
+        let one_cpu = SwapProbe {
+            pageout_local_ns: 0,
+            pageout_remote_ns: 0,
+            ..probe.clone()
+        };
+        assert_eq!(one_cpu.costs(&base)[3].1, None);
         let no_reads = SwapProbe {
             swapin_reads: 0,
             ..probe

@@ -257,6 +257,11 @@ pub struct Costs {
     pub swap_out_ns: u64,
     /// `folio_referenced()` of a mapped folio: the reverse-map walk to its PTE.
     pub folio_referenced_ns: u64,
+    /// A remote TLB shootdown in reclaim (`try_to_unmap_flush_dirty()` → IPIs to the CPUs
+    /// the unmapped entry's mm runs on, and the wait for them), per dirty folio of a task on
+    /// another CPU. 0 (not charged) unless set: `reclaimlab host probe --swap` measures it.
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub tlb_flush_ipi_ns: u64,
     /// usemem writing one present page sequentially (512 words, 4 KiB at ≈10 GB/s).
     pub usemem_page_ns: u64,
     /// usemem writing one word at a random address of a present page (cache and TLB miss).
@@ -288,6 +293,7 @@ impl Default for Costs {
             swap_cache_insert_ns: 300,
             swap_out_ns: 1_500,
             folio_referenced_ns: 300,
+            tlb_flush_ipi_ns: 0,
             usemem_page_ns: 400,
             usemem_word_ns: 100,
             zram_read_ns: 1_500,
@@ -299,4 +305,9 @@ impl Default for Costs {
 /// Keeps a resolved scenario's text as it was before a key with a zero default existed.
 fn is_zero(v: &f64) -> bool {
     *v == 0.0
+}
+
+/// `is_zero` for integer keys.
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
 }
