@@ -4,8 +4,9 @@
 Nodes, CPUs and memory per node come from sysfs and /proc; the block device is the one under
 a path (the workload's files: /var/tmp by default), with its queue's `read_ahead_kb`,
 `max_sectors_kb`, tag depth and `rotational` flag, and its speed from a short, bounded,
-read-only probe: sequential O_DIRECT reads of `max_sectors_kb` of an existing file on it, in
-parallel streams for the bandwidth and in one stream for the per-request latency. The profile is
+read-only probe of an existing file on it: sequential O_DIRECT reads of `max_sectors_kb` in
+parallel streams for the bandwidth, scattered 4 KiB reads in one stream for the per-request
+latency and in many native ones for the IOPS (`request_us`). The profile is
 written by the core (its schema is crates/reclaim-sim/src/scenario/host.rs) to
 `_core.host_profile_file()`, which later runs reuse. With `--swap` (root) the swap path's
 CPU costs are measured too, with a swap file the probe adds and removes
@@ -338,7 +339,7 @@ def host() -> None:
 def probe_command(path: str, swap: bool) -> None:
     """Measure this machine and write (or replace) its host profile: nodes, CPUs, memory per
     node, the watermark sysctls, the block device under --path with its bandwidth and
-    latency from about three seconds of read-only sequential O_DIRECT reads of an existing
+    latency and IOPS from about four seconds of read-only O_DIRECT reads of an existing
     file on it, and usemem's CPU costs from about two seconds of live usemem in 256 MiB of
     this process's own memory. With --swap, also what paging out, a swap-cache fault and a
     swap-in cost the kernel here (`swap_out_ns`, `swapin_map_ns`, `swap_cache_insert_ns`),
@@ -350,7 +351,7 @@ def probe_command(path: str, swap: bool) -> None:
         profile = probe(path)
         if swap:
             measured = probe_swap_costs(path, log=lambda s: click.echo(s, err=True))
-            click.echo(f"swap probe: per page {json.dumps(measured['probe'])}", err=True)
+            click.echo(f"swap probe: measured (ns per page; swapin_sys_ns in all) {json.dumps(measured['probe'])}", err=True)
             profile["costs"].update(measured["costs"])
         out = write_profile(profile)
     except (ProbeError, SwapProbeError, OSError) as e:

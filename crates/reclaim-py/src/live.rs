@@ -109,6 +109,11 @@ fn usemem(
     if repeats == 0 && runtime_s <= 0.0 {
         return Err(PyValueError::new_err("repeats = 0 needs a runtime_s limit"));
     }
+    if start_at_ns > monotonic_ns() + MAX_START_LEAD_NS {
+        return Err(PyValueError::new_err(format!(
+            "start_at_ns {start_at_ns} is more than a minute ahead of CLOCK_MONOTONIC"
+        )));
+    }
     sleep_until(start_at_ns);
     let start_ns = monotonic_ns();
     let map = Mapping::anon(size)?;
@@ -171,6 +176,10 @@ fn usemem(
     })
     .to_string())
 }
+
+/// How far ahead a start time may be: a mistaken clock (CLOCK_REALTIME) would sleep for
+/// decades.
+const MAX_START_LEAD_NS: u64 = 60_000_000_000;
 
 /// Sleep until CLOCK_MONOTONIC reads `t_ns` (at once if it already has).
 fn sleep_until(t_ns: u64) {

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use serde_json::json;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 use reclaim_sim::scenario::{Costs, SwapProbe};
@@ -51,13 +51,17 @@ fn counters() -> PyResult<Counters> {
     Ok(c)
 }
 
-/// System time of the calling thread, in ns.
-fn thread_sys_ns() -> u64 {
-    // SAFETY: an all-zero rusage is valid, and getrusage fills it.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: ru is a valid out-pointer.
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    ru.ru_stime.tv_sec as u64 * 1_000_000_000 + ru.ru_stime.tv_usec as u64 * 1_000
+/// CPU time of the calling thread, in ns (`CLOCK_THREAD_CPUTIME_ID`: the scheduler's exact
+/// runtime, not tick samples, and none of the time the thread sleeps, waiting for a tag or
+/// an I/O). The phases' user-mode work is one store per page, so this is their kernel time.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 fn madvise(map: &Mapping, from: usize, pages: usize, advice: libc::c_int) -> PyResult<()> {
@@ -94,8 +98,11 @@ fn touch(map: &Mapping, from: usize, pages: usize, write: Option<u64>) -> u64 {
     sum
 }
 
-fn per_page(elapsed: Duration, pages: usize) -> u64 {
-    (elapsed.as_nanos() / pages.max(1) as u128) as u64
+/// Thread CPU time per page of `f`, run over `pages` pages.
+fn cpu_per_page<T>(pages: usize, f: impl FnOnce() -> T) -> (u64, T) {
+    let start = thread_cpu_ns();
+    let out = f();
+    ((thread_cpu_ns() - start) / pages.max(1) as u64, out)
 }
 
 /// Fails with `what` unless `got` is at least nine tenths of `want`.
@@ -134,28 +141,45 @@ fn allowed_cpus() -> Vec<usize> {
         .collect()
 }
 
-/// Bind the calling thread to `cpus`.
-fn bind(cpus: &[usize]) {
+/// Bind the calling thread to `cpus`; false if the kernel refused.
+fn bind(cpus: &[usize]) -> bool {
     // SAFETY: an all-zero cpu_set_t is empty; CPU_SET adds to it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &c in cpus {
         // SAFETY: c < CPU_SETSIZE (it came from allowed_cpus).
         unsafe { libc::CPU_SET(c, &mut set) };
     }
-    // SAFETY: set is a valid cpu_set_t of the size given. A refusal leaves the binding as it
-    // was, which makes the remote phase measure less, not wrongly.
-    unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) };
+    // SAFETY: set is a valid cpu_set_t of the size given.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) == 0 }
 }
 
-/// Wall time per page of MADV_PAGEOUT of `pages` fresh dirty pages.
+/// Gives the calling thread its CPUs back however the remote phase ends (an error or a
+/// panic included).
+struct Rebind<'a>(&'a [usize]);
+
+impl Drop for Rebind<'_> {
+    fn drop(&mut self) {
+        bind(self.0);
+    }
+}
+
+/// Stops the spinner however the remote page-out ends.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+/// CPU time per page of MADV_PAGEOUT of `pages` fresh dirty pages.
 fn pageout_fresh(pages: usize) -> PyResult<u64> {
     let map = Mapping::anon(pages * PAGE)?;
     madvise(&map, 0, pages, libc::MADV_NOHUGEPAGE)?;
     touch(&map, 0, pages, Some(4));
     let before = counters()?;
-    let start = Instant::now();
-    madvise(&map, 0, pages, libc::MADV_PAGEOUT)?;
-    let ns = per_page(start.elapsed(), pages);
+    let (ns, rc) = cpu_per_page(pages, || madvise(&map, 0, pages, libc::MADV_PAGEOUT));
+    rc?;
     let after = counters()?;
     expect_most(
         "pages written by MADV_PAGEOUT",
@@ -166,36 +190,40 @@ fn pageout_fresh(pages: usize) -> PyResult<u64> {
     Ok(ns)
 }
 
-/// Phase 4 of [`SwapProbe`]: (local, remote) page-out ns per page, or (0, 0) with one CPU.
+/// Phase 4 of [`SwapProbe`]: (local, remote) page-out ns per page, or (0, 0) where the
+/// probe cannot hold two CPUs (one CPU, or the kernel refused a binding).
 fn remote_pageout(pages: usize) -> PyResult<(u64, u64)> {
     let cpus = allowed_cpus();
     let [here, there, ..] = cpus[..] else {
         return Ok((0, 0));
     };
-    bind(&[here]);
-    let result = (|| {
-        let local = pageout_fresh(pages)?;
-        let stop = AtomicBool::new(false);
-        let running = AtomicBool::new(false);
-        let remote = std::thread::scope(|scope| {
-            scope.spawn(|| {
-                bind(&[there]);
-                running.store(true, Ordering::Release);
-                while !stop.load(Ordering::Acquire) {
-                    std::hint::spin_loop();
-                }
-            });
-            while !running.load(Ordering::Acquire) {
+    let _rebind = Rebind(&cpus);
+    if !bind(&[here]) {
+        return Ok((0, 0));
+    }
+    let local = pageout_fresh(pages)?;
+    // 1: spinning on `there`; 2: could not get there.
+    let state = AtomicU8::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            // SAFETY: sched_getcpu has no arguments and no side effects.
+            let on_there = bind(&[there]) && unsafe { libc::sched_getcpu() } == there as i32;
+            state.store(if on_there { 1 } else { 2 }, Ordering::Release);
+            while on_there && !stop.load(Ordering::Acquire) {
                 std::hint::spin_loop();
             }
-            let remote = pageout_fresh(pages);
-            stop.store(true, Ordering::Release);
-            remote
-        })?;
-        Ok((local, remote))
-    })();
-    bind(&cpus);
-    result
+        });
+        // The scope waits for the spinner, so whatever ends this closure must stop it first.
+        let _stop = StopOnDrop(&stop);
+        while state.load(Ordering::Acquire) == 0 {
+            std::thread::yield_now();
+        }
+        if state.load(Ordering::Acquire) != 1 {
+            return Ok((0, 0));
+        }
+        Ok((local, pageout_fresh(pages)?))
+    })
 }
 
 fn wait_for_writeback() -> PyResult<()> {
@@ -226,9 +254,8 @@ fn swap_costs(size: usize) -> PyResult<String> {
     touch(&map, 0, pages, Some(1));
     // Phase 1: page out dirty anonymous pages (the writes are submitted, not awaited).
     let before = counters()?;
-    let start = Instant::now();
-    madvise(&map, 0, pages, libc::MADV_PAGEOUT)?;
-    let pageout_ns = per_page(start.elapsed(), pages);
+    let (pageout_ns, rc) = cpu_per_page(pages, || madvise(&map, 0, pages, libc::MADV_PAGEOUT));
+    rc?;
     let after = counters()?;
     expect_most(
         "pages written by MADV_PAGEOUT",
@@ -238,9 +265,7 @@ fn swap_costs(size: usize) -> PyResult<String> {
     wait_for_writeback()?;
     // Phase 2: write faults on folios still in the swap cache.
     let before = counters()?;
-    let start = Instant::now();
-    touch(&map, 0, half, Some(2));
-    let swapcache_fault_ns = per_page(start.elapsed(), half);
+    let (swapcache_fault_ns, _) = cpu_per_page(half, || touch(&map, 0, half, Some(2)));
     let after = counters()?;
     expect_few(
         "major faults where the swap cache should hold every page",
@@ -260,9 +285,9 @@ fn swap_costs(size: usize) -> PyResult<String> {
         rest,
     )?;
     let before = counters()?;
-    let sys = thread_sys_ns();
+    let sys = thread_cpu_ns();
     touch(&map, half, rest, Some(3));
-    let swapin_sys_ns = thread_sys_ns() - sys;
+    let swapin_sys_ns = thread_cpu_ns() - sys;
     let after = counters()?;
     let swapin_reads = after.pswpin - before.pswpin;
     expect_most("pages read back from swap", swapin_reads, rest)?;

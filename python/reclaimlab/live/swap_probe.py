@@ -42,6 +42,9 @@ def refusals(backend: KernelBackend) -> list[str]:
     missing = [t for t in ("mkswap", "swapon", "swapoff") if shutil.which(t) is None]
     if missing:
         problems.append(f"{', '.join(missing)} not found: install util-linux")
+    zswap = "/sys/module/zswap/parameters/enabled"
+    if backend.exists(zswap) and backend.read_value(zswap) in ("Y", "1"):
+        problems.append(f"zswap is on ({zswap}): page-outs would go to it, not to the probe's swap file; turn it off for the probe")
     try:
         existing = Journal.load(journal_path())
     except JournalError as e:
@@ -77,16 +80,24 @@ def probe_swap_costs(path: str, backend: KernelBackend | None = None, log: Calla
             raise SwapProbeError(str(e)) from None
         finally:
             with signals_blocked():
-                for line in backend.restore(journal):
+                lines = backend.restore(journal)
+                for line in lines:
                     log(f"swap probe: restore: {line}")
             backend.journal = None
+    if any(line.startswith("FAILED") for line in lines):
+        raise SwapProbeError(f"swap probe: some changes could not be undone; {journal_path()} keeps them for `reclaimlab live restore`")
     return median_of(rounds)
 
 
 def median_of(rounds: list[dict[str, Any]]) -> dict[str, Any]:
-    """Each figure's median over the rounds (a key some round could not give is left out)."""
+    """Each figure's median over the rounds that gave it; a key fewer than half the rounds
+    gave is left out (the model then keeps its default)."""
     result: dict[str, Any] = {}
     for part in ("probe", "costs"):
-        keys = [k for k in rounds[0][part] if all(k in r[part] for r in rounds)]
-        result[part] = {k: int(statistics.median(r[part][k] for r in rounds)) for k in keys}
+        keys = dict.fromkeys(k for r in rounds for k in r[part])
+        result[part] = {}
+        for k in keys:
+            values = [r[part][k] for r in rounds if k in r[part]]
+            if 2 * len(values) > len(rounds):
+                result[part][k] = int(statistics.median(values))
     return result

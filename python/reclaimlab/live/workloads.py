@@ -316,7 +316,7 @@ class Usemem(Workload):
             "task_kB_s": [r["kb_s"] for r in results],
             "free_usecs": [r["free_usecs"] for r in results],
             # How long after the common start each task began (it was not ready in time).
-            "start_late_ms": [round(max(0, r["start_ns"] - self.start_at_ns) / 1e6, 3) for r in results if "start_ns" in r],
+            "start_late_ms": [round(max(0, r["start_ns"] - self.start_at_ns) / 1e6, 3) for r in results if "start_ns" in r] if self.start_at_ns else [],
             "latency_us": latency_us(results),
         }
 

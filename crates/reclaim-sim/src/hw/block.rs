@@ -3,8 +3,9 @@
 //! A device is a FIFO transfer stage at the device's bandwidth, then a completion latency
 //! (fixed, or drawn about its mean) that overlaps other requests' transfers (an NVMe drive's
 //! internal parallelism); writes may have a latency of their own (a drive's write cache).
-//! One stream sees `latency + size/bandwidth` per request; enough concurrent streams keep the
-//! transfer stage busy and the device saturates at its bandwidth (seed 000, Test 1). Transfer
+//! One stream sees `latency + request + size/bandwidth` per request (`request`: below);
+//! enough concurrent streams keep the transfer stage busy and the device saturates at its
+//! bandwidth (seed 000, Test 1). Transfer
 //! times vary from request to request (`jitter`: the fraction of a transfer drawn from an
 //! exponential distribution with the same mean), so that queues form before saturation as on
 //! a real drive and throughput bends towards the bandwidth rather than hitting it (seed 000,

@@ -8,12 +8,14 @@
 //!    (a second trip round the inactive list; before v5.9 at once,
 //!    `variant.anon_lru_before_5_9`); otherwise `add_to_swap()` gives it a slot
 //!    (no slot left: activate) and `try_to_unmap()` replaces the entry by the swap entry;
-//! 4. dirty: `try_to_unmap_flush_dirty()`, then `pageout()` → `swap_writepage()`:
+//! 4. dirty: `try_to_unmap_flush_dirty()`, then `pageout()` → `swap_writeout()`
+//!    (`swap_writepage()` before 6.16):
 //!    PG_writeback and PG_reclaim, the write submitted, the folio kept (its completion
 //!    rotates it to the inactive tail). The flush waits for the TLBs of the CPUs the
-//!    unmapped entry's mm has run on: a folio of a task on another CPU costs a round of
-//!    IPIs (`costs.tlb_flush_ipi_ns`, 0 unless measured: one round per folio, as each
-//!    unmap leaves a writable entry pending; the interrupted CPU's own time is not charged);
+//!    unmapped entry's mm is running on: a folio of a task running on another CPU costs a
+//!    round of IPIs (`costs.tlb_flush_ipi_ns`, 0 unless measured: one round per folio, as
+//!    each unmap leaves a writable entry pending; the interrupted CPU's own time is not
+//!    charged);
 //! 5. clean and in the swap cache: `__remove_mapping()` → `__delete_from_swap_cache()`, and
 //!    the folio is freed (the slot stays with the page table's swap entry).
 //!
@@ -35,6 +37,7 @@ use crate::mm::page::{pg, NO_OWNER};
 use crate::mm::vma::{swp_entry, swp_pte};
 use crate::mm::vmscan::{Isolated, ScanControl, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::VmEvent;
+use crate::sched::Req;
 
 /// `shrink_folio_list()`'s verdict on one anon folio.
 enum Verdict {
@@ -244,11 +247,16 @@ impl Kernel {
             let nid = self.zones[self.page_zone(p)].nid;
             self.nodes[nid as usize].nr_anon_mapped -= 1;
             unmapped.folios += 1;
-            // Dirty now, so written below after try_to_unmap_flush_dirty(). Departure: the
-            // owner's one CPU stands for its mm_cpumask (the model does not migrate tasks).
+            // Dirty now, so written below after try_to_unmap_flush_dirty(). x86's
+            // should_flush_tlb() interrupts only a CPU whose loaded mm is the owner's and is
+            // not lazy: here, the owner runnable on another CPU. Departure: runnable stands
+            // for running (a CPU's other task may hold it), and the owner's one CPU for its
+            // mm_cpumask (the model does not migrate tasks).
             if self.costs.tlb_flush_ipi_ns > 0 {
-                let owner = self.mm.vmas[self.mm.vma_of(idx)].owner_task;
-                unmapped.remote_flushes += u64::from(self.sched.tasks[owner as usize].cpu != cpu);
+                let owner =
+                    &self.sched.tasks[self.mm.vmas[self.mm.vma_of(idx)].owner_task as usize];
+                let remote = owner.cpu != cpu && matches!(owner.req, Req::Run);
+                unmapped.remote_flushes += u64::from(remote);
             }
         }
         debug_assert!(self.pages.flags(p) & pg::SWAPCACHE != 0);
@@ -330,12 +338,13 @@ mod tests {
     fn a_folio_of_a_task_on_another_cpu_costs_a_tlb_shootdown_when_unmapped() {
         use super::{Unmapped, Verdict};
         use crate::mm::vmscan::ScanControl;
-        use crate::sched::TaskClass;
-        for ipi_ns in [0, 7_000] {
+        use crate::sched::{Req, TaskClass};
+        for (ipi_ns, asleep) in [(0, false), (7_000, false), (7_000, true)] {
             let mut k = kernel_with(64, 0, &format!("[costs]\ntlb_flush_ipi_ns = {ipi_ns}\n"));
             swapon(&mut k, 1 + 64);
             let here = k.add_task("here".into(), 0, TaskClass::Workload);
             let there = k.add_task("there".into(), 1, TaskClass::Workload);
+            k.sched.tasks[there as usize].req = if asleep { Req::Wait } else { Req::Run };
             let own = mapped_folio(&mut k, here);
             let other = mapped_folio(&mut k, there);
             let sc = ScanControl::new(false, 32, 0, 0);
@@ -345,9 +354,10 @@ mod tests {
                 assert!(matches!(v, Verdict::Pageout(..)));
             }
             assert_eq!(unmapped.folios, 2);
-            // Reclaim on CPU 0: only the folio of the task on CPU 1 needs its TLB; with no
-            // cost set, the model does not look.
-            assert_eq!(unmapped.remote_flushes, u64::from(ipi_ns > 0));
+            // Reclaim on CPU 0: only the folio of the task running on CPU 1 needs its TLB
+            // (asleep, its CPU has flushed or will at the switch back); with no cost set,
+            // the model does not look.
+            assert_eq!(unmapped.remote_flushes, u64::from(ipi_ns > 0 && !asleep));
         }
     }
 

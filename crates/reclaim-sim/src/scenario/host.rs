@@ -73,20 +73,23 @@ pub struct HostCosts {
 /// What `reclaimlab host probe --swap` times on this machine's kernel, in a process of its
 /// own over memory of its own, with a swap file of its own (crates/reclaim-py/src/probe.rs).
 /// Each phase leaves the pages in a state the next one needs:
-/// 1. `madvise(MADV_PAGEOUT)` of dirty anonymous pages: `reclaim_pages()` isolates each,
-///    `shrink_folio_list()` adds it to swap, unmaps it and submits its write, and puts it
-///    back (the write is asynchronous; nothing is freed). Wall time per page.
+/// Times are the probing thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), so that a wait for
+/// the device's tags, which the model charges as device time, is not counted.
+/// 1. `madvise(MADV_PAGEOUT)` of dirty anonymous pages: the page-table walk isolates each
+///    (`folio_isolate_lru()`), `reclaim_pages()` → `shrink_folio_list()` adds it to swap,
+///    unmaps it and submits its write, and `folio_putback_lru()` puts it back (the write is
+///    asynchronous; nothing is freed). Per page.
 /// 2. Once the writes are done, a write to half of them: each is a minor fault on a folio
 ///    still in the swap cache (`do_swap_page()` without I/O), which maps it and frees its
-///    slot. Wall time per page.
+///    slot. Per page.
 /// 3. The other half is read (mapped, slot kept) and paged out again: clean and in the swap
 ///    cache, each is unmapped and freed at once, so that it is on swap alone. Then a write
-///    to each: major faults with the kernel's swap readahead. System time (`getrusage`) of
-///    the pass, with the pages read (pswpin) and the pages mapped.
+///    to each: major faults with the kernel's swap readahead. The pass's time, with the
+///    pages read (pswpin) and the pages mapped.
 /// 4. Where there are two CPUs: `madvise(MADV_PAGEOUT)` of fresh pages from a thread bound
 ///    to one CPU, first alone, then with a sibling thread spinning on the other, so that each
-///    page-out's `try_to_unmap_flush_dirty()` must flush that CPU's TLB by IPI. Wall time
-///    per page of each (0 where there is one CPU).
+///    page-out's `try_to_unmap_flush_dirty()` must flush that CPU's TLB by IPI (the sender
+///    waits for it, busy). Per page of each (0 where the probe cannot hold two CPUs).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SwapProbe {
     pub pageout_ns: u64,
@@ -100,9 +103,11 @@ pub struct SwapProbe {
 
 impl SwapProbe {
     /// The `[costs]` keys the phases measure, less what the model charges for the same work
-    /// under other keys (`base`'s). MADV_PAGEOUT's page is `isolate_ns`, `shrink_folio_ns`,
-    /// `swap_out_ns` and `putback_ns` (it skips the reference check, so no
-    /// `folio_referenced_ns`), the write's submission in `swap_out_ns`. The swap-cache fault
+    /// under other keys (`base`'s). MADV_PAGEOUT's page is taken as `isolate_ns`,
+    /// `shrink_folio_ns`, `swap_out_ns` and `putback_ns` (it skips the reference check, so no
+    /// `folio_referenced_ns`; its isolation and putback are the per-folio
+    /// `folio_isolate_lru()` and `folio_putback_lru()`, close to reclaim's batched ones), the
+    /// write's submission in `swap_out_ns`. The swap-cache fault
     /// is `swapin_map_ns`. A page read is `buddy_ns`, `swap_cache_insert_ns` and `lru_add_ns`
     /// (the read's submission and completion in `swap_cache_insert_ns`), and a page mapped is
     /// `swapin_map_ns`. The remote page-out's excess over the local one is
