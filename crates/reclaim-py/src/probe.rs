@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use reclaim_sim::scenario::{Costs, SwapProbe};
 
-use crate::live::Mapping;
+use crate::live::{clock_ns, Mapping};
 
 const PAGE: usize = 4096;
 /// How long the probe waits for its writes to complete before giving up.
@@ -55,13 +55,7 @@ fn counters() -> PyResult<Counters> {
 /// runtime, not tick samples, and none of the time the thread sleeps, waiting for a tag or
 /// an I/O). The phases' user-mode work is one store per page, so this is their kernel time.
 fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 fn madvise(map: &Mapping, from: usize, pages: usize, advice: libc::c_int) -> PyResult<()> {
@@ -172,13 +166,11 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
-/// CPU time per page of MADV_PAGEOUT of `pages` fresh dirty pages.
-fn pageout_fresh(pages: usize) -> PyResult<u64> {
-    let map = Mapping::anon(pages * PAGE)?;
-    madvise(&map, 0, pages, libc::MADV_NOHUGEPAGE)?;
-    touch(&map, 0, pages, Some(4));
+/// MADV_PAGEOUT of the first `pages` pages of `map`, all dirty: its CPU time per page, once
+/// the writes it submitted are done.
+fn page_out(map: &Mapping, pages: usize) -> PyResult<u64> {
     let before = counters()?;
-    let (ns, rc) = cpu_per_page(pages, || madvise(&map, 0, pages, libc::MADV_PAGEOUT));
+    let (ns, rc) = cpu_per_page(pages, || madvise(map, 0, pages, libc::MADV_PAGEOUT));
     rc?;
     let after = counters()?;
     expect_most(
@@ -188,6 +180,19 @@ fn pageout_fresh(pages: usize) -> PyResult<u64> {
     )?;
     wait_for_writeback()?;
     Ok(ns)
+}
+
+/// A fresh mapping of `pages` pages, each written once (THP refused).
+fn dirty_pages(pages: usize, value: u64) -> PyResult<Mapping> {
+    let map = Mapping::anon(pages * PAGE)?;
+    madvise(&map, 0, pages, libc::MADV_NOHUGEPAGE)?;
+    touch(&map, 0, pages, Some(value));
+    Ok(map)
+}
+
+/// CPU time per page of MADV_PAGEOUT of `pages` fresh dirty pages.
+fn pageout_fresh(pages: usize) -> PyResult<u64> {
+    page_out(&dirty_pages(pages, 4)?, pages)
 }
 
 /// Phase 4 of [`SwapProbe`]: (local, remote) page-out ns per page, or (0, 0) where the
@@ -249,20 +254,10 @@ fn swap_costs(size: usize) -> PyResult<String> {
         return Err(PyValueError::new_err("the swap probe needs at least 8 MiB"));
     }
     let half = pages / 2;
-    let map = Mapping::anon(pages * PAGE)?;
-    madvise(&map, 0, pages, libc::MADV_NOHUGEPAGE)?;
-    touch(&map, 0, pages, Some(1));
-    // Phase 1: page out dirty anonymous pages (the writes are submitted, not awaited).
-    let before = counters()?;
-    let (pageout_ns, rc) = cpu_per_page(pages, || madvise(&map, 0, pages, libc::MADV_PAGEOUT));
-    rc?;
-    let after = counters()?;
-    expect_most(
-        "pages written by MADV_PAGEOUT",
-        after.pswpout - before.pswpout,
-        pages,
-    )?;
-    wait_for_writeback()?;
+    let map = dirty_pages(pages, 1)?;
+    // Phase 1: page out dirty anonymous pages (the writes are submitted, not awaited by
+    // MADV_PAGEOUT; the next phase needs them done).
+    let pageout_ns = page_out(&map, pages)?;
     // Phase 2: write faults on folios still in the swap cache.
     let before = counters()?;
     let (swapcache_fault_ns, _) = cpu_per_page(half, || touch(&map, 0, half, Some(2)));
