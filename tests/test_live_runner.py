@@ -192,11 +192,19 @@ repeats = 0
 def test_usemem_with_background_swap_and_cgroup(tmp_path: Path, state_dir: Path) -> None:
     def usemem(argv: Sequence[str]) -> tuple[int, str, str, float]:
         kb = 300 if "--random" in argv else 1000
-        return 0, json.dumps({"bytes": 1, "usecs": 1, "kb_s": kb, "passes": 1, "words": 1, "free_usecs": 5}) + "\n", "", 0.05
+        start = int(argv[argv.index("--start-at-ns") + 1])
+        # The background's task began 80 ms late.
+        late = 80_000_000 if "--random" in argv else 1_000_000
+        out = {"bytes": 1, "usecs": 1, "kb_s": kb, "passes": 1, "words": 1, "free_usecs": 5, "start_ns": start + late}
+        return 0, json.dumps(out) + "\n", "", 0.05
 
     fake = FakeBackend(programs={"usemem": usemem})
-    points = run(fake, scenario(tmp_path, USEMEM), tmp_path / "out", log=lambda s: None)
+    lines: list[str] = []
+    points = run(fake, scenario(tmp_path, USEMEM), tmp_path / "out", log=lines.append)
     result = points[0].result
+    assert result["metrics"]["start_late_ms"] == [1.0, 1.0]
+    assert result["background"]["metrics"]["start_late_ms"] == [80.0]
+    assert any("began 80 ms after the common start" in line for line in lines)
     assert result["metrics"]["throughput_kB_s"] == 2000
     assert result["background"]["metrics"]["throughput_kB_s"] == 300
     # The cgroup's limit (v1 here) and its counters, in the simulator's shape.

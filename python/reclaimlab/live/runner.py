@@ -27,6 +27,7 @@ DEFAULT_TIMEOUT_S = 600.0
 # Time given to a workload's tasks to start before they begin together (a Python helper
 # takes 40-70 ms here; several of them share the CPUs).
 START_LEAD_S = 0.5
+LATE_START_WARN_MS = 50.0  # a task this late began on its own, not with the others
 BACKGROUND_GRACE_S = 10.0  # after the foreground ends, before the background is stopped
 
 
@@ -373,6 +374,9 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
     write_json(rundir / "result.json", result)
     if failures:
         raise LiveError(f"{rundir}: workload task(s) failed:\n  " + "\n  ".join(failures))
+    late = max([*result["metrics"].get("start_late_ms", []), *result.get("background", {}).get("metrics", {}).get("start_late_ms", [])], default=0.0)
+    if late > LATE_START_WARN_MS:
+        log(f"  warning: a task began {late:.0f} ms after the common start (it was not ready in {START_LEAD_S} s): the tasks did not begin together")
     return PointResult(rundir.name, rundir, result)
 
 
