@@ -195,9 +195,8 @@ def latency_jitter(latencies: list[float]) -> float:
 
 def probe_device(path: Path, request_bytes: int) -> tuple[float, float, float, float]:
     """(bandwidth in MB/s of 10⁶ bytes, latency in µs, latency jitter, request time in µs)
-    for the simulator's
-    device model, in which one stream sees `latency + size/bandwidth` per request and enough
-    streams saturate the bandwidth: BANDWIDTH_THREADS sequential streams of `request_bytes`
+    for the simulator's device model, in which one stream sees `latency + request +
+    size/bandwidth` per request and enough streams saturate the bandwidth: BANDWIDTH_THREADS sequential streams of `request_bytes`
     give the bandwidth (as the dd workloads read), then one stream of LATENCY_REQUEST reads
     at random offsets the per-request time (as swap-ins meet it: a request that small is
     nearly all latency, and a scattered one cannot be prefetched); the latency is what that

@@ -67,9 +67,14 @@ impl Drop for Mapping {
 }
 
 /// xorshift64*: usemem uses lrand48_r; any uniform generator gives the same access pattern.
-pub(crate) struct Rng(pub(crate) u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
+    /// A generator with a fixed seed (never the all-zero state, which xorshift keeps).
+    pub(crate) fn with_seed(seed: u64) -> Self {
+        Rng(seed.max(1))
+    }
+
     fn seeded() -> Self {
         let t = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

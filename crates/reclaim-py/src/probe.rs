@@ -1,9 +1,12 @@
 //! Host probes that need native code (`reclaimlab host probe`), exposed as `_core.probe`.
 //!
 //! `read_iops` keeps many small O_DIRECT reads in flight, more than Python's threads can
-//! (they queue on the interpreter's lock at a few tens of thousands a second). `swap_costs` times the kernel's swap path in the calling process, over memory of its own;
-//! the caller provides the swap space (a swap file it adds and removes, journaled) and runs
-//! nothing else that swaps meanwhile: the phases check the system-wide counters they expect.
+//! (they queue on the interpreter's lock at a few tens of thousands a second).
+//!
+//! `swap_costs` times the kernel's swap path in the calling process, over memory of its
+//! own; the caller provides the swap space (a swap file it adds and removes, journaled) and
+//! runs nothing else that swaps meanwhile: the phases check the system-wide counters they
+//! expect.
 
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -15,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use reclaim_sim::scenario::{Costs, SwapProbe};
 
-use crate::live::{clock_ns, Mapping};
+use crate::live::{clock_ns, Mapping, Rng};
 
 const PAGE: usize = 4096;
 /// How long the probe waits for its writes to complete before giving up.
@@ -302,12 +305,7 @@ fn swap_costs(size: usize) -> PyResult<String> {
         .into_iter()
         .filter_map(|(key, ns)| Some((key.to_string(), ns?.into())))
         .collect();
-    Ok(json!({
-        "probe": probe,
-        "costs": costs,
-        "major_faults": after.pgmajfault - before.pgmajfault,
-    })
-    .to_string())
+    Ok(json!({ "probe": probe, "costs": costs }).to_string())
 }
 
 /// `threads` readers of 4 KiB O_DIRECT reads at random offsets of `path` (each its own
@@ -336,7 +334,7 @@ fn read_iops(py: Python<'_>, path: &str, threads: usize, seconds: f64) -> PyResu
                     scope.spawn(move || -> Result<u64, std::io::Error> {
                         let buf =
                             Mapping::anon(PAGE).map_err(|_| std::io::Error::last_os_error())?;
-                        let mut rng = crate::live::Rng(0x9E37_79B9 ^ (i as u64 + 1));
+                        let mut rng = Rng::with_seed(0x9E37_79B9 ^ (i as u64 + 1));
                         let mut n = 0;
                         while Instant::now() < stop {
                             let offset = rng.below(blocks) * PAGE as u64;

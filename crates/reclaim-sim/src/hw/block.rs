@@ -5,9 +5,9 @@
 //! internal parallelism); writes may have a latency of their own (a drive's write cache).
 //! One stream sees `latency + request + size/bandwidth` per request (`request`: below);
 //! enough concurrent streams keep the transfer stage busy and the device saturates at its
-//! bandwidth (seed 000, Test 1). Transfer
-//! times vary from request to request (`jitter`: the fraction of a transfer drawn from an
-//! exponential distribution with the same mean), so that queues form before saturation as on
+//! bandwidth (seed 000, Test 1). Transfer times vary from request to request (`jitter`: the
+//! fraction of a transfer drawn from an exponential distribution with the same mean), so
+//! that queues form before saturation as on
 //! a real drive and throughput bends towards the bandwidth rather than hitting it (seed 000,
 //! Test 2). An I/O's completion latency may vary too (`latency_jitter`, the same rule
 //! applied to the latency, reads and writes alike): a flash read waits for its die, which

@@ -72,9 +72,9 @@ pub struct HostCosts {
 
 /// What `reclaimlab host probe --swap` times on this machine's kernel, in a process of its
 /// own over memory of its own, with a swap file of its own (crates/reclaim-py/src/probe.rs).
-/// Each phase leaves the pages in a state the next one needs:
 /// Times are the probing thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), so that a wait for
-/// the device's tags, which the model charges as device time, is not counted.
+/// the device's tags, which the model charges as device time, is not counted. Each phase
+/// leaves the pages in a state the next one needs:
 /// 1. `madvise(MADV_PAGEOUT)` of dirty anonymous pages: the page-table walk isolates each
 ///    (`folio_isolate_lru()`), `reclaim_pages()` → `shrink_folio_list()` adds it to swap,
 ///    unmaps it and submits its write, and `folio_putback_lru()` puts it back (the write is
@@ -107,12 +107,11 @@ impl SwapProbe {
     /// `shrink_folio_ns`, `swap_out_ns` and `putback_ns` (it skips the reference check, so no
     /// `folio_referenced_ns`; its isolation and putback are the per-folio
     /// `folio_isolate_lru()` and `folio_putback_lru()`, close to reclaim's batched ones), the
-    /// write's submission in `swap_out_ns`. The swap-cache fault
-    /// is `swapin_map_ns`. A page read is `buddy_ns`, `swap_cache_insert_ns` and `lru_add_ns`
-    /// (the read's submission and completion in `swap_cache_insert_ns`), and a page mapped is
-    /// `swapin_map_ns`. The remote page-out's excess over the local one is
-    /// `tlb_flush_ipi_ns`. A key whose measurement is not above the parts subtracted is
-    /// `None` (the model keeps its default).
+    /// write's submission in `swap_out_ns`. The swap-cache fault is `swapin_map_ns`. A page
+    /// read is `buddy_ns`, `swap_cache_insert_ns` and `lru_add_ns` (the read's submission and
+    /// completion in `swap_cache_insert_ns`), and a page mapped is `swapin_map_ns`. The
+    /// remote page-out's excess over the local one is `tlb_flush_ipi_ns`. A key whose
+    /// measurement is not above the parts subtracted is `None` (the model keeps its default).
     pub fn costs(&self, base: &Costs) -> [(&'static str, Option<u64>); 4] {
         let positive = |v: Option<u64>| v.filter(|&ns| ns > 0);
         let swap_out = self
@@ -364,13 +363,13 @@ mod tests {
                 Some(3_000 - base.buddy_ns - base.lru_add_ns)
             )
         );
+        assert_eq!(costs[3], ("tlb_flush_ipi_ns", Some(6_000)));
         // Below the parts other keys charge: no key, the default stays.
         let cheap = SwapProbe {
             pageout_ns: parts,
             swapin_sys_ns: 100 * 2_000,
             ..probe.clone()
         };
-        assert_eq!(costs[3], ("tlb_flush_ipi_ns", Some(6_000)));
         assert_eq!(cheap.costs(&base)[0].1, None);
         assert_eq!(cheap.costs(&base)[2].1, None);
         // One CPU: no remote page-out, no key.
