@@ -252,6 +252,8 @@ impl Kernel {
                 queue_depth: d.queue_depth,
                 jitter: d.jitter,
                 latency_jitter: d.latency_jitter,
+                dies: d.dies,
+                program_us: d.program_us,
             };
             for i in 0..d.count {
                 let seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ devices.len() as u64;

@@ -19,7 +19,16 @@
 //! complete. Counters follow /proc/diskstats, reads and writes apart.
 //!
 //! An I/O is submitted whole (its requests are the parts of at most `max_request_bytes`) and
-//! completes when its last part does. Its completion is an event (`process::Sim::complete_io`)
+//! completes when its last part does.
+//!
+//! A flash drive's dies may be modelled too (`dies`, `program_us`): the data a write brings
+//! into the drive's cache is programmed onto the dies in turn, each program keeping its die
+//! busy for `program_us`, and a read that finds its die busy waits for the program to end
+//! before its own latency (no program suspend). A program holds `program_us` of the write
+//! bandwidth's data per die, so that the dies, all busy, program at the drive's write
+//! bandwidth: a die is busy programming for the fraction of the time the drive spends at
+//! its write bandwidth, and a random read waits, on average, that fraction of half a
+//! program. Its completion is an event (`process::Sim::complete_io`)
 //! that runs the tasks waiting for it. The event is queued when the I/O gets its first waiter
 //! (`process::wait_on_bio`): a read that its reader finds complete, with no work to do at
 //! completion, costs no event.
@@ -59,6 +68,10 @@ pub struct DeviceParams {
     pub jitter: f64,
     /// Fraction of each request's completion latency drawn from an exponential distribution.
     pub latency_jitter: f64,
+    /// Flash dies the writes are programmed onto (0: none modelled).
+    pub dies: u32,
+    /// How long a program keeps its die busy.
+    pub program_us: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -83,6 +96,15 @@ pub struct BlockDevice {
     nr_in_flight: u32,
     jitter: f64,
     latency_jitter: f64,
+    /// When each flash die is free of the programs queued on it (empty: no die model).
+    die_free_at: Vec<Ns>,
+    program_ns: Ns,
+    /// Bytes one program writes: `program_ns` of the write bandwidth per die.
+    program_bytes: f64,
+    /// Written bytes not yet making up a whole program.
+    unprogrammed: f64,
+    /// The die the next program goes to.
+    next_die: usize,
     rng: Pcg64Mcg,
     pub stats: DiskStats,
 }
@@ -120,6 +142,14 @@ impl BlockDevice {
             nr_in_flight: 0,
             jitter: p.jitter,
             latency_jitter: p.latency_jitter,
+            die_free_at: vec![0; p.dies as usize],
+            program_ns: (p.program_us * 1e3) as Ns,
+            program_bytes: per_ns(p.write_bandwidth_mb_s.unwrap_or(p.bandwidth_mb_s))
+                * p.program_us
+                * 1e3
+                / p.dies.max(1) as f64,
+            unprogrammed: 0.0,
+            next_die: 0,
             rng: Pcg64Mcg::seed_from_u64(seed),
             stats: DiskStats::default(),
         }
@@ -189,7 +219,14 @@ impl BlockDevice {
         // Drawn after the transfer's, and only when asked for: devices without it draw
         // the same sequence as before it existed.
         let latency = self.vary(latency as f64, self.latency_jitter) as Ns;
-        let done = self.transfer_free_at + latency;
+        let arrived = self.transfer_free_at;
+        let done = match op {
+            Op::Read => self.die_ready(arrived),
+            Op::Write => {
+                self.program(arrived, bytes);
+                arrived
+            }
+        } + latency;
         let s = &mut self.stats;
         let (ios, bytes_done, ticks) = match op {
             Op::Read => (&mut s.rd_ios, &mut s.rd_bytes, &mut s.rd_ticks_ns),
@@ -208,6 +245,32 @@ impl BlockDevice {
 }
 
 impl BlockDevice {
+    /// When a read that reaches the dies at `now` finds its die free: the die is drawn at
+    /// random, as the drive's mapping scatters the slots' data over its dies (one die for
+    /// the whole I/O, as one latency draw serves its parts). `now` without a die model.
+    fn die_ready(&mut self, now: Ns) -> Ns {
+        if self.die_free_at.is_empty() {
+            return now;
+        }
+        let die = self.rng.gen_range(0..self.die_free_at.len());
+        self.die_free_at[die].max(now)
+    }
+
+    /// Program the `bytes` a write brought into the drive's cache at `now` onto the dies, in
+    /// turn, whole programs only (the rest waits for the next write).
+    fn program(&mut self, now: Ns, bytes: u64) {
+        if self.die_free_at.is_empty() || self.program_bytes <= 0.0 {
+            return;
+        }
+        self.unprogrammed += bytes as f64;
+        while self.unprogrammed >= self.program_bytes {
+            self.unprogrammed -= self.program_bytes;
+            let free_at = &mut self.die_free_at[self.next_die];
+            *free_at = (*free_at).max(now) + self.program_ns;
+            self.next_die = (self.next_die + 1) % self.die_free_at.len();
+        }
+    }
+
     /// `mean` with the fraction `jitter` of it drawn from an exponential distribution of the
     /// same mean (no draw when `jitter` is 0).
     fn vary(&mut self, mean: f64, jitter: f64) -> f64 {
@@ -331,6 +394,8 @@ mod tests {
             queue_depth: 0,
             jitter: 0.0,
             latency_jitter: 0.0,
+            dies: 0,
+            program_us: 0.0,
         };
         let mut d = BlockDevice::new("sda".into(), &p, 1);
         let t0 = d.submit_at(Op::Write, 0, 4096, 0); // from 0: no seek
@@ -355,6 +420,8 @@ mod tests {
             queue_depth: 0,
             jitter,
             latency_jitter: 0.0,
+            dies: 0,
+            program_us: 0.0,
         }
     }
 
@@ -452,6 +519,42 @@ mod tests {
             let transfer = (4096.0 * exp) as Ns;
             assert_eq!(d.submit(Op::Read, now, 4096), now + transfer + 100_000);
         }
+    }
+
+    #[test]
+    fn a_read_waits_for_its_die_to_finish_programming() {
+        // 4 dies programming 8 ms each at 1000 MB/s of writes: 2 MB per program. Writes
+        // at half the bandwidth keep each die busy half the time, and a read that finds its
+        // die busy waits for the rest of the program: 2 ms on average (half of the half of
+        // 8 ms), on top of its 100 µs.
+        let p = DeviceParams {
+            dies: 4,
+            program_us: 8_000.0,
+            ..params(1000.0, 100.0, 0.0)
+        };
+        let mut d = BlockDevice::new("nvme0n1".into(), &p, 5);
+        let (mut waited, mut reads, mut busy) = (0u64, 0u64, 0u64);
+        for i in 0..100_000u64 {
+            // 100 KB written every 200 µs (500 MB/s: a program every 4 ms), and a 4 KB read
+            // after each, at a time in the write's idle 100 µs that moves from one to the
+            // next, so that the reads sample the programs' period evenly.
+            let now = i * 200_000;
+            d.submit(Op::Write, now, 100_000);
+            let at = now + 100_000 + (i * 61_803) % 95_000;
+            let done = d.submit(Op::Read, at, 4);
+            let wait = done - (at + 4) - 100_000;
+            busy += (wait > 0) as u64;
+            waited += wait;
+            reads += 1;
+        }
+        let mean = waited as f64 / reads as f64;
+        assert!((mean - 2_000_000.0).abs() < 150_000.0, "{mean}");
+        let busy = busy as f64 / reads as f64;
+        assert!((busy - 0.5).abs() < 0.03, "{busy}");
+        // Without dies, no read waits.
+        let mut plain = BlockDevice::new("nvme1n1".into(), &params(1000.0, 100.0, 0.0), 5);
+        plain.submit(Op::Write, 0, 1_000_000);
+        assert_eq!(plain.submit(Op::Read, 0, 4_096), 1_004_096 + 100_000);
     }
 
     #[test]

@@ -79,6 +79,14 @@ pub struct Device {
     /// mean, the least that can be assumed knowing only the mean.
     #[serde(skip_serializing_if = "is_zero")]
     pub latency_jitter: f64,
+    /// A flash drive's dies (0: not modelled). The data of writes is programmed onto them in
+    /// turn, each program keeping its die busy for `program_us`; a read whose die is busy
+    /// programming waits for the program to end (hw/block.rs).
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub dies: u32,
+    /// How long one program keeps a die busy (tPROG), with `dies`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub program_us: f64,
     /// A disk's seek and rotational delay: the time the transfer stage spends before a
     /// request that does not start where the previous one ended (swap I/O, whose offsets
     /// the model knows; 0: none, as for flash).
@@ -102,6 +110,8 @@ impl Default for Device {
             queue_depth: 0,
             jitter: 0.0,
             latency_jitter: 0.0,
+            dies: 0,
+            program_us: 0.0,
             seek_us: 0.0,
             rotational: false,
         }
@@ -309,5 +319,10 @@ fn is_zero(v: &f64) -> bool {
 
 /// `is_zero` for integer keys.
 fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
+}
+
+/// `is_zero` for `u32` keys.
+fn is_zero_u32(v: &u32) -> bool {
     *v == 0
 }

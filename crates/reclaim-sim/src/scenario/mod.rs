@@ -287,6 +287,18 @@ impl Scenario {
                     );
                 }
             }
+            if d.program_us < 0.0 || !d.program_us.is_finite() {
+                return err(
+                    &format!("machine.devices[{i}].program_us"),
+                    "expected a non-negative number",
+                );
+            }
+            if (d.dies > 0) != (d.program_us > 0.0) {
+                return err(
+                    &format!("machine.devices[{i}].dies"),
+                    "expected `dies` and `program_us` together (both 0: no dies modelled)",
+                );
+            }
             if d.max_request_kb < 4 {
                 return err(
                     &format!("machine.devices[{i}].max_request_kb"),
@@ -690,6 +702,35 @@ mod tests {
         assert!(!toml::to_string(&s.machine)
             .unwrap()
             .contains("latency_jitter"));
+    }
+
+    #[test]
+    fn flash_dies_need_their_program_time() {
+        let dev = |keys: &str| {
+            format!("{MIN}[machine]\ndevices = [{{ name = \"nvme\", count = 1, {keys} }}]\n")
+        };
+        for (keys, key, expected) in [
+            ("dies = 64", "dies", "together"),
+            ("program_us = 1600.0", "dies", "together"),
+            ("dies = 64, program_us = -1.0", "program_us", "non-negative"),
+            ("dies = -4, program_us = 1600.0", "dies", "u32"),
+        ] {
+            let e = Scenario::parse(&dev(keys), "d.toml", &[]).unwrap_err();
+            assert_eq!(e.key, format!("machine.devices[0].{key}"), "{keys}: {e}");
+            assert!(e.message.contains(expected), "{keys}: {e}");
+        }
+        let s = Scenario::parse(&dev("dies = 64, program_us = 1600.0"), "d.toml", &[]).unwrap();
+        assert_eq!(
+            (s.machine.devices[0].dies, s.machine.devices[0].program_us),
+            (64, 1600.0)
+        );
+        // Without them, a resolved scenario's text is what it was before the keys existed.
+        let text =
+            toml::to_string(&Scenario::parse(MIN, "min.toml", &[]).unwrap().machine).unwrap();
+        assert!(
+            !text.contains("dies") && !text.contains("program_us"),
+            "{text}"
+        );
     }
 
     #[test]
