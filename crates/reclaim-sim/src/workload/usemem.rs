@@ -98,6 +98,12 @@ fn build(table: &toml::Table) -> Box<dyn Workload> {
 #[derive(Clone, Default)]
 pub struct Histogram {
     counts: Vec<u64>,
+    /// The buckets recorded since the last `clear` are within `lo..hi` (none when empty):
+    /// a process's histogram of one slice is merged and cleared after every fault, and
+    /// touching only these keeps that from costing a pass over every bucket, or an
+    /// allocation, per fault.
+    lo: usize,
+    hi: usize,
     total: u64,
     sum_ns: u128,
 }
@@ -140,6 +146,7 @@ impl Histogram {
             self.counts.resize(b + 1, 0);
         }
         self.counts[b] += n;
+        self.touch(b, b + 1);
         self.total += n;
         self.sum_ns += u128::from(v) * u128::from(n);
     }
@@ -159,11 +166,32 @@ impl Histogram {
         if other.counts.len() > self.counts.len() {
             self.counts.resize(other.counts.len(), 0);
         }
-        for (c, o) in self.counts.iter_mut().zip(&other.counts) {
+        let (lo, hi) = (other.lo, other.hi);
+        for (c, o) in self.counts[lo..hi].iter_mut().zip(&other.counts[lo..hi]) {
             *c += o;
         }
+        self.touch(lo, hi);
         self.total += other.total;
         self.sum_ns += other.sum_ns;
+    }
+
+    /// Widen the recorded range to take in `lo..hi`.
+    fn touch(&mut self, lo: usize, hi: usize) {
+        if lo >= hi {
+            return;
+        }
+        if self.lo >= self.hi {
+            (self.lo, self.hi) = (lo, hi);
+        } else {
+            self.lo = self.lo.min(lo);
+            self.hi = self.hi.max(hi);
+        }
+    }
+
+    /// Empty it, keeping its buckets' memory.
+    fn clear(&mut self) {
+        self.counts[self.lo..self.hi].fill(0);
+        (self.lo, self.hi, self.total, self.sum_ns) = (0, 0, 0, 0);
     }
 
     /// The value below which `pct` % of the samples fall (the floor of its bucket).
@@ -485,7 +513,9 @@ fn flush(stats: &Rc<RefCell<Vec<TaskStats>>>, slot: usize, local: &mut TaskStats
     t.bytes += local.bytes;
     t.passes += local.passes;
     t.latency.merge(&local.latency);
-    *local = TaskStats::default();
+    local.bytes = 0;
+    local.passes = 0;
+    local.latency.clear();
 }
 
 #[cfg(test)]
@@ -531,6 +561,36 @@ mod tests {
         many.record_n(99, 0);
         assert_eq!(one.counts, many.counts);
         assert_eq!((one.total, one.sum_ns), (many.total, many.sum_ns));
+    }
+
+    #[test]
+    fn slices_merged_and_cleared_add_up_to_one_histogram() {
+        // A process's slice histogram is merged into its total and cleared after each
+        // fault; the total is what one histogram of every sample would be, and clearing
+        // keeps the slice's memory.
+        let samples = [1_600u64, 1_600, 97_000, 40, 1_340_000, 1_600, 250_000, 40];
+        let mut whole = Histogram::default();
+        let (mut total, mut slice) = (Histogram::default(), Histogram::default());
+        for pair in samples.chunks(2) {
+            for &v in pair {
+                whole.record(v);
+                slice.record(v);
+            }
+            total.merge(&slice);
+            let capacity = slice.counts.capacity();
+            slice.clear();
+            assert!(slice.counts.iter().all(|&c| c == 0));
+            assert_eq!(
+                (slice.total, slice.sum_ns, slice.counts.capacity()),
+                (0, 0, capacity)
+            );
+        }
+        assert_eq!(total.counts, whole.counts);
+        assert_eq!((total.total, total.sum_ns), (whole.total, whole.sum_ns));
+        assert_eq!(total.percentile(50.0), whole.percentile(50.0));
+        // Merging an empty slice changes nothing.
+        total.merge(&slice);
+        assert_eq!(total.counts, whole.counts);
     }
 
     #[test]
