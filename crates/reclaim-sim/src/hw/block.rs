@@ -10,28 +10,32 @@
 //! that queues form before saturation as on
 //! a real drive and throughput bends towards the bandwidth rather than hitting it (seed 000,
 //! Test 2). An I/O's completion latency may vary too (`latency_jitter`, the same rule
-//! applied to the latency, reads and writes alike): a flash read waits for its die, which
-//! may be busy programming, so that I/Os submitted together complete in another order. As
-//! with the transfer, one draw serves all the parts of an I/O; a real I/O would wait for its
-//! slowest part. Each request may also cost the transfer stage a fixed time (`request_ns`:
-//! command processing, which bounds IOPS), and a device takes at most `queue_depth`
-//! requests at once: a request beyond that waits in the block layer for the first to
-//! complete. Counters follow /proc/diskstats, reads and writes apart.
+//! applied to the latency, reads and writes alike: a flash read's time is not a constant,
+//! for error correction, retries, the die's state), so that I/Os submitted together
+//! complete in another order. As with the transfer, one draw serves all the parts of an
+//! I/O; a real I/O would wait for its slowest part. Each request may also cost the transfer
+//! stage a fixed time (`request_ns`: command processing, which bounds IOPS), and a device
+//! takes at most `queue_depth` requests at once: a request beyond that waits in the block
+//! layer for the first to complete. Counters follow /proc/diskstats, reads and writes apart.
 //!
 //! An I/O is submitted whole (its requests are the parts of at most `max_request_bytes`) and
-//! completes when its last part does.
+//! completes when its last part does. Its completion is an event
+//! (`process::Sim::complete_io`) that runs the tasks waiting for it. The event is queued
+//! when the I/O gets its first waiter (`process::wait_on_bio`): a read that its reader finds
+//! complete, with no work to do at completion, costs no event.
 //!
 //! A flash drive's dies may be modelled too (`dies`, `program_us`): the data a write brings
-//! into the drive's cache is programmed onto the dies in turn, each program keeping its die
-//! busy for `program_us`, and a read that finds its die busy waits for the program to end
-//! before its own latency (no program suspend). A program holds `program_us` of the write
-//! bandwidth's data per die, so that the dies, all busy, program at the drive's write
-//! bandwidth: a die is busy programming for the fraction of the time the drive spends at
-//! its write bandwidth, and a random read waits, on average, that fraction of half a
-//! program. Its completion is an event (`process::Sim::complete_io`)
-//! that runs the tasks waiting for it. The event is queued when the I/O gets its first waiter
-//! (`process::wait_on_bio`): a read that its reader finds complete, with no work to do at
-//! completion, costs no event.
+//! into the drive's cache is programmed onto the dies in turn, each program holding its die
+//! for `program_us`, and a read whose die is programming waits for that program to end
+//! before its own latency (no program suspend; programs queued behind it on the die wait
+//! for the read, as a controller serves reads first). A program holds `program_us` of the
+//! write bandwidth's data per die, so that all dies programming together program at the
+//! drive's write bandwidth: a die programs for the fraction of the time the drive writes
+//! at its bandwidth, and a read that comes at a time unrelated to the writes waits, on
+//! average, that fraction of half a program. Departures: one program time (an MLC die
+//! alternates faster lower and slower upper pages, which lengthens the mean wait); a read
+//! does not hold its die, nor do erases or garbage collection; the die is drawn at random,
+//! not where the data was written; one die serves a whole I/O.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -245,15 +249,23 @@ impl BlockDevice {
 }
 
 impl BlockDevice {
-    /// When a read that reaches the dies at `now` finds its die free: the die is drawn at
-    /// random, as the drive's mapping scatters the slots' data over its dies (one die for
-    /// the whole I/O, as one latency draw serves its parts). `now` without a die model.
+    /// When a read that reaches the dies at `now` can be served: at the end of the program
+    /// in progress on its die, if any (those queued after it wait for the read). The die is
+    /// drawn at random, as the drive's mapping scatters the slots' data over its dies (one
+    /// die for the whole I/O, as one latency draw serves its parts). `now` without a die
+    /// model.
     fn die_ready(&mut self, now: Ns) -> Ns {
         if self.die_free_at.is_empty() {
             return now;
         }
         let die = self.rng.gen_range(0..self.die_free_at.len());
-        self.die_free_at[die].max(now)
+        let free_at = self.die_free_at[die];
+        if free_at <= now {
+            return now;
+        }
+        // The die's programs run back to back until `free_at`, so the one in progress ends
+        // at `now` plus the remainder of the time left modulo a program.
+        now + (free_at - now - 1) % self.program_ns + 1
     }
 
     /// Program the `bytes` a write brought into the drive's cache at `now` onto the dies, in
@@ -555,6 +567,24 @@ mod tests {
         let mut plain = BlockDevice::new("nvme1n1".into(), &params(1000.0, 100.0, 0.0), 5);
         plain.submit(Op::Write, 0, 1_000_000);
         assert_eq!(plain.submit(Op::Read, 0, 4_096), 1_004_096 + 100_000);
+    }
+
+    #[test]
+    fn a_read_waits_for_the_program_in_progress_not_those_queued_behind_it() {
+        // One die, 1 ms programs of 1 MB at 1000 MB/s: a 3 MB write, transferred in 3 ms,
+        // queues three programs on the die from its arrival, back to back until 6 ms. A
+        // read arriving at 4 ms waits for the second program to end (5 ms), not the third.
+        let p = DeviceParams {
+            dies: 1,
+            program_us: 1_000.0,
+            ..params(1000.0, 100.0, 0.0)
+        };
+        let mut d = BlockDevice::new("nvme0n1".into(), &p, 5);
+        d.submit(Op::Write, 0, 3_000_000);
+        let read = d.submit(Op::Read, 4_000_000 - 4, 4);
+        assert_eq!(read, 5_000_000 + 100_000);
+        // After the last program, no wait.
+        assert_eq!(d.submit(Op::Read, 6_000_000, 4), 6_000_004 + 100_000);
     }
 
     #[test]

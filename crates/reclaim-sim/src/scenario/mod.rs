@@ -22,6 +22,10 @@ pub use host::{host_profile_path, HostProfile, SwapProbe};
 pub use live::{LiveOptions, Memory, MemoryMode, Swap, SwapKind};
 pub use machine::{Costs, Device, Machine, Sysctl, SysctlSettings, UNMODELLED_SYSCTLS};
 
+/// The most flash dies a device may have: a drive of the largest size with the smallest dies
+/// has a few thousand.
+const MAX_DIES: u32 = 16_384;
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
@@ -298,6 +302,33 @@ impl Scenario {
                     &format!("machine.devices[{i}].dies"),
                     "expected `dies` and `program_us` together (both 0: no dies modelled)",
                 );
+            }
+            if d.dies > MAX_DIES {
+                return err(
+                    &format!("machine.devices[{i}].dies"),
+                    &format!("expected at most {MAX_DIES}"),
+                );
+            }
+            if d.dies > 0 {
+                if d.rotational {
+                    return err(
+                        &format!("machine.devices[{i}].dies"),
+                        "expected a flash drive's dies on a non-rotational device",
+                    );
+                }
+                // What one program writes: its time's worth of the write bandwidth per die.
+                let write_mb_s = d.write_bandwidth_mb_s.unwrap_or(d.bandwidth_mb_s);
+                let program_bytes = write_mb_s * d.program_us / f64::from(d.dies);
+                if program_bytes < 4096.0 {
+                    return err(
+                        &format!("machine.devices[{i}].program_us"),
+                        &format!(
+                            "expected a program of at least one 4 KiB page: {program_bytes:.0} \
+                             bytes per program at {write_mb_s} MB/s over {} dies",
+                            d.dies
+                        ),
+                    );
+                }
             }
             if d.max_request_kb < 4 {
                 return err(
@@ -714,6 +745,13 @@ mod tests {
             ("program_us = 1600.0", "dies", "together"),
             ("dies = 64, program_us = -1.0", "program_us", "non-negative"),
             ("dies = -4, program_us = 1600.0", "dies", "u32"),
+            ("dies = 100000, program_us = 1600.0", "dies", "at most"),
+            ("dies = 64, program_us = 0.01", "program_us", "4 KiB page"),
+            (
+                "dies = 64, program_us = 1600.0, rotational = true",
+                "dies",
+                "non-rotational",
+            ),
         ] {
             let e = Scenario::parse(&dev(keys), "d.toml", &[]).unwrap_err();
             assert_eq!(e.key, format!("machine.devices[0].{key}"), "{keys}: {e}");
