@@ -98,12 +98,6 @@ fn build(table: &toml::Table) -> Box<dyn Workload> {
 #[derive(Clone, Default)]
 pub struct Histogram {
     counts: Vec<u64>,
-    /// The buckets recorded since the last `clear` are within `lo..hi` (none when empty):
-    /// a process's histogram of one slice is merged and cleared after every fault, and
-    /// touching only these keeps that from costing a pass over every bucket, or an
-    /// allocation, per fault.
-    lo: usize,
-    hi: usize,
     total: u64,
     sum_ns: u128,
 }
@@ -146,7 +140,6 @@ impl Histogram {
             self.counts.resize(b + 1, 0);
         }
         self.counts[b] += n;
-        self.touch(b, b + 1);
         self.total += n;
         self.sum_ns += u128::from(v) * u128::from(n);
     }
@@ -166,32 +159,11 @@ impl Histogram {
         if other.counts.len() > self.counts.len() {
             self.counts.resize(other.counts.len(), 0);
         }
-        let (lo, hi) = (other.lo, other.hi);
-        for (c, o) in self.counts[lo..hi].iter_mut().zip(&other.counts[lo..hi]) {
+        for (c, o) in self.counts.iter_mut().zip(&other.counts) {
             *c += o;
         }
-        self.touch(lo, hi);
         self.total += other.total;
         self.sum_ns += other.sum_ns;
-    }
-
-    /// Widen the recorded range to take in `lo..hi`.
-    fn touch(&mut self, lo: usize, hi: usize) {
-        if lo >= hi {
-            return;
-        }
-        if self.lo >= self.hi {
-            (self.lo, self.hi) = (lo, hi);
-        } else {
-            self.lo = self.lo.min(lo);
-            self.hi = self.hi.max(hi);
-        }
-    }
-
-    /// Empty it, keeping its buckets' memory.
-    fn clear(&mut self) {
-        self.counts[self.lo..self.hi].fill(0);
-        (self.lo, self.hi, self.total, self.sum_ns) = (0, 0, 0, 0);
     }
 
     /// The value below which `pct` % of the samples fall (the floor of its bucket).
@@ -357,9 +329,9 @@ async fn usemem(
     let mut rng = Pcg64Mcg::seed_from_u64(rng_seed);
     let mut scratch = SwapinScratch::default();
     // usemem.c do_unit(): `rw_bytes = bytes / 8` for the allocation, before any access.
-    let mut local = TaskStats {
+    let mut local = Slice {
         bytes: u64::from(nr_pages) * 4096 / 8,
-        ..TaskStats::default()
+        ..Slice::default()
     };
     let (access_bytes, access_ns) = {
         let k = cx.k();
@@ -405,7 +377,7 @@ async fn usemem(
                 addr = pass.advance(&mut local.passes, &mut rng, ptes, base);
             };
             k.charge_user(n * access_ns);
-            local.latency.record_n(access_ns, n);
+            local.present += n;
             local.bytes += n * pass.bytes;
             fault_at
         };
@@ -418,12 +390,12 @@ async fn usemem(
                 k.mm.mark_young(idx);
                 k.charge_user(access_ns);
                 let latency = k.clock() - t0;
-                local.latency.record(latency);
+                local.fault_latency = Some(latency);
                 local.bytes += pass.bytes;
                 addr = pass.advance(&mut local.passes, &mut rng, &k.mm.ptes, base);
             }
         }
-        flush(&stats, slot, &mut local);
+        flush(&stats, slot, access_ns, &mut local);
         let finished = {
             let k = cx.k();
             k.clock() >= deadline || (p.repeats > 0 && stats.borrow()[slot].passes >= p.repeats)
@@ -507,15 +479,27 @@ fn prefetch(pte: &Pte) {
 }
 
 /// Move a process's counts since its last flush into the shared stats.
-fn flush(stats: &Rc<RefCell<Vec<TaskStats>>>, slot: usize, local: &mut TaskStats) {
+/// What one process did since its last `flush`, kept apart from the shared counts so that
+/// its loop borrows them once per fault: its present pages' accesses (each of the same
+/// latency) and at most one fault's.
+#[derive(Default)]
+struct Slice {
+    bytes: u64,
+    passes: u64,
+    present: u64,
+    fault_latency: Option<Ns>,
+}
+
+fn flush(stats: &Rc<RefCell<Vec<TaskStats>>>, slot: usize, access_ns: Ns, local: &mut Slice) {
     let mut s = stats.borrow_mut();
     let t = &mut s[slot];
     t.bytes += local.bytes;
     t.passes += local.passes;
-    t.latency.merge(&local.latency);
-    local.bytes = 0;
-    local.passes = 0;
-    local.latency.clear();
+    t.latency.record_n(access_ns, local.present);
+    if let Some(latency) = local.fault_latency {
+        t.latency.record(latency);
+    }
+    *local = Slice::default();
 }
 
 #[cfg(test)]
@@ -564,33 +548,37 @@ mod tests {
     }
 
     #[test]
-    fn slices_merged_and_cleared_add_up_to_one_histogram() {
-        // A process's slice histogram is merged into its total and cleared after each
-        // fault; the total is what one histogram of every sample would be, and clearing
-        // keeps the slice's memory.
-        let samples = [1_600u64, 1_600, 97_000, 40, 1_340_000, 1_600, 250_000, 40];
+    fn flushed_slices_add_up_to_every_access_recorded() {
+        // A process flushes after each fault: its present accesses since the last flush,
+        // all of one latency, and the fault's. The shared histogram is what recording every
+        // access would give.
+        let stats = Rc::new(RefCell::new(vec![TaskStats::default()]));
         let mut whole = Histogram::default();
-        let (mut total, mut slice) = (Histogram::default(), Histogram::default());
-        for pair in samples.chunks(2) {
-            for &v in pair {
-                whole.record(v);
-                slice.record(v);
+        let mut slice = Slice::default();
+        for (present, fault) in [
+            (3, Some(97_000)),
+            (0, Some(1_340_000)),
+            (7, None),
+            (1, Some(40)),
+        ] {
+            whole.record_n(400, present);
+            slice.present += present;
+            slice.bytes += present * 4096;
+            if let Some(l) = fault {
+                whole.record(l);
+                slice.fault_latency = Some(l);
+                slice.bytes += 4096;
             }
-            total.merge(&slice);
-            let capacity = slice.counts.capacity();
-            slice.clear();
-            assert!(slice.counts.iter().all(|&c| c == 0));
-            assert_eq!(
-                (slice.total, slice.sum_ns, slice.counts.capacity()),
-                (0, 0, capacity)
-            );
+            flush(&stats, 0, 400, &mut slice);
+            assert!(slice.present == 0 && slice.fault_latency.is_none() && slice.bytes == 0);
         }
-        assert_eq!(total.counts, whole.counts);
-        assert_eq!((total.total, total.sum_ns), (whole.total, whole.sum_ns));
-        assert_eq!(total.percentile(50.0), whole.percentile(50.0));
-        // Merging an empty slice changes nothing.
-        total.merge(&slice);
-        assert_eq!(total.counts, whole.counts);
+        let t = &stats.borrow()[0];
+        assert_eq!(t.latency.counts, whole.counts);
+        assert_eq!(
+            (t.latency.total, t.latency.sum_ns),
+            (whole.total, whole.sum_ns)
+        );
+        assert_eq!(t.bytes, 14 * 4096);
     }
 
     #[test]
