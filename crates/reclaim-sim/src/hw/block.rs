@@ -148,10 +148,11 @@ impl BlockDevice {
             latency_jitter: p.latency_jitter,
             die_free_at: vec![0; p.dies as usize],
             program_ns: (p.program_us * 1e3) as Ns,
-            program_bytes: per_ns(p.write_bandwidth_mb_s.unwrap_or(p.bandwidth_mb_s))
-                * p.program_us
-                * 1e3
-                / p.dies.max(1) as f64,
+            program_bytes: program_bytes(
+                p.write_bandwidth_mb_s.unwrap_or(p.bandwidth_mb_s),
+                p.program_us,
+                p.dies,
+            ),
             unprogrammed: 0.0,
             next_die: 0,
             rng: Pcg64Mcg::seed_from_u64(seed),
@@ -246,6 +247,12 @@ impl BlockDevice {
         }
         done
     }
+}
+
+/// What one program of a flash die writes: `program_us` of the write bandwidth, shared by
+/// the `dies` (so that all of them programming together write at that bandwidth).
+pub fn program_bytes(write_mb_s: f64, program_us: f64, dies: u32) -> f64 {
+    write_mb_s * program_us / f64::from(dies.max(1))
 }
 
 impl BlockDevice {

@@ -316,9 +316,9 @@ impl Scenario {
                         "expected a flash drive's dies on a non-rotational device",
                     );
                 }
-                // What one program writes: its time's worth of the write bandwidth per die.
                 let write_mb_s = d.write_bandwidth_mb_s.unwrap_or(d.bandwidth_mb_s);
-                let program_bytes = write_mb_s * d.program_us / f64::from(d.dies);
+                let program_bytes =
+                    crate::hw::block::program_bytes(write_mb_s, d.program_us, d.dies);
                 if program_bytes < 4096.0 {
                     return err(
                         &format!("machine.devices[{i}].program_us"),

@@ -478,7 +478,6 @@ fn prefetch(pte: &Pte) {
     let _ = pte;
 }
 
-/// Move a process's counts since its last flush into the shared stats.
 /// What one process did since its last `flush`, kept apart from the shared counts so that
 /// its loop borrows them once per fault: its present pages' accesses (each of the same
 /// latency) and at most one fault's.
@@ -490,6 +489,7 @@ struct Slice {
     fault_latency: Option<Ns>,
 }
 
+/// Move a process's counts since its last flush into the shared stats.
 fn flush(stats: &Rc<RefCell<Vec<TaskStats>>>, slot: usize, access_ns: Ns, local: &mut Slice) {
     let mut s = stats.borrow_mut();
     let t = &mut s[slot];
