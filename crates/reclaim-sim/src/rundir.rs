@@ -205,6 +205,14 @@ struct IostatSample<'a> {
     w_await_ms: f64,
     aqu_sz: f64,
     util_pct: f64,
+    /// A device with flash dies: the share of the dies' time spent programming, the share of
+    /// reads that found their die programming, and their mean wait for it per read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    programming_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reads_found_programming_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    read_program_wait_us: Option<f64>,
 }
 
 /// `x` rounded to `digits` decimals, so the JSON shows what the figure's precision is.
@@ -254,6 +262,21 @@ impl Samples {
             let r_await = await_ms(s.rd_ios - p.rd_ios, rticks);
             let w_await = await_ms(s.wr_ios - p.wr_ios, wticks);
             let util = (secs(s.busy_ns - p.busy_ns) / dt * 100.0).min(100.0);
+            let reads = (s.rd_ios - p.rd_ios) as f64;
+            let dies = (d.nr_dies() > 0).then(|| {
+                let per_read = |x: f64| if reads > 0.0 { x / reads } else { 0.0 };
+                (
+                    round(
+                        secs(s.program_ns - p.program_ns) / (dt * d.nr_dies() as f64) * 100.0,
+                        1,
+                    ),
+                    round(
+                        per_read((s.die_busy_reads - p.die_busy_reads) as f64) * 100.0,
+                        1,
+                    ),
+                    round(per_read((s.die_wait_ns - p.die_wait_ns) as f64) / 1e3, 1),
+                )
+            });
             push_json_line(
                 &mut self.iostat,
                 &IostatSample {
@@ -265,6 +288,9 @@ impl Samples {
                     w_await_ms: round(w_await, 3),
                     aqu_sz: round((rticks + wticks) / dt, 2),
                     util_pct: round(util, 1),
+                    programming_pct: dies.map(|d| d.0),
+                    reads_found_programming_pct: dies.map(|d| d.1),
+                    read_program_wait_us: dies.map(|d| d.2),
                 },
             );
         }

@@ -125,6 +125,12 @@ pub struct DiskStats {
     pub wr_ticks_ns: u64,
     /// Time the transfer stage was busy (io_ticks).
     pub busy_ns: u64,
+    /// Flash dies (none on a device without them): reads that found their die programming,
+    /// their Σ wait for the program, and the Σ time programs held dies (counted when each
+    /// program is queued).
+    pub die_busy_reads: u64,
+    pub die_wait_ns: u64,
+    pub program_ns: u64,
 }
 
 impl BlockDevice {
@@ -272,7 +278,15 @@ impl BlockDevice {
         }
         // The die's programs run back to back until `free_at`, so the one in progress ends
         // at `now` plus the remainder of the time left modulo a program.
-        now + (free_at - now - 1) % self.program_ns + 1
+        let wait = (free_at - now - 1) % self.program_ns + 1;
+        self.stats.die_busy_reads += 1;
+        self.stats.die_wait_ns += wait;
+        now + wait
+    }
+
+    /// The flash dies modelled (0: none).
+    pub fn nr_dies(&self) -> usize {
+        self.die_free_at.len()
     }
 
     /// Program the `bytes` a write brought into the drive's cache at `now` onto the dies, in
@@ -287,6 +301,7 @@ impl BlockDevice {
             let free_at = &mut self.die_free_at[self.next_die];
             *free_at = (*free_at).max(now) + self.program_ns;
             self.next_die = (self.next_die + 1) % self.die_free_at.len();
+            self.stats.program_ns += self.program_ns;
         }
     }
 
@@ -570,6 +585,11 @@ mod tests {
         assert!((mean - 2_000_000.0).abs() < 150_000.0, "{mean}");
         let busy = busy as f64 / reads as f64;
         assert!((busy - 0.5).abs() < 0.03, "{busy}");
+        // The counters say the same: reads that found a program, their waits, and the dies'
+        // time programming (half of 4 dies' 20 s).
+        assert_eq!(d.stats.die_busy_reads as f64, (busy * reads as f64).round());
+        assert_eq!(d.stats.die_wait_ns, waited);
+        assert_eq!(d.stats.program_ns, 5_000 * 8_000_000);
         // Without dies, no read waits.
         let mut plain = BlockDevice::new("nvme1n1".into(), &params(1000.0, 100.0, 0.0), 5);
         plain.submit(Op::Write, 0, 1_000_000);
