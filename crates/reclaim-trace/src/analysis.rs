@@ -243,6 +243,9 @@ struct Task {
     slab_begin: Option<u64>,
     compaction_begin: Option<u64>,
     kswapd: KswapdState,
+    /// The closed wake periods (wake → last activity) of the current awake interval, for
+    /// the union of awake time when no sleep closes the interval (then they are its estimate).
+    kswapd_periods: Vec<(u64, u64)>,
     /// The open direct reclaim's nodes (bitmask) and pages scanned, from lru_shrink_inactive.
     stall_nodes: u64,
     stall_scanned: u64,
@@ -772,6 +775,7 @@ impl Analyzer {
                         p.kswapd_rewakeups += 1;
                         *p.rewake_by_order.entry(order).or_default() += 1;
                         s.est_closed_ns += s.period_last.saturating_sub(s.period_start);
+                        t.kswapd_periods.push((s.period_start, s.period_last));
                     }
                     None => {
                         p.kswapd_wakeups += 1;
@@ -779,6 +783,7 @@ impl Analyzer {
                         s.awake_since = Some(ts);
                         s.implicit = false;
                         s.est_closed_ns = 0;
+                        t.kswapd_periods.clear();
                     }
                 }
                 if s.asleep {
@@ -812,9 +817,11 @@ impl Analyzer {
                         p.awake_ns += d;
                     }
                     p.awake_periods.push(Stall { order: 0, ns: d });
+                    conc.kswapd_awake(since, ts);
                 }
                 s.asleep = true;
                 s.est_closed_ns = 0;
+                t.kswapd_periods.clear();
             }
             Act::Isolate {
                 counts,
@@ -935,6 +942,7 @@ impl Analyzer {
                 s.asleep = false;
                 s.est_closed_ns = 0;
                 s.period_start = ts;
+                t.kswapd_periods.clear();
             }
             s.period_last = ts;
         }
@@ -1159,6 +1167,13 @@ impl Analyzer {
                 self.a.kswapd_unclosed_intervals += 1;
                 let est = s.est_closed_ns + s.period_last.saturating_sub(s.period_start);
                 p.awake_estimated_ns += est;
+                for &(a, b) in t
+                    .kswapd_periods
+                    .iter()
+                    .chain([(s.period_start, s.period_last)].iter())
+                {
+                    self.concurrency.kswapd_awake(a, b);
+                }
             }
             if t.direct_begin.is_some() {
                 self.a.direct_unfinished += 1;

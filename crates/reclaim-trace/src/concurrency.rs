@@ -55,6 +55,9 @@ pub struct Concurrency {
     /// Trace time with a kswapd asleep (one kswapd asleep counts once, as do several): from
     /// its last reclaim event before a sleep or a re-wake to that wake (or the trace's end).
     pub kswapd_asleep_ns: u64,
+    /// Trace time with at least one kswapd awake (several awake at once count once): the
+    /// union of every kswapd's awake intervals, measured or estimated as its awake time is.
+    pub kswapd_any_awake_ns: u64,
     /// Finished stalls by the number of nodes they scanned (0, 1, 2, 3, ≥ 4).
     pub stalls_by_nodes: [u64; NODE_BUCKETS],
     /// Pages scanned by the inactive-list shrinks of those stalls.
@@ -123,6 +126,8 @@ pub struct Tracker {
     busy: Vec<(u64, u64)>,
     /// Intervals in which one kswapd slept (from several kswapds they may overlap).
     kswapd_idle: Vec<(u64, u64)>,
+    /// Intervals in which one kswapd was awake (from several kswapds they may overlap).
+    kswapd_awake: Vec<(u64, u64)>,
 }
 
 impl Tracker {
@@ -173,8 +178,16 @@ impl Tracker {
         }
     }
 
+    /// One kswapd was awake from `from` to `to`.
+    pub fn kswapd_awake(&mut self, from: u64, to: u64) {
+        if to > from {
+            self.kswapd_awake.push((from, to));
+        }
+    }
+
     /// Closes the trace at `last` and computes the kswapd rows: the union of the kswapds'
-    /// idle intervals, and its overlap with the time a task was in direct reclaim.
+    /// idle intervals, and its overlap with the time a task was in direct reclaim; the union
+    /// of their awake intervals.
     pub fn finish(mut self, last: u64) -> Concurrency {
         self.advance(last);
         if self.in_direct > 0 {
@@ -185,6 +198,8 @@ impl Tracker {
         let idle = union(std::mem::take(&mut self.kswapd_idle));
         self.c.kswapd_asleep_ns = idle.iter().map(|(a, b)| b - a).sum();
         self.c.direct_with_kswapd_asleep_ns = overlap(&idle, &self.busy);
+        let awake = union(std::mem::take(&mut self.kswapd_awake));
+        self.c.kswapd_any_awake_ns = awake.iter().map(|(a, b)| b - a).sum();
         self.c
     }
 }

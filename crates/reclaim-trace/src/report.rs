@@ -82,6 +82,9 @@ pub struct Summary {
     pub time_kswapd_awake_s: f64,
     /// The part of `time_kswapd_awake_s` estimated from kswapd's own events.
     pub kswapd_awake_estimated_s: f64,
+    /// Time with at least one kswapd awake: `time_kswapd_awake_s` sums every kswapd
+    /// thread's, which counts twice the time two threads are awake together.
+    pub time_kswapd_any_awake_s: f64,
     pub memcg_reclaims: u64,
     pub memcg: Work,
     pub time_stalled_memcg_s: f64,
@@ -92,7 +95,8 @@ pub struct Summary {
     pub pct_scanned_reclaimed: f64,
     pub pct_scanned_written: f64,
     pub pct_file_scanned_written: f64,
-    /// kswapd awake time over the trace span (can exceed 100 with several kswapd threads).
+    /// The time at least one kswapd was awake over the trace span, at most 100 (the script
+    /// divides the sum over kswapd threads, above 100 with several awake together).
     pub pct_time_kswapd_awake: f64,
     pub elapsed_s: f64,
 }
@@ -117,6 +121,7 @@ impl Summary {
         let file_written =
             kswapd.write_file_async + direct.write_file_async + direct.write_file_sync;
         let awake = ns(&|p| p.awake_ns + p.awake_estimated_ns);
+        let any_awake = a.concurrency.kswapd_any_awake_ns as f64 / 1e9;
         let elapsed_s = a.elapsed_s();
         Summary {
             direct_reclaims: a.sum(|p| p.direct_reclaims),
@@ -128,6 +133,7 @@ impl Summary {
             kswapd,
             time_kswapd_awake_s: awake,
             kswapd_awake_estimated_s: ns(&|p| p.awake_estimated_ns),
+            time_kswapd_any_awake_s: any_awake,
             memcg_reclaims: a.sum(|p| p.memcg_reclaims),
             memcg: a.total(|p| &p.memcg),
             time_stalled_memcg_s: ns(&|p| p.memcg_stalls.iter().map(|s| s.ns).sum()),
@@ -137,7 +143,7 @@ impl Summary {
             pct_scanned_reclaimed: pct(total_reclaimed as f64, total_scanned as f64),
             pct_scanned_written: pct(written as f64, total_scanned as f64),
             pct_file_scanned_written: pct(file_written as f64, total_scanned as f64),
-            pct_time_kswapd_awake: pct(awake, elapsed_s),
+            pct_time_kswapd_awake: pct(any_awake, elapsed_s),
             elapsed_s,
         }
     }
@@ -1097,6 +1103,52 @@ mod tests {
         );
     }
 
+    /// Several kswapd threads of a node awake at once: the script's sum counts the overlap
+    /// once per thread; the percentage counts the time any was awake, so at most 100.
+    #[test]
+    fn percentage_time_kswapd_awake_is_the_union_of_the_threads_awake_time() {
+        let mut trace = String::new();
+        // Four threads awake over the same second 10–11, a fifth 11.5–12, the trace 10–12.
+        for pid in 50..54 {
+            let _ = writeln!(
+                trace,
+                "       kswapd0:{}-{pid}    [002] .....   10.000000: mm_vmscan_kswapd_wake: nid=0 order=0",
+                pid - 50
+            );
+        }
+        for pid in 50..54 {
+            let _ = writeln!(
+                trace,
+                "       kswapd0:{}-{pid}    [002] .....   11.000000: mm_vmscan_kswapd_sleep: nid=0",
+                pid - 50
+            );
+        }
+        let _ = writeln!(
+            trace,
+            "       kswapd1-60      [002] .....   11.500000: mm_vmscan_kswapd_wake: nid=1 order=0"
+        );
+        let _ = writeln!(
+            trace,
+            "       kswapd1-60      [002] .....   12.000000: mm_vmscan_kswapd_sleep: nid=1"
+        );
+        let s = Summary::of(&analyze(&mut trace.as_bytes(), Options::default()).unwrap());
+        assert!(
+            (s.time_kswapd_awake_s - 4.5).abs() < 1e-9,
+            "{}",
+            s.time_kswapd_awake_s
+        );
+        assert!(
+            (s.time_kswapd_any_awake_s - 1.5).abs() < 1e-9,
+            "{}",
+            s.time_kswapd_any_awake_s
+        );
+        assert!(
+            (s.pct_time_kswapd_awake - 75.0).abs() < 1e-9,
+            "{}",
+            s.pct_time_kswapd_awake
+        );
+    }
+
     /// 6.x under sustained pressure: wakes and work but no kswapd_sleep. The script would
     /// print 0.00 s; the report estimates each wake period from kswapd's own events.
     #[test]
@@ -1123,6 +1175,8 @@ mod tests {
             s.time_kswapd_awake_s
         );
         assert_eq!(s.kswapd_awake_estimated_s, s.time_kswapd_awake_s);
+        // One kswapd: its awake time is the time any kswapd was awake, estimated alike.
+        assert!((s.time_kswapd_any_awake_s - 0.3).abs() < 1e-6);
         let text = render_text(&[Input {
             name: "t".into(),
             analysis: &a,
