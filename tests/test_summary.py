@@ -79,6 +79,14 @@ def test_dd_row_is_seed_000_test_3() -> None:
                    "throughput": "1234.50", "dr": "13", "pgscan_kswapd": "1000", "pgscan_direct": "50"}  # fmt: skip
 
 
+def test_table_headers_carry_their_units() -> None:
+    headers = [c.header for c in summary_table([hand_written_run()]).columns]
+    assert headers == ["dd", "sy (%)", "dd_cpu (%/task)", "kswapd0 (%/thread)", "kswapd1 (%/thread)", "throughput (kB/s)", "dr",
+                       "pgscan_kswapd (pages)", "pgscan_direct (pages)"]  # fmt: skip
+    stutter = [c.title for c in layout("stutter")]
+    assert stutter[:4] == ["run", "mmap samples", "mean ms", "p50 (ms)"]  # a header naming its unit keeps it once
+
+
 def test_a_live_only_workload_has_its_own_layout_and_mixed_runs_the_generic_one() -> None:
     usemem = replace(hand_written_run(), result={"workload": "usemem", "metrics": {"tasks": 1}})
     assert [c.header for c in layout("stutter")][:2] == ["run", "mmap samples"]

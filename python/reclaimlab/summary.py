@@ -32,14 +32,43 @@ def format_value(source: str, v: Any) -> str:
     return f"{v:.2f}" if isinstance(v, float) else str(v)
 
 
+def unit(source: Source) -> str:
+    """The unit of a column source's values, for its header: "" for a count, a name, or a
+    source whose values are not numbers of one unit."""
+    if not isinstance(source, str):
+        return ""
+    for suffix, u in (("_kB_s", "kB/s"), ("_MiB_s", "MiB/s"), ("_ms", "ms"), ("_s", "s")):
+        if source.startswith("metrics.") and source.endswith(suffix):
+            return u
+    if source.startswith("metrics.mmap_latency_ms.") and source.rsplit(".", 1)[1] not in ("samples", "delayed"):
+        return "ms"
+    if source.startswith(("vmstat.pgscan", "vmstat.pgsteal", "vmstat.pswp", "vmstat.swap_ra")):
+        return "pages"
+    if source == "cpu.sy_max":
+        return "%"
+    if source == "tasks.workload_cpu":
+        return "%/task"
+    if source.startswith("tasks.kswapd_cpu."):
+        return "%/thread"  # the mean over the node's threads: seed 000's per-task kswapd
+    return ""
+
+
 @dataclass(frozen=True)
 class Column:
-    """A table column: its header, a column source or a function of the run, and a formatter
-    where `format_value` is not the one wanted."""
+    """A table column: its header, a column source or a function of the run, a formatter
+    where `format_value` is not the one wanted, and its unit where its source's (`unit`) is
+    not the one to show ("" where the cells carry it)."""
 
     header: str
     source: Source
     fmt: Callable[[Any], str] | None = None
+    unit: str | None = None
+
+    @property
+    def title(self) -> str:
+        """The header as a table prints it: with its unit, unless the header names it."""
+        u = unit(self.source) if self.unit is None else self.unit
+        return f"{self.header} ({u})" if u and u not in self.header.split() else self.header
 
     def cell(self, run: RunDir) -> str:
         v = self.source(run) if callable(self.source) else value(run, self.source)
@@ -77,8 +106,8 @@ RECLAIM = [
 LIVE_ONLY_LAYOUTS = {
     "usemem": [
         Column("usemem", "metrics.tasks"),
-        Column("throughput", "metrics.throughput_kB_s", lambda v: f"{v} KB/s"),
-        Column("ra_hit%", lambda run: ra_hit_pct(run.delta), percent),
+        Column("throughput", "metrics.throughput_kB_s", lambda v: f"{v} KB/s", unit=""),  # usemem's own format
+        Column("ra_hit%", lambda run: ra_hit_pct(run.delta), percent),  # its cells carry the %
         Column("swap_ra", "vmstat.swap_ra"),
         Column("swap_ra_hit", "vmstat.swap_ra_hit"),
         Column("pswpin", "vmstat.pswpin"),
@@ -134,7 +163,7 @@ def summary_table(runs: list[RunDir], title: str = "") -> Table:
     columns = layout(kinds.pop() if len(kinds) == 1 else None)
     table = Table(title=title or None)
     for i, c in enumerate(columns):
-        table.add_column(c.header, justify="left" if i == 0 and c.header == "run" else "right")
+        table.add_column(c.title, justify="left" if i == 0 and c.header == "run" else "right")
     for r in runs:
         table.add_row(*cells(r, columns))
     return table
