@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from reclaimlab import compare as compare_mod
 from reclaimlab.cli import cli
-from reclaimlab.compare import compare, load_input, pdiff
-from reclaimlab.rundir import format_vmstat, write_json
+from reclaimlab.compare import HIGHER, LOWER, METRICS, change_style, compare, load_input, pdiff, to_markdown
+from reclaimlab.rundir import format_vmstat, read_rundir, write_json
 
 
 def invoke(*args: str):  # type: ignore[no-untyped-def]
@@ -33,11 +34,40 @@ def write_run(d: Path, kind: str, throughput: float, allocstall: int = 0, pgscan
 
 
 def test_changes_are_signed_so_that_positive_is_better() -> None:
-    assert pdiff(100.0, 110.0, higher_is_better=True) == pytest.approx(10.0)
-    assert pdiff(100.0, 110.0, higher_is_better=False) == pytest.approx(-10.0)
-    assert pdiff(100.0, 80.0, higher_is_better=False) == pytest.approx(20.0)
-    assert pdiff(0.0, 0.0, higher_is_better=False) == 0.0
-    assert pdiff(0.0, 5.0, higher_is_better=True) is None  # no percentage of nothing
+    assert pdiff(100.0, 110.0, HIGHER) == pytest.approx(10.0)
+    assert pdiff(100.0, 110.0, LOWER) == pytest.approx(-10.0)
+    assert pdiff(100.0, 80.0, LOWER) == pytest.approx(20.0)
+    assert pdiff(0.0, 0.0, LOWER) == 0.0
+    assert pdiff(0.0, 5.0, HIGHER) is None  # no percentage of nothing
+    assert pdiff(100.0, 80.0, None) == pytest.approx(-20.0)  # effort: positive = more
+
+
+def test_only_outcomes_have_a_better_direction() -> None:
+    better = {m.name: m.better for m in METRICS}
+    assert better["Throughput (kB/s)"] == HIGHER
+    assert better["Direct reclaims (allocstall)"] == LOWER
+    assert better["Percentage Time Spent Direct Reclaim"] == LOWER
+    for effort in ("Kswapd pages scanned", "Direct pages scanned", "Kswapd CPU % (all threads)", "Kswapd CPU % per thread",
+                   "Percentage Time kswapd Awake"):  # fmt: skip
+        assert better[effort] is None, effort
+    assert all(m.about for m in METRICS)
+
+
+def test_effort_metrics_are_signed_by_amount_and_never_coloured(tmp_path: Path) -> None:
+    write_run(tmp_path / "a", "sim", 100.0, allocstall=10, pgscan_kswapd=1000)
+    write_run(tmp_path / "b", "sim", 100.0, allocstall=5, pgscan_kswapd=2000)
+    c = compare([load_input(tmp_path / "a"), load_input(tmp_path / "b")])
+    rows = {r.metric: r for r in c.rows}
+    scanned, stalls = rows["Kswapd pages scanned"], rows["Direct reclaims (allocstall)"]
+    assert scanned.changes[1] == pytest.approx(100.0) and scanned.cell(1) == "2000 (+100.00%)"
+    assert change_style(scanned, 1) == ""  # more kswapd scanning is neither better nor worse
+    assert stalls.changes[1] == pytest.approx(50.0) and change_style(stalls, 1) == "better"
+    md = to_markdown(c)
+    assert "| Kswapd pages scanned |  | 1000 (  0.00%) | 2000 (+100.00%) |" in md
+    assert "| Direct reclaims (allocstall) | ↓ | 10 (  0.00%) | 5 ( 50.00%) |" in md
+    doc = json.loads(invoke("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json").output)
+    assert doc["metrics"]["Kswapd pages scanned"]["better"] is None and "pgscan_kswapd" in doc["metrics"]["Kswapd pages scanned"]["about"]
+    assert next(r for r in doc["rows"] if r["metric"] == "Throughput (kB/s)")["better"] == "higher"
 
 
 def test_points_are_matched_by_sweep_label_and_the_first_input_is_the_baseline(tmp_path: Path) -> None:
@@ -47,12 +77,12 @@ def test_points_are_matched_by_sweep_label_and_the_first_input_is_the_baseline(t
     write_run(tmp_path / "b/tasks-4", "sim", 300.0)
     c = compare([load_input(tmp_path / "a"), load_input(tmp_path / "b")])
     rows = {(r.point, r.metric): r for r in c.rows}
-    tput = rows[("tasks-2", "Throughput kB/s")]
+    tput = rows[("tasks-2", "Throughput (kB/s)")]
     assert tput.values == [200.0, 150.0] and tput.changes[1] == pytest.approx(-25.0)
     stalls = rows[("tasks-2", "Direct reclaims (allocstall)")]
     assert stalls.changes[1] == pytest.approx(50.0)  # fewer stalls is better
-    assert rows[("tasks-1", "Throughput kB/s")].values == [100.0, None]
-    assert rows[("tasks-4", "Throughput kB/s")].changes == [None, None]  # no baseline point
+    assert rows[("tasks-1", "Throughput (kB/s)")].values == [100.0, None]
+    assert rows[("tasks-4", "Throughput (kB/s)")].changes == [None, None]  # no baseline point
     eff = rows[("tasks-2", "Kswapd efficiency %")]
     assert eff.values == [pytest.approx(90.0), pytest.approx(90.0)]
     assert [r.point for r in c.rows][0] == "tasks-1" and c.divergence == []
@@ -63,10 +93,10 @@ def test_sim_against_live_flags_ratios_outside_the_tolerance(tmp_path: Path) -> 
     write_run(tmp_path / "sim", "sim", 200.0, pgscan_kswapd=1200)
     inputs = [load_input(tmp_path / "live"), load_input(tmp_path / "sim")]
     div = {d.metric: d for d in compare(inputs).divergence}
-    assert div["Throughput kB/s"].ratio == pytest.approx(2.0) and div["Throughput kB/s"].flagged
+    assert div["Throughput (kB/s)"].ratio == pytest.approx(2.0) and div["Throughput (kB/s)"].flagged
     assert div["Kswapd pages scanned"].ratio == pytest.approx(1.2) and not div["Kswapd pages scanned"].flagged
     assert "Direct reclaims (allocstall)" not in div  # 0 live: no ratio
-    assert not {d.metric: d for d in compare(inputs, tolerance=2.5).divergence}["Throughput kB/s"].flagged
+    assert not {d.metric: d for d in compare(inputs, tolerance=2.5).divergence}["Throughput (kB/s)"].flagged
 
 
 def test_json_csv_and_markdown_carry_the_same_rows(tmp_path: Path) -> None:
@@ -75,16 +105,16 @@ def test_json_csv_and_markdown_carry_the_same_rows(tmp_path: Path) -> None:
     args = (str(tmp_path / "live"), str(tmp_path / "sim"))
     doc = json.loads(invoke("compare", *args, "--json").output)
     assert [i["kind"] for i in doc["inputs"]] == ["live", "sim"]
-    tput = next(r for r in doc["rows"] if r["metric"] == "Throughput kB/s")
+    tput = next(r for r in doc["rows"] if r["metric"] == "Throughput (kB/s)")
     assert tput["values"] == [100.0, 200.0] and tput["change_pct"] == [0.0, 100.0]
     assert any(d["flagged"] for d in doc["divergence"]["rows"])
     rows = list(csv.reader(io.StringIO(invoke("compare", *args, "--csv").output)))
-    assert rows[0][:4] == ["point", "metric", "live", "sim"] and len(rows) == len(doc["rows"]) + 1
+    assert rows[0][:5] == ["point", "metric", "better", "live", "sim"] and len(rows) == len(doc["rows"]) + 1
     md = invoke("compare", *args, "--markdown").output
-    assert "| Throughput kB/s | 100 (  0.00%) | 200 (100.00%) |" in md
-    assert "| - | Throughput kB/s | 200 (sim) | 100 (live) | 2.00 | !! |" in md
+    assert "| Throughput (kB/s) | ↑ | 100 (  0.00%) | 200 (100.00%) |" in md
+    assert "| - | Throughput (kB/s) | 200 (sim) | 100 (live) | 2.00 | !! |" in md
     table = invoke("compare", *args).output
-    assert "Simulated over live" in table and "Throughput kB/s" in table
+    assert "Simulated over live" in table and "Throughput (kB/s)" in table
 
 
 def test_inputs_of_the_same_name_are_numbered(tmp_path: Path) -> None:
@@ -104,20 +134,75 @@ def test_an_input_that_is_not_a_run_is_a_clear_error(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "tolerance" in r.output
 
 
-def test_four_kswapd_threads_compare_as_less_kswapd_cpu_each(tmp_path: Path, small_scenario: Path) -> None:
-    # Two real simulations: the same readers with 1 and 4 kswapd threads per node.
-    # The first is traced, so it also has the trace's rows.
-    for name, threads, traced in (("k1", 1, "true"), ("k4", 4, "false")):
+def test_kswapd_cpu_rows_are_the_sums_of_tasks_json(tmp_path: Path, small_scenario: Path) -> None:
+    # Two real simulations of two nodes: the same readers with 1 and 4 kswapd threads per
+    # node, both traced, so they also have the trace's rows.
+    for name, threads in (("k1", 1), ("k4", 4)):
         r = invoke("run", str(small_scenario), "-o", str(tmp_path / name), "-j", "1", "--set", f"variant.kswapd_threads={threads}",
-                   "--set", f"run.trace={traced}")  # fmt: skip
+                   "--set", "run.trace=true")  # fmt: skip
         assert r.exit_code == 0, r.output
     doc = json.loads(invoke("compare", str(tmp_path / "k1"), str(tmp_path / "k4"), "--json").output)
     rows = {r["metric"]: r for r in doc["rows"]}
-    assert rows["Kswapd CPU %"]["change_pct"][1] > 0  # per thread: four share the work
-    assert rows["Throughput kB/s"]["values"][0] > 0
+    for k, name in enumerate(("k1", "k4")):
+        kswapds = [t for t in json.loads((tmp_path / name / "tasks.json").read_text())["tasks"] if t["kind"] == "kswapd"]
+        assert len(kswapds) == 2 * (1, 4)[k]
+        total = sum(t["cpu_pct"] for t in kswapds)
+        assert rows["Kswapd CPU % (all threads)"]["values"][k] == pytest.approx(total)
+        assert rows["Kswapd CPU % per thread"]["values"][k] == pytest.approx(total / len(kswapds))
+        for node in (0, 1):
+            node_sum = sum(t["cpu_pct"] for t in kswapds if t["node"] == node)
+            assert rows[f"Kswapd CPU % node {node}"]["values"][k] == pytest.approx(node_sum)
+    # More threads: more kswapd CPU in all, less per thread; neither is called better.
+    cpu = rows["Kswapd CPU % (all threads)"]
+    assert cpu["values"][1] > cpu["values"][0] and cpu["change_pct"][1] > 0 and cpu["better"] is None
+    assert rows["Kswapd CPU % per thread"]["change_pct"][1] < 0
+    assert rows["Throughput (kB/s)"]["values"][0] > 0
     awake = rows["Percentage Time kswapd Awake"]["values"]
-    assert 0 < awake[0] <= 100 and awake[1] is None
+    assert all(0 < a <= 100 for a in awake), awake  # any thread awake: never the sum of eight threads
+    summaries = [compare_mod.trace_report(read_rundir(tmp_path / n))["summary"] for n in ("k1", "k4")]  # type: ignore[index]
+    assert summaries[1]["time_kswapd_awake_s"] > summaries[1]["time_kswapd_any_awake_s"]  # threads overlap
+    assert awake[1] == pytest.approx(summaries[1]["time_kswapd_any_awake_s"] * 100 / summaries[1]["elapsed_s"])
     assert rows["Percentage Time Spent Direct Reclaim"]["values"][0] == 0.0  # small: no direct reclaim
+
+
+def test_one_node_has_no_per_node_rows(tmp_path: Path) -> None:
+    write_run(tmp_path / "a", "sim", 1.0)
+    tasks = [{"pid": p, "comm": f"kswapd0:{p}", "kind": "kswapd", "node": 0, "cpu_pct": 10.0 * p} for p in (1, 2)]
+    write_json(tmp_path / "a/tasks.json", {"elapsed_s": 10.0, "tasks": tasks})
+    rows = {r.metric: r for r in compare([load_input(tmp_path / "a")]).rows}
+    assert rows["Kswapd CPU % (all threads)"].values == [30.0] and rows["Kswapd CPU % per thread"].values == [15.0]
+    assert not any(m.startswith("Kswapd CPU % node") for m in rows)
+
+
+def test_points_sort_by_their_swept_values(tmp_path: Path) -> None:
+    for tasks in (16, 4, 8):
+        write_run(tmp_path / f"a/workload.tasks={tasks}", "sim", float(tasks))
+    write_run(tmp_path / "b/workload.tasks=2", "sim", 2.0)
+    write_run(tmp_path / "b/workload.tasks=8", "sim", 8.0)
+    c = compare([load_input(tmp_path / "a"), load_input(tmp_path / "b")])
+    order = list(dict.fromkeys(r.point for r in c.rows))
+    assert order == [f"workload.tasks={n}" for n in (2, 4, 8, 16)]
+    csv_points = [row[0] for row in csv.reader(io.StringIO(invoke("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--csv").output))][1:]
+    assert list(dict.fromkeys(csv_points)) == order
+    table = invoke("compare", str(tmp_path / "a"), str(tmp_path / "b")).output
+    assert table.index("workload.tasks=4") < table.index("workload.tasks=8") < table.index("workload.tasks=16")
+
+
+def test_inputs_sharing_no_point_are_warned_of_and_refused_with_strict(tmp_path: Path) -> None:
+    for n in (1, 2):
+        write_run(tmp_path / f"tasks/workload.tasks={n}", "sim", 1.0)
+        write_run(tmp_path / f"threads/variant.kswapd_threads={n}", "sim", 1.0)
+    args = [str(tmp_path / "tasks"), str(tmp_path / "threads")]
+    r = CliRunner().invoke(cli, ["compare", *args])
+    assert r.exit_code == 0 and "warning: threads shares no sweep point with the baseline tasks" in r.stderr
+    assert "Throughput" in r.stdout
+    r = CliRunner().invoke(cli, ["compare", *args, "--strict"])
+    assert r.exit_code == 1 and "error: threads shares no sweep point" in r.stderr and "Throughput" not in r.stdout
+    assert json.loads(invoke("compare", *args, "--json").stdout)["warnings"]
+    # One shared point is enough.
+    write_run(tmp_path / "threads/workload.tasks=2", "sim", 1.0)
+    r = CliRunner().invoke(cli, ["compare", *args, "--strict"])
+    assert r.exit_code == 0 and "warning" not in r.stderr
 
 
 def test_repeats_give_mean_stddev_and_a_significance_mark(tmp_path: Path) -> None:
@@ -130,7 +215,7 @@ def test_repeats_give_mean_stddev_and_a_significance_mark(tmp_path: Path) -> Non
     inputs = [load_input(tmp_path / x) for x in "abc"]
     assert list(inputs[0].repeats) == ["workload.tasks=2"] and len(inputs[0].repeats["workload.tasks=2"]) == 3
     c = compare(inputs)
-    tput = {r.metric: r for r in c.rows}["Throughput kB/s"]
+    tput = {r.metric: r for r in c.rows}["Throughput (kB/s)"]
     assert tput.point == "workload.tasks=2" and tput.runs == [3, 3, 3]
     assert tput.values == [pytest.approx(100.0), pytest.approx(150.0), pytest.approx(100.0)]
     assert tput.stddevs[0] == pytest.approx(2.0) and tput.stddevs[1] == pytest.approx(1.0)
@@ -138,7 +223,7 @@ def test_repeats_give_mean_stddev_and_a_significance_mark(tmp_path: Path) -> Non
     assert tput.cell(1) == "150 +/- 1 ( 50.00%)*"
     assert tput.cell(2).endswith("(  0.00%)")
     doc = json.loads(invoke("compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json").output)
-    row = next(r for r in doc["rows"] if r["metric"] == "Throughput kB/s")
+    row = next(r for r in doc["rows"] if r["metric"] == "Throughput (kB/s)")
     assert row["runs"] == [3, 3] and row["significant"] == [None, True]
 
 

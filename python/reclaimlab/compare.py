@@ -1,10 +1,14 @@
 """`reclaimlab compare`: sets of runs side by side, in the layout of mmtests' compare-kernels.
 
 Each input is a run directory or a sweep directory (run directories under it, one per point,
-named by their sweep label such as `workload.tasks=4`), simulated or live. Points are matched by label;
-the first input is the baseline. Every metric row gives each input's value and, in
-parentheses, its change against the baseline signed so that positive means better: mmtests'
-`pdiff` for a metric where higher is better, `pndiff` where lower is better.
+named by their sweep label such as `workload.tasks=4`), simulated or live. Points are matched by label
+and ordered by their swept values; the first input is the baseline, and an input that shares
+no point with it is warned of. Every metric row gives each input's value and, in
+parentheses, its change against the baseline. A metric with a better direction (throughput
+up, direct reclaims and stall time down) signs it so that positive means better: mmtests'
+`pdiff` where higher is better, `pndiff` where lower is better. An effort metric (pages
+scanned, kswapd CPU) has no better direction: more kswapd work may be what replaces direct
+reclaim. Its change is signed so that positive means more, and it is never coloured.
 
 When the inputs mix live and simulated runs, a divergence section gives, per point and
 metric, each simulated value over the first live input's, and flags the ratios outside a
@@ -29,20 +33,27 @@ from typing import Any, Callable, Iterable
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from reclaimlab.columns import kswapd_cpu, ra_hit_pct, value, workload_cpu_per_task
+from reclaimlab.columns import ra_hit_pct, value, workload_cpu_per_task
 from reclaimlab.rundir import RunDir, find_rundirs, read_rundir, unique_names
+
+
+HIGHER, LOWER = "higher", "lower"
 
 
 @dataclass(frozen=True)
 class Metric:
-    """A compared row: its mmtests-style name, where a run gives it (a column source of
-    `reclaimlab.columns`, or a function of the run; None where the run has none), and which
-    direction is better."""
+    """A compared row: its name (with its unit), where a run gives it (a column source of
+    `reclaimlab.columns`, or a function of the run; None where the run has none), which
+    direction is better (HIGHER, LOWER, or None for an effort metric such as pages scanned
+    or kswapd CPU, which is neither: more kswapd scanning may replace direct reclaim), and
+    what it measures, in a sentence."""
 
     name: str
     source: str | Callable[[RunDir], float | None]
-    higher_is_better: bool
+    better: str | None
+    about: str
 
     def get(self, run: RunDir) -> float | None:
         v = self.source(run) if callable(self.source) else value(run, self.source)
@@ -60,10 +71,26 @@ def _efficiency(who: str) -> Callable[[RunDir], float | None]:
     return get
 
 
-def _mean_kswapd_cpu(run: RunDir) -> float | None:
-    nodes = sorted({t.get("node") for t in run.tasks_of_kind("kswapd")})
-    cpus = [c for c in (kswapd_cpu(run, n) for n in nodes if isinstance(n, int)) if c is not None]
-    return sum(cpus) / len(cpus) if cpus else None
+def _kswapd_cpu_total(run: RunDir) -> float | None:
+    """Σ CPU % of every kswapd thread of every node (tasks.json)."""
+    threads = run.tasks_of_kind("kswapd")
+    return sum(t["cpu_pct"] for t in threads) if threads else None
+
+
+def _kswapd_cpu_node(node: int) -> Callable[[RunDir], float | None]:
+    """Σ CPU % of node `node`'s kswapd threads."""
+
+    def get(run: RunDir) -> float | None:
+        threads = [t for t in run.tasks_of_kind("kswapd") if t.get("node") == node]
+        return sum(t["cpu_pct"] for t in threads) if threads else None
+
+    return get
+
+
+def _kswapd_cpu_per_thread(run: RunDir) -> float | None:
+    """The mean CPU % of a kswapd thread, over every thread of every node."""
+    threads = run.tasks_of_kind("kswapd")
+    return sum(t["cpu_pct"] for t in threads) / len(threads) if threads else None
 
 
 def _workload_cpu(run: RunDir) -> float | None:
@@ -105,50 +132,71 @@ def _pct_time_direct(run: RunDir) -> float | None:
 
 
 def _pct_time_kswapd_awake(run: RunDir) -> float | None:
+    """The share of the trace's span in which at least one kswapd thread was awake."""
     s = _trace_summary(run)
     return None if s is None else float(s["pct_time_kswapd_awake"])
 
 
+_EFFORT = "effort, not an outcome: neither more nor less is better in itself"
 METRICS: list[Metric] = [
-    Metric("Throughput kB/s", "metrics.throughput_kB_s", True),
-    Metric("Job elapsed s", "metrics.job_elapsed_mean_s", False),
-    *(Metric(f"mmap latency {q} ms", f"metrics.mmap_latency_ms.{q}", False) for q in ("p50", "p95", "p99", "max")),
-    Metric("Direct reclaims (allocstall)", "vmstat.allocstall*", False),
-    Metric("Kswapd pages scanned", "vmstat.pgscan_kswapd", False),
-    Metric("Kswapd pages reclaimed", "vmstat.pgsteal_kswapd", False),
-    Metric("Direct pages scanned", "vmstat.pgscan_direct", False),
-    Metric("Direct pages reclaimed", "vmstat.pgsteal_direct", False),
+    Metric("Throughput (kB/s)", "metrics.throughput_kB_s", HIGHER, "the workload's throughput over the measured window"),
+    Metric("Job elapsed (s)", "metrics.job_elapsed_mean_s", LOWER, "the mean time a job of the workload took to finish"),
+    *(Metric(f"mmap latency {q} (ms)", f"metrics.mmap_latency_ms.{q}", LOWER, f"the {q} of the workload's mmap access latencies")
+      for q in ("p50", "p95", "p99", "max")),  # fmt: skip
+    Metric("Direct reclaims (allocstall)", "vmstat.allocstall*", LOWER, "allocations that stalled in direct reclaim (Σ allocstall_*)"),
+    Metric("Kswapd pages scanned", "vmstat.pgscan_kswapd", None, f"pages kswapd scanned (pgscan_kswapd); {_EFFORT}"),
+    Metric("Kswapd pages reclaimed", "vmstat.pgsteal_kswapd", None, f"pages kswapd reclaimed (pgsteal_kswapd); {_EFFORT}"),
+    Metric("Direct pages scanned", "vmstat.pgscan_direct", None, f"pages direct reclaim scanned (pgscan_direct); {_EFFORT}"),
+    Metric("Direct pages reclaimed", "vmstat.pgsteal_direct", None, f"pages direct reclaim reclaimed (pgsteal_direct); {_EFFORT}"),
     # Reclaim of the workload's memory cgroup (memory.stat; memcg reclaim is not in vmstat).
-    Metric("Memcg kswapd pages scanned", "memcg.pgscan_kswapd", False),
-    Metric("Memcg kswapd pages reclaimed", "memcg.pgsteal_kswapd", False),
-    Metric("Memcg direct pages scanned", "memcg.pgscan_direct", False),
-    Metric("Memcg direct pages reclaimed", "memcg.pgsteal_direct", False),
-    Metric("Memcg limit hits (memory.events max)", "memcg.max", False),
-    Metric("Memcg memory.high reclaims (memory.events high)", "memcg.high", False),
-    Metric("Kswapd efficiency %", _efficiency("kswapd"), True),
-    Metric("Direct efficiency %", _efficiency("direct"), True),
-    Metric("Percentage Time Spent Direct Reclaim", _pct_time_direct, False),
-    Metric("Percentage Time kswapd Awake", _pct_time_kswapd_awake, False),
-    Metric("Swap Ins", "vmstat.pswpin", False),
+    Metric("Memcg kswapd pages scanned", "memcg.pgscan_kswapd", None, f"pages kswapd scanned in the workload's memory cgroup; {_EFFORT}"),
+    Metric("Memcg kswapd pages reclaimed", "memcg.pgsteal_kswapd", None, f"pages kswapd reclaimed from the workload's memory cgroup; {_EFFORT}"),
+    Metric("Memcg direct pages scanned", "memcg.pgscan_direct", None, f"pages the cgroup's own reclaim scanned; {_EFFORT}"),
+    Metric("Memcg direct pages reclaimed", "memcg.pgsteal_direct", None, f"pages the cgroup's own reclaim reclaimed; {_EFFORT}"),
+    Metric("Memcg limit hits (memory.events max)", "memcg.max", None, "charges that reached the cgroup's memory.max and reclaimed"),
+    Metric("Memcg memory.high reclaims (memory.events high)", "memcg.high", None, "times the cgroup's usage went over memory.high and was reclaimed"),
+    Metric("Kswapd efficiency %", _efficiency("kswapd"), None, "pages kswapd reclaimed per page it scanned (pgsteal·100/pgscan)"),
+    Metric("Direct efficiency %", _efficiency("direct"), None, "pages direct reclaim reclaimed per page it scanned (pgsteal·100/pgscan)"),
+    Metric("Percentage Time Spent Direct Reclaim", _pct_time_direct, LOWER,
+           "the workload's time stalled in direct reclaim, over its user + sys + stalled time (traced runs)"),
+    Metric("Percentage Time kswapd Awake", _pct_time_kswapd_awake, None,
+           "the share of the traced time in which at least one kswapd thread was awake (at most 100)"),
+    Metric("Swap Ins", "vmstat.pswpin", None, "pages read from swap (pswpin)"),
     # Anon workingset detection (5.9 on): swap-ins that found a shadow, and those activated.
-    Metric("Workingset refaults anon", "vmstat.workingset_refault_anon", False),
-    Metric("Workingset activations anon", "vmstat.workingset_activate_anon", False),
-    Metric("Workingset restores anon", "vmstat.workingset_restore_anon", False),
-    Metric("Swap Outs", "vmstat.pswpout", False),
-    Metric("ra_hit%", lambda run: ra_hit_pct(run.delta), True),
-    Metric("Kswapd CPU %", _mean_kswapd_cpu, False),
-    Metric("Workload CPU % per task", _workload_cpu, False),
-    Metric("sy % (highest sample)", "cpu.sy_max", False),
+    Metric("Workingset refaults anon", "vmstat.workingset_refault_anon", None, "anon pages faulted back in soon after eviction"),
+    Metric("Workingset activations anon", "vmstat.workingset_activate_anon", None, "refaulted anon pages activated at once"),
+    Metric("Workingset restores anon", "vmstat.workingset_restore_anon", None, "refaulted anon pages that had been active when evicted"),
+    Metric("Swap Outs", "vmstat.pswpout", None, "pages written to swap (pswpout)"),
+    Metric("ra_hit%", lambda run: ra_hit_pct(run.delta), HIGHER, "swap readahead pages that were used, per page read ahead"),
+    Metric("Kswapd CPU % (all threads)", _kswapd_cpu_total, None,
+           f"CPU of every kswapd thread of every node together, in % of one CPU; {_EFFORT}"),
+    # "Kswapd CPU % node N" rows go here on machines of several nodes (metrics_for).
+    Metric("Kswapd CPU % per thread", _kswapd_cpu_per_thread, None, f"the mean CPU of one kswapd thread, in % of one CPU; {_EFFORT}"),
+    Metric("Workload CPU % per task", _workload_cpu, None, "the mean CPU of one workload task, in % of one CPU"),
+    Metric("sy % (highest sample)", "cpu.sy_max", None, "system CPU time over all CPUs, the highest sample (as seed 000 reads vmstat)"),
 ]
 
 
-def pdiff(base: float, new: float, higher_is_better: bool) -> float | None:
-    """`new`'s change against `base` in percent, positive = better (mmtests' pdiff /
-    pndiff); None when the baseline is 0 and `new` is not."""
+def metrics_for(runs: Iterable[RunDir]) -> list[Metric]:
+    """METRICS, with a `Kswapd CPU % node N` row (Σ of that node's kswapd threads) per node
+    after the all-threads row when the runs' kswapd threads are on more than one node."""
+    nodes = sorted({t["node"] for r in runs for t in r.tasks_of_kind("kswapd") if isinstance(t.get("node"), int)})
+    if len(nodes) < 2:
+        return METRICS
+    k = next(i for i, m in enumerate(METRICS) if m.name == "Kswapd CPU % (all threads)") + 1
+    per_node = [Metric(f"Kswapd CPU % node {n}", _kswapd_cpu_node(n), None,
+                       f"CPU of node {n}'s kswapd threads together, in % of one CPU; {_EFFORT}") for n in nodes]  # fmt: skip
+    return METRICS[:k] + per_node + METRICS[k:]
+
+
+def pdiff(base: float, new: float, better: str | None) -> float | None:
+    """`new`'s change against `base` in percent: positive = better where `better` is HIGHER
+    or LOWER (mmtests' pdiff / pndiff), positive = more where it is None (an effort
+    metric); None when the baseline is 0 and `new` is not."""
     if base == 0:
         return 0.0 if new == 0 else None
     change = (new - base) * 100.0 / abs(base)
-    return change if higher_is_better or change == 0 else -change
+    return -change if better == LOWER and change != 0 else change
 
 
 REPEAT = re.compile(r"(^|,)repeat=\d+$")
@@ -157,6 +205,19 @@ REPEAT = re.compile(r"(^|,)repeat=\d+$")
 def point_of(label: str) -> str:
     """The point a run directory's label names, without its `repeat=K`."""
     return REPEAT.sub("", label)
+
+
+def point_key(label: str) -> tuple[tuple[int, float | str], ...]:
+    """A sort key ordering points by their swept values, numbers as numbers
+    (`workload.tasks=4` before `workload.tasks=16`), key by key of a label `a=1,b=2`."""
+    key: list[tuple[int, float | str]] = []
+    for part in label.split(","):
+        name, _, v = part.partition("=")
+        try:
+            key += [(0, name), (0, float(v))]
+        except ValueError:
+            key += [(0, name), (1, v)]
+    return tuple(key)
 
 
 @dataclass
@@ -208,6 +269,7 @@ class Row:
     metric: str
     values: list[float | None]
     changes: list[float | None]
+    better: str | None = None
     stddevs: list[float | None] = field(default_factory=list)
     runs: list[int] = field(default_factory=list)
     significant: list[bool | None] = field(default_factory=list)
@@ -220,7 +282,7 @@ class Row:
         sd = self.stddevs[k] if self.stddevs else None
         text = value_text(v) + (f" +/- {value_text(sd)}" if sd is not None else "")
         if with_change:
-            text += f" {change_text(self.changes[k])}"
+            text += f" {change_text(self.changes[k], signed=self.better is None)}"
         return text + ("*" if self.significant and self.significant[k] else "")
 
 
@@ -273,31 +335,54 @@ class Comparison:
     rows: list[Row]
     divergence: list[Divergence]
     tolerance: float
+    metrics: list[Metric] = field(default_factory=list)
+    # Inputs after the first that share no point with it (no change can be given for them).
+    unshared: list[str] = field(default_factory=list)
+    points: list[list[str]] = field(default_factory=list)
+
+    def warnings(self) -> list[str]:
+        """What the reader must know before trusting the table: inputs sharing no point."""
+        out = []
+        for name in self.unshared:
+            k = self.names.index(name)
+            out.append(f"{name} shares no sweep point with the baseline {self.names[0]} "
+                       f"({_points_text(self.points[k])} against {_points_text(self.points[0])}): "
+                       "none of its values has a change")  # fmt: skip
+        return out
+
+
+def _points_text(points: list[str], most: int = 3) -> str:
+    shown = [p or "(single run)" for p in points[:most]]
+    return ", ".join(shown) + (f", … ({len(points)} points)" if len(points) > most else "")
 
 
 def compare(inputs: list[Input], tolerance: float = 1.5) -> Comparison:
-    """Every metric any input has, per point label (the baseline's points first)."""
+    """Every metric any input has, per point label, the points in the order of their swept
+    values (`point_key`)."""
     if tolerance <= 1.0:
         raise CompareError(f"the divergence tolerance must be a factor above 1, not {tolerance}")
-    labels: list[str] = []
-    for i in inputs:
-        labels += [label for label in i.points if label not in labels]
+    labels: list[str] = sorted({label for i in inputs for label in i.points}, key=point_key)
     names = unique_names([i.name for i in inputs])
+    metrics = metrics_for(r for i in inputs for rs in i.repeats.values() for r in rs)
     rows: list[Row] = []
     for label in labels:
         runs = [i.repeats.get(label) or ([i.points[label]] if label in i.points else []) for i in inputs]
-        for m in METRICS:
+        for m in metrics:
             samples = [[v for v in (m.get(r) for r in rs) if v is not None] for rs in runs]
             if not any(samples):
                 continue
             stats = [_stats(x) if x else (None, None) for x in samples]
             values = [mean for mean, _ in stats]
             base = values[0]
-            changes = [pdiff(base, v, m.higher_is_better) if base is not None and v is not None else None for v in values]
+            changes = [pdiff(base, v, m.better) if base is not None and v is not None else None for v in values]
             significant = [None] + [_significant(samples[0], x) for x in samples[1:]]
-            rows.append(Row(label, m.name, values, changes, [sd for _, sd in stats], [len(x) for x in samples], significant))
+            rows.append(Row(label, m.name, values, changes, m.better, [sd for _, sd in stats], [len(x) for x in samples], significant))
     kinds = ["/".join(sorted(i.kinds)) for i in inputs]
-    return Comparison(names, kinds, rows, _divergence(rows, names, kinds, tolerance), tolerance)
+    points = [sorted(i.points, key=point_key) for i in inputs]
+    unshared = [n for n, i in zip(names[1:], inputs[1:]) if not set(i.points) & set(inputs[0].points)]
+    used = {r.metric for r in rows}
+    return Comparison(names, kinds, rows, _divergence(rows, names, kinds, tolerance), tolerance,
+                      [m for m in metrics if m.name in used], unshared, points)  # fmt: skip
 
 
 def _divergence(rows: list[Row], names: list[str], kinds: list[str], tolerance: float) -> list[Divergence]:
@@ -328,9 +413,20 @@ def value_text(v: float | None) -> str:
     return f"{v:.0f}" if abs(v) >= 1000 or float(v).is_integer() else f"{v:.2f}"
 
 
-def change_text(c: float | None) -> str:
-    """A change against the baseline as every output prints it: `( 12.34%)`."""
-    return "(   n/a )" if c is None else f"({c:6.2f}%)"
+def change_text(c: float | None, signed: bool = False) -> str:
+    """A change against the baseline as every output prints it: `( 12.34%)` where positive
+    is better, `(+12.34%)` with its sign where positive is more (an effort metric)."""
+    if c is None:
+        return "(   n/a )"
+    return f"({c:+6.2f}%)" if signed and c != 0 else f"({c:6.2f}%)"
+
+
+def better_text(better: str | None) -> str:
+    """A metric's better direction in one character: ↑ higher, ↓ lower, blank for none."""
+    return {HIGHER: "↑", LOWER: "↓"}.get(better or "", "")
+
+
+TITLE = "Change against the first input (↑/↓: the better direction, a change positive when better; no arrow: an effort metric, + = more)"
 
 
 def row_label(row: Row) -> str:
@@ -338,13 +434,30 @@ def row_label(row: Row) -> str:
     return f"{row.metric} {row.point}".rstrip()
 
 
+def change_style(row: Row, k: int) -> str:
+    """How input k's change is coloured: `better` or `worse` where the metric has a better
+    direction and the change is not nil, else nothing (an effort metric is never coloured)."""
+    c = row.changes[k]
+    if k == 0 or row.better is None or c is None or abs(c) < 0.005:
+        return ""
+    return "better" if c > 0 else "worse"
+
+
+_RICH_STYLE = {"better": "green", "worse": "red", "": ""}
+
+
 def rich_tables(c: Comparison) -> list[Table]:
-    t = Table(title="Comparison (change against the first input; positive = better)", title_justify="left")
+    t = Table(title=TITLE, title_justify="left")
     t.add_column("")
+    t.add_column("", justify="center")
     for name, kind in zip(c.names, c.kinds):
         t.add_column(f"{name}\n{kind}", justify="right")
     for row in c.rows:
-        t.add_row(row_label(row), *(row.cell(k) for k in range(len(row.values))))
+        cells = []
+        for k in range(len(row.values)):
+            style = _RICH_STYLE[change_style(row, k)]
+            cells.append(Text(row.cell(k), style=style))
+        t.add_row(row_label(row), better_text(row.better), *cells)
     tables = [t]
     if c.divergence:
         d = Table(title=f"Simulated over live (flagged outside ×{c.tolerance:g})", title_justify="left")
@@ -359,12 +472,14 @@ def rich_tables(c: Comparison) -> list[Table]:
 def as_dict(c: Comparison) -> dict[str, Any]:
     """The comparison as plain data (what --json prints and the HTML report embeds)."""
     return {
-        "inputs": [{"name": n, "kind": k} for n, k in zip(c.names, c.kinds)],
+        "inputs": [{"name": n, "kind": k, "points": p} for n, k, p in zip(c.names, c.kinds, c.points)],
+        "metrics": {m.name: {"better": m.better, "about": m.about} for m in c.metrics},
         "rows": [
-            {"point": r.point, "metric": r.metric, "values": r.values, "change_pct": r.changes,
+            {"point": r.point, "metric": r.metric, "better": r.better, "values": r.values, "change_pct": r.changes,
              "stddev": r.stddevs, "runs": r.runs, "significant": r.significant}
             for r in c.rows
         ],  # fmt: skip
+        "warnings": c.warnings(),
         "divergence": {
             "tolerance": c.tolerance,
             "rows": [vars(d) for d in c.divergence],
@@ -379,20 +494,21 @@ def to_json(c: Comparison) -> str:
 def to_csv(c: Comparison) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["point", "metric", *c.names, *(f"{n} change %" for n in c.names), *(f"{n} stddev" for n in c.names), *(f"{n} runs" for n in c.names)])
+    w.writerow(["point", "metric", "better", *c.names, *(f"{n} change %" for n in c.names), *(f"{n} stddev" for n in c.names), *(f"{n} runs" for n in c.names)])
     for r in c.rows:
         w.writerow([
-            r.point, r.metric, *("" if v is None else repr(v) for v in r.values), *("" if x is None else f"{x:.4f}" for x in r.changes),
+            r.point, r.metric, r.better or "", *("" if v is None else repr(v) for v in r.values), *("" if x is None else f"{x:.4f}" for x in r.changes),
             *("" if x is None else repr(x) for x in r.stddevs), *r.runs,
         ])  # fmt: skip
     return buf.getvalue()
 
 
 def to_markdown(c: Comparison) -> str:
-    lines = ["| | " + " | ".join(f"{n} ({k})" for n, k in zip(c.names, c.kinds)) + " |", "|---" * (len(c.names) + 1) + "|"]
+    lines = [TITLE + ".", "", "| | better | " + " | ".join(f"{n} ({k})" for n, k in zip(c.names, c.kinds)) + " |",
+             "|---" * (len(c.names) + 2) + "|"]  # fmt: skip
     for r in c.rows:
         cells = [r.cell(k) for k in range(len(r.values))]
-        lines.append(f"| {row_label(r)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {row_label(r)} | {better_text(r.better)} | " + " | ".join(cells) + " |")
     if c.divergence:
         lines += ["", f"Simulated over live (flagged outside ×{c.tolerance:g}):", "", "| point | metric | simulated | live | sim/live | |", "|---|---|--:|--:|--:|---|"]
         for d in c.divergence:
@@ -410,16 +526,23 @@ def to_markdown(c: Comparison) -> str:
 @click.option("--csv", "fmt", flag_value="csv", help="Print the comparison as CSV (one row per point and metric).")
 @click.option("--markdown", "fmt", flag_value="markdown", help="Print the comparison as Markdown tables.")
 @click.option("--tolerance", default=1.5, show_default=True, type=float,
-              help="Flag simulated/live ratios outside ×TOLERANCE (and below 1/TOLERANCE).")  # fmt: skip
-def compare_command(inputs: tuple[Path, ...], fmt: str | None, tolerance: float) -> None:
+              help="Flag simulated/live ratios outside ×TOLERANCE (and below 1/TOLERANCE).")
+@click.option("--strict", is_flag=True, help="Exit with status 1, printing no table, when an input shares no point with the baseline.")  # fmt: skip
+def compare_command(inputs: tuple[Path, ...], fmt: str | None, tolerance: float, strict: bool) -> None:
     """Compare run or sweep directories, simulated or live, mmtests-style: the first input is
-    the baseline, points are matched by their sweep label (workload.tasks=4, …), and each change is
-    signed so that positive is better. Mixed live and simulated inputs get a section of
-    simulated/live ratios."""
+    the baseline, points are matched by their sweep label (workload.tasks=4, …) and ordered by
+    value. A metric with a better direction (↑ higher, ↓ lower) signs its change so that
+    positive is better; an effort metric (pages scanned, kswapd CPU) shows its change with its
+    sign, positive = more. An input sharing no point with the baseline is warned of (an error
+    with --strict). Mixed live and simulated inputs get a section of simulated/live ratios."""
     try:
         c = compare(load_inputs(inputs), tolerance)
     except CompareError as e:
         raise click.UsageError(str(e))
+    for w in c.warnings():
+        click.echo(f"{'error' if strict else 'warning'}: {w}", err=True)
+    if strict and c.warnings():
+        raise SystemExit(1)
     if fmt == "json":
         click.echo(to_json(c), nl=False)
         click.echo()
