@@ -30,7 +30,7 @@ EXPECTED_PLOTS = {
     "Direct-reclaim stalls by latency",
     "Throughput across the sweep",
     "Direct reclaims across the sweep",
-    "kswapd CPU across the sweep",
+    "kswapd CPU, all threads across the sweep",
     "System CPU (sy) across the sweep",
 }
 
@@ -120,14 +120,21 @@ def test_the_report_renders_in_headless_chromium(sweeps: tuple[Path, Path], tmp_
 
     titles = [p["title"] for p in plots]
     assert EXPECTED_PLOTS <= set(titles), EXPECTED_PLOTS - set(titles)
-    # per point: 2 inputs × 2 points × 5 plots; across the sweep 4; the stall histogram 1
-    assert len(plots) == 4 * 5 + 4 + 1
+    # per point, the two inputs overlaid: 2 points × 5 plots; across the sweep 4; the stall histogram 1
+    assert len(plots) == 2 * 5 + 4 + 1
     for plot in plots:
         assert plot["points"] and max(plot["points"]) > 0, f"{plot['title']}: no data"
         assert plot["drawn"] >= 1, f"{plot['title']}: nothing drawn"
         assert plot["width"] > 300, f"{plot['title']}: not laid out"
     free = next(p for p in plots if p["title"] == "Free pages against the watermarks")
-    assert {"nr_free_pages", "min watermark (Σ zones)", "low watermark (Σ zones)", "high watermark (Σ zones)"} <= set(free["names"])
+    # Both inputs on one plot; the same machine's watermarks once.
+    assert free["names"] == ["kswapd1 nr_free_pages", "kswapd4 nr_free_pages",
+                             "high watermark (Σ zones)", "low watermark (Σ zones)", "min watermark (Σ zones)"]  # fmt: skip
+    for title in ("Reclaim: pages scanned and stolen, direct reclaims", "CPU over time, all CPUs", "Device throughput"):
+        for p in (p for p in plots if p["title"] == title):
+            assert {n.split(" ", 1)[0] for n in p["names"]} == {"kswapd1", "kswapd4"}, (title, p["names"])
+    tasks = next(p for p in plots if p["title"] == "CPU per task over the window")
+    assert tasks["names"] == ["kswapd1", "kswapd4"]
     sweep = next(p for p in plots if p["title"] == "Throughput across the sweep")
     assert sweep["names"] == ["kswapd1", "kswapd4"] and sweep["points"] == [2, 2]
     stalls = next(p for p in plots if p["title"] == "Direct-reclaim stalls by latency")
@@ -140,8 +147,12 @@ def test_the_page_holds_the_comparison_and_plotly_once(sweeps: tuple[Path, Path]
     assert invoke("report", str(one), str(four), "-o", str(out), "--title", "kswapd threads").exit_code == 0
     html = out.read_text()
     assert "<title>kswapd threads</title>" in html
-    assert html.count("Throughput kB/s") >= 2  # a table row per point
-    assert html.count("Plotly.newPlot") == 25
+    assert html.count("Throughput (kB/s)") >= 2  # a table row per point
+    assert html.count("Plotly.newPlot") == 15
+    # Plots first, the comparison last; its rows say which way is better and what they measure.
+    assert html.index('<section id="sweep">') < html.index('<section id="points">') < html.index('<section id="compare">')
+    assert '<td class="dir">↑</td>' in html and "title=\"the workload&#x27;s throughput over the measured window\"" in html
+    assert "Kswapd CPU % (all threads)" in html and "Kswapd CPU % node 1" in html
     assert html.count("<script src=") == 0 and "cdn" not in html.split("</head>", 1)[1].lower()
     assert 'id="comparison"' in html
 

@@ -4,8 +4,9 @@ plot, so the page shows a note instead of an empty chart."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
+import plotly.colors
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -31,9 +32,9 @@ RECLAIM_RATES = (
 )
 # Across a sweep, the seed-style curves: compare's metric name, the plot's and the axis' title.
 SWEEP_METRICS = (
-    ("Throughput kB/s", "Throughput", "throughput (kB/s)"),
+    ("Throughput (kB/s)", "Throughput", "throughput (kB/s)"),
     ("Direct reclaims (allocstall)", "Direct reclaims", "direct reclaims (allocstall)"),
-    ("Kswapd CPU %", "kswapd CPU", "kswapd CPU (%)"),
+    ("Kswapd CPU % (all threads)", "kswapd CPU, all threads", "kswapd CPU (% of a CPU)"),
     ("sy % (highest sample)", "System CPU (sy)", "sy, highest sample (%)"),
 )
 
@@ -65,98 +66,159 @@ def _rates(samples: Sequence[tuple[float, Vmstat]], name: str) -> tuple[list[flo
     return ts, ys
 
 
-def free_pages(run: RunDir) -> go.Figure | None:
-    """nr_free_pages over time against the min/low/high watermarks (Σ over zones)."""
-    samples = [(t, v["nr_free_pages"]) for t, v in run.vmstat_samples if "nr_free_pages" in v]
-    if not samples:
+class PointRun(NamedTuple):
+    """A point's run from one input: the input's place among all inputs (its colour), its
+    name and the run."""
+
+    k: int
+    name: str
+    run: RunDir
+
+
+Runs = Sequence[PointRun]  # a point's runs, one per input that has the point
+
+
+def colour(k: int) -> str:
+    """Input k's colour, the same in every plot of the page."""
+    palette = plotly.colors.qualitative.Plotly
+    return palette[k % len(palette)]
+
+
+def _named(name: str, what: str, runs: Runs) -> str:
+    """A trace's legend name: what it is, after the input's name when several are overlaid."""
+    return f"{name} {what}" if len(runs) > 1 else what
+
+
+def free_pages(runs: Runs) -> go.Figure | None:
+    """nr_free_pages over time against the min/low/high watermarks (Σ over zones), the
+    inputs overlaid; watermarks once when every input has the same, else per input."""
+    series = [(k, name, run, [(t, v["nr_free_pages"]) for t, v in run.vmstat_samples if "nr_free_pages" in v]) for k, name, run in runs]
+    series = [x for x in series if x[3]]
+    if not series:
         return None
-    ts = [t for t, _ in samples]
     fig = _figure("Free pages against the watermarks", "time (s)", "pages")
-    fig.add_trace(go.Scatter(x=ts, y=[v for _, v in samples], name="nr_free_pages", mode="lines+markers"))
-    marks = run.watermarks()
-    if marks is not None:
-        span = [min(ts), max(ts)]
-        for name, dash in (("high", "dot"), ("low", "dash"), ("min", "solid")):
-            fig.add_trace(go.Scatter(x=span, y=[marks[name]] * 2, name=f"{name} watermark (Σ zones)",
-                                     mode="lines", line={"dash": dash, "width": 1.5}))  # fmt: skip
+    for k, name, _, samples in series:
+        fig.add_trace(go.Scatter(x=[t for t, _ in samples], y=[v for _, v in samples], name=_named(name, "nr_free_pages", runs),
+                                 mode="lines+markers", line={"color": colour(k)}, legendgroup=name))  # fmt: skip
+    marks = [(k, name, run.watermarks()) for k, name, run, _ in series]
+    known = [(k, name, m) for k, name, m in marks if m is not None]
+    shared = len({tuple(sorted(m.items())) for _, _, m in known}) == 1
+    ts = [t for *_, samples in series for t, _ in samples]
+    span = [min(ts), max(ts)]
+    for k, name, m in known[:1] if shared else known:
+        for w, dash in (("high", "dot"), ("low", "dash"), ("min", "solid")):
+            what = f"{w} watermark (Σ zones)"
+            fig.add_trace(go.Scatter(x=span, y=[m[w]] * 2, name=what if shared else _named(name, what, runs), mode="lines",
+                                     line={"dash": dash, "width": 1.5, "color": "#777" if shared else colour(k)},
+                                     legendgroup="watermarks" if shared else name))  # fmt: skip
     return fig
 
 
-def reclaim_rates(run: RunDir) -> go.Figure | None:
+def reclaim_rates(runs: Runs) -> go.Figure | None:
     """pgscan/pgsteal by kswapd, then by direct reclaim (pages/s: rows of their own, as
-    direct reclaim is often orders of magnitude below kswapd), then allocstall (stalls/s)."""
-    if len(run.vmstat_samples) < 2:
+    direct reclaim is often orders of magnitude below kswapd), then allocstall (stalls/s);
+    one colour per input, pgsteal dotted."""
+    sampled = [(k, name, run) for k, name, run in runs if len(run.vmstat_samples) >= 2]
+    if not sampled:
         return None
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.07,
                         subplot_titles=("kswapd", "direct reclaim", "direct reclaims (allocstall)"))  # fmt: skip
-    fig.update_layout({**_LAYOUT, "height": HEIGHT + 220, "margin": {**_LAYOUT["margin"], "t": 75}, "legend": {**_LAYOUT["legend"], "y": -0.09}},
+    legend_y = -0.09 - 0.03 * max(0, len(sampled) - 1)
+    fig.update_layout({**_LAYOUT, "height": HEIGHT + 220 + 40 * (len(sampled) - 1), "margin": {**_LAYOUT["margin"], "t": 75},
+                       "legend": {**_LAYOUT["legend"], "y": legend_y}},
                       title=_title("Reclaim: pages scanned and stolen, direct reclaims"))  # fmt: skip
     fig.update_annotations(font_size=12, x=0.0, xanchor="left")
-    for counter, name in RECLAIM_RATES:
-        ts, ys = _rates(run.vmstat_samples, counter)
-        row = 1 if counter.endswith("kswapd") else 2
-        dash = "dot" if counter.startswith("pgsteal") else "solid"
-        fig.add_trace(go.Scatter(x=ts, y=ys, name=name, mode="lines", line={"dash": dash}), row=row, col=1)
-    ts, ys = _rates(run.vmstat_samples, "allocstall_*")
-    fig.add_trace(go.Scatter(x=ts, y=ys, name="allocstall", mode="lines+markers"), row=3, col=1)
+    for k, name, run in sampled:
+        for counter, what in RECLAIM_RATES:
+            ts, ys = _rates(run.vmstat_samples, counter)
+            row = 1 if counter.endswith("kswapd") else 2
+            dash = "dot" if counter.startswith("pgsteal") else "solid"
+            fig.add_trace(go.Scatter(x=ts, y=ys, name=_named(name, what, runs), mode="lines", line={"dash": dash, "color": colour(k)},
+                                     legendgroup=name), row=row, col=1)  # fmt: skip
+        ts, ys = _rates(run.vmstat_samples, "allocstall_*")
+        fig.add_trace(go.Scatter(x=ts, y=ys, name=_named(name, "allocstall", runs), mode="lines+markers", line={"color": colour(k)},
+                                 marker={"symbol": "diamond"}, legendgroup=name), row=3, col=1)  # fmt: skip
     for row, unit in ((1, "pages/s"), (2, "pages/s"), (3, "stalls/s")):
         fig.update_yaxes(title_text=unit, rangemode="tozero", row=row, col=1)
     fig.update_xaxes(title_text="time (s)", row=3, col=1)
     return fig
 
 
-def task_cpu(run: RunDir) -> go.Figure | None:
-    """Each task's CPU over the window (tasks.json), one colour per kind of task."""
-    tasks = run.tasks.get("tasks", [])
-    if not tasks:
+def task_names(tasks: Sequence[dict[str, Any]]) -> list[str]:
+    """Each task's name on the x axis: its comm, numbered where several tasks share one
+    (`dd 1`, `dd 2`, …), so that the inputs' tasks line up whatever their pids."""
+    comms = [str(t.get("comm", "?")) for t in tasks]
+    seen: dict[str, int] = {}
+    out = []
+    for comm in comms:
+        seen[comm] = seen.get(comm, 0) + 1
+        out.append(f"{comm} {seen[comm]}" if comms.count(comm) > 1 else comm)
+    return out
+
+
+def task_cpu(runs: Runs) -> go.Figure | None:
+    """Each task's CPU over the window (tasks.json), one bar per input side by side."""
+    with_tasks = [(k, name, run.tasks.get("tasks", [])) for k, name, run in runs]
+    with_tasks = [x for x in with_tasks if x[2]]
+    if not with_tasks:
         return None
     fig = _figure("CPU per task over the window", "task", "CPU (%, user + sys)", barmode="group")
-    kinds = list(dict.fromkeys(t.get("kind", "other") for t in tasks))
-    for kind in kinds:
-        mine = [t for t in tasks if t.get("kind", "other") == kind]
-        fig.add_trace(go.Bar(x=[f"{t.get('comm', '?')}[{t.get('pid', '?')}]" for t in mine],
-                             y=[t.get("cpu_pct", 0.0) for t in mine], name=kind))  # fmt: skip
-    fig.update_xaxes(type="category", tickangle=-45)
+    order: list[str] = []
+    for k, name, tasks in with_tasks:
+        xs = task_names(tasks)
+        order += [x for x in xs if x not in order]
+        fig.add_trace(go.Bar(x=xs, y=[t.get("cpu_pct", 0.0) for t in tasks], name=name, marker={"color": colour(k)},
+                             customdata=[[t.get("kind", "other"), t.get("pid", "?")] for t in tasks],
+                             hovertemplate="%{x} (%{customdata[0]}, pid %{customdata[1]}): %{y:.2f} %"))  # fmt: skip
+    fig.update_xaxes(type="category", tickangle=-45, categoryorder="array", categoryarray=order)
     # Inside the plot's top right: below it, the legend would cover the rotated task names.
-    fig.update_layout(hovermode="closest", legend={"orientation": "v", "x": 1.0, "xanchor": "right", "y": 1.0, "yanchor": "top",
-                                                   "bgcolor": "rgba(255,255,255,0.8)"})  # fmt: skip
+    fig.update_layout(hovermode="closest", showlegend=True,
+                      legend={"orientation": "v", "x": 1.0, "xanchor": "right", "y": 1.0, "yanchor": "top", "bgcolor": "rgba(255,255,255,0.8)"})  # fmt: skip
     return fig
 
 
-def cpu_over_time(run: RunDir) -> go.Figure | None:
-    """cpu.samples: user, system and iowait over all CPUs, as vmstat prints them."""
-    if not run.cpu:
+def cpu_over_time(runs: Runs) -> go.Figure | None:
+    """cpu.samples: user, system and iowait over all CPUs, as vmstat prints them; one colour
+    per input, us solid, sy dashed, wa dotted."""
+    sampled = [(k, name, run) for k, name, run in runs if run.cpu]
+    if not sampled:
         return None
     fig = _figure("CPU over time, all CPUs", "time (s)", "CPU (%)")
-    ts = [c["t"] for c in run.cpu]
-    for key, name in (("us_pct", "us"), ("sy_pct", "sy"), ("wa_pct", "wa")):
-        fig.add_trace(go.Scatter(x=ts, y=[c.get(key) for c in run.cpu], name=name, mode="lines+markers"))
+    for k, name, run in sampled:
+        ts = [c["t"] for c in run.cpu]
+        for key, what, dash in (("us_pct", "us", "solid"), ("sy_pct", "sy", "dash"), ("wa_pct", "wa", "dot")):
+            fig.add_trace(go.Scatter(x=ts, y=[c.get(key) for c in run.cpu], name=_named(name, what, runs), mode="lines+markers",
+                                     line={"dash": dash, "color": colour(k) if len(runs) > 1 else None}, legendgroup=name))  # fmt: skip
     return fig
 
 
-def device_throughput(run: RunDir) -> go.Figure | None:
+def device_throughput(runs: Runs) -> go.Figure | None:
     """iostat.samples: read and write MB/s per device that moved data (writes only where a
-    device wrote)."""
-    if not run.iostat:
+    device wrote), one colour per input where several are overlaid."""
+    sampled = [(k, name, run) for k, name, run in runs if run.iostat]
+    if not sampled:
         return None
     fig = _figure("Device throughput", "time (s)", "MB/s")
-    devices = list(dict.fromkeys(s["device"] for s in run.iostat))
-    # a live machine lists every block device: plot those that moved data, if any did
-    busy = [d for d in devices if any(s.get("rkB_s") or s.get("wkB_s") for s in run.iostat if s["device"] == d)]
-    devices = busy or devices
-    for dev in devices:
-        mine = [s for s in run.iostat if s["device"] == dev]
-        ts = [s["t"] for s in mine]
-        fig.add_trace(go.Scatter(x=ts, y=[s.get("rkB_s", 0.0) / 1024 for s in mine], name=f"{dev} read", mode="lines"))
-        if any(s.get("wkB_s", 0.0) for s in mine):
-            fig.add_trace(go.Scatter(x=ts, y=[s.get("wkB_s", 0.0) / 1024 for s in mine], name=f"{dev} write",
-                                     mode="lines", line={"dash": "dot"}))  # fmt: skip
+    for k, name, run in sampled:
+        devices = list(dict.fromkeys(s["device"] for s in run.iostat))
+        # a live machine lists every block device: plot those that moved data, if any did
+        busy = [d for d in devices if any(s.get("rkB_s") or s.get("wkB_s") for s in run.iostat if s["device"] == d)]
+        devices = busy or devices
+        line = {"color": colour(k)} if len(runs) > 1 else {}
+        for dev in devices:
+            mine = [s for s in run.iostat if s["device"] == dev]
+            ts = [s["t"] for s in mine]
+            fig.add_trace(go.Scatter(x=ts, y=[s.get("rkB_s", 0.0) / 1024 for s in mine], name=_named(name, f"{dev} read", runs),
+                                     mode="lines", line=line, legendgroup=name))  # fmt: skip
+            if any(s.get("wkB_s", 0.0) for s in mine):
+                fig.add_trace(go.Scatter(x=ts, y=[s.get("wkB_s", 0.0) / 1024 for s in mine], name=_named(name, f"{dev} write", runs),
+                                         mode="lines", line={**line, "dash": "dot"}, legendgroup=name))  # fmt: skip
     return fig
 
 
-def point_figures(run: RunDir) -> list[go.Figure]:
-    """Every per-point plot the run has data for, in page order."""
-    figs = (free_pages(run), reclaim_rates(run), task_cpu(run), cpu_over_time(run), device_throughput(run))
+def point_figures(runs: Runs) -> list[go.Figure]:
+    """Every per-point plot the point's runs have data for, the inputs overlaid, in page order."""
+    figs = (free_pages(runs), reclaim_rates(runs), task_cpu(runs), cpu_over_time(runs), device_throughput(runs))
     return [f for f in figs if f is not None]
 
 
@@ -195,7 +257,7 @@ def sweep_curves(c: Comparison, points: Sequence[dict[str, RunDir]]) -> list[go.
             xy.sort(key=lambda p: (isinstance(p[0], str), p[0]))
             if fig is None:
                 fig = _figure(f"{title} across the sweep", key, axis, hovermode="closest")
-            fig.add_trace(go.Scatter(x=[x for x, _ in xy], y=[y for _, y in xy], name=name, mode="lines+markers"))
+            fig.add_trace(go.Scatter(x=[x for x, _ in xy], y=[y for _, y in xy], name=name, mode="lines+markers", line={"color": colour(k)}))
         if fig is not None:
             figs.append(fig)
     return figs

@@ -12,7 +12,7 @@ from typing import Sequence, TypeVar
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from reclaimlab.compare import Comparison, Input, as_dict, change_text, row_label, trace_report, value_text
+from reclaimlab.compare import TITLE, Comparison, Input, as_dict, better_text, change_style, point_key, row_label, trace_report, value_text
 from reclaimlab.report import figures
 from reclaimlab.rundir import RunDir
 
@@ -29,6 +29,7 @@ td.num { text-align: right; font-family: "Liberation Mono", "DejaVu Sans Mono", 
 th { text-align: right; background: #f4f4f4; } th.label, td.label { text-align: left; }
 tr.point th { text-align: left; background: #e8eef7; }
 .better { color: #1a7f37; } .worse { color: #c62828; } .flag { color: #c62828; font-weight: bold; }
+.warn { color: #c62828; } td.dir { text-align: center; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 1rem; align-items: start; }
 .plot { border: 1px solid #e4e4e4; border-radius: 4px; padding: 0.3rem; min-width: 0; }
 """
@@ -56,29 +57,26 @@ def _note(text: str) -> str:
     return f'<p class="note">{escape(text)}</p>'
 
 
-def _sign_class(change: float | None) -> str:
-    if change is None or abs(change) < 0.005:
-        return ""
-    return "better" if change > 0 else "worse"
-
-
 def comparison_tables(c: Comparison) -> str:
-    """The comparison as HTML tables: the same cells as `reclaimlab compare`, a heading row
-    per sweep point, each change coloured by its sign (positive = better)."""
+    """The comparison as HTML tables: the same cells as `reclaimlab compare` (rows in the
+    order of the points' swept values), a heading row per sweep point, each metric's better
+    direction (its description on hover), and a change coloured only where the metric has a
+    better direction: green where better, red where worse."""
     head = "".join(f"<th>{escape(n)}<br><span class=muted>{escape(k)}</span></th>" for n, k in zip(c.names, c.kinds))
-    out = ['<table class="compare">', f'<thead><tr><th class="label"></th>{head}</tr></thead><tbody>']
+    about = {m.name: m.about for m in c.metrics}
+    out = ['<table class="compare">', f'<thead><tr><th class="label"></th><th title="the better direction">better</th>{head}</tr></thead><tbody>']
     point: str | None = None
-    order = {label: k for k, (label, _) in enumerate(_ordered({r.point: None for r in c.rows}))}
-    for row in sorted(c.rows, key=lambda r: order[r.point]):
+    for row in c.rows:
         if row.point != point and any(r.point for r in c.rows):
             point = row.point
-            out.append(f'<tr class="point"><th colspan="{len(c.names) + 1}">{escape(row.point or "(single run)")}</th></tr>')
+            out.append(f'<tr class="point"><th colspan="{len(c.names) + 2}">{escape(row.point or "(single run)")}</th></tr>')
         cells = []
-        for k, (v, ch) in enumerate(zip(row.values, row.changes)):
-            text = row.cell(k, with_change=k > 0)
-            cls = "num" if k == 0 or v is None else f"num {_sign_class(ch)}"
-            cells.append(f'<td class="{cls.strip()}">{escape(text)}</td>')
-        out.append(f'<tr><td class="label">{escape(row.metric if point is not None else row_label(row))}</td>{"".join(cells)}</tr>')
+        for k in range(len(row.values)):
+            cls = f"num {change_style(row, k)}".strip()
+            cells.append(f'<td class="{cls}">{escape(row.cell(k, with_change=k > 0))}</td>')
+        label = escape(row.metric if point is not None else row_label(row))
+        out.append(f'<tr><td class="label" title="{escape(about.get(row.metric, ""))}">{label}</td>'
+                   f'<td class="dir">{better_text(row.better)}</td>{"".join(cells)}</tr>')  # fmt: skip
     out.append("</tbody></table>")
     if c.divergence:
         out.append(f"<h3>Simulated over live (flagged outside ×{c.tolerance:g})</h3>")
@@ -113,9 +111,7 @@ _T = TypeVar("_T")
 
 def _ordered(points: dict[str, _T]) -> list[tuple[str, _T]]:
     """A sweep's points by their swept value (tasks 4, 8, 16 rather than by name)."""
-    keyed = [(figures.sweep_x(label, v if isinstance(v, RunDir) else None)[1], label, v) for label, v in points.items()]
-    keyed.sort(key=lambda p: (isinstance(p[0], str), p[0]))
-    return [(label, v) for _, label, v in keyed]
+    return sorted(points.items(), key=lambda p: point_key(p[0]))
 
 
 def _run_name(name: str, label: str) -> str:
@@ -158,30 +154,41 @@ def _point_notes(run: RunDir) -> list[str]:
     return notes
 
 
+def points_section(inputs: list[Input], names: list[str], kinds: list[str]) -> Section:
+    """Per sweep point (in the order of the swept values), its plots with every input that
+    has the point overlaid, one colour per input."""
+    s = Section("points", "Per point over time")
+    labels = sorted({label for i in inputs for label in i.points}, key=point_key)
+    for label in labels:
+        runs = [(name, i.points[label], kind) for i, name, kind in zip(inputs, names, kinds) if label in i.points]
+        which = ", ".join(f'<span style="color:{figures.colour(names.index(name))}">■</span> {escape(name)} '
+                          f"({escape(run.kind or kind)}, {run.elapsed_s:.2f} s)" for name, run, kind in runs)  # fmt: skip
+        s.parts.append(f"<h3>{escape(label or '(single run)')} <span class=muted>{which}</span></h3>")
+        s.parts += [_note(f"{name}: {n}") for name, run, _ in runs for n in _point_notes(run)]
+        # Colours follow an input's place among all inputs, not among those with this point.
+        figs = figures.point_figures([figures.PointRun(names.index(name), name, run) for name, run, _ in runs])
+        s.parts.append(_grid(figs) if figs else _note("no samples to plot"))
+    return s
+
+
 def render_page(inputs: list[Input], c: Comparison, title: str | None = None, plotlyjs: str = "embed") -> str:
     """The whole report as one HTML document. `plotlyjs` is "embed" (the library inside the
     page) or "beside" (a <script src> of PLOTLY_JS, which the caller writes next to it)."""
     names = c.names
-    sections = [Section("compare", "Comparison", [
-        _note("Each change is against the first input and signed so that positive is better; "
-              "points are matched by their sweep label."),
-        comparison_tables(c),
-    ])]  # fmt: skip
+    sections = []
     point_runs = [i.points for i in inputs]
     sweep = figures.sweep_curves(c, point_runs)
     if sweep:
         sections.append(Section("sweep", "Across the sweep", [_grid(sweep)]))
+    sections.append(points_section(inputs, names, c.kinds))
     trace = trace_section(inputs, names)
     if trace is not None:
         sections.append(trace)
-    per_point = Section("points", "Per point over time")
-    for i, name, kind in zip(inputs, names, c.kinds):
-        for label, run in _ordered(i.points):
-            per_point.parts.append(f"<h3>{escape(_run_name(name, label))} <span class=muted>({escape(run.kind or kind)}, {run.elapsed_s:.2f} s)</span></h3>")
-            per_point.parts += [_note(n) for n in _point_notes(run)]
-            figs = figures.point_figures(run)
-            per_point.parts.append(_grid(figs) if figs else _note("no samples to plot"))
-    sections.append(per_point)
+    sections.append(Section("compare", "Comparison", [
+        *(f'<p class="warn">warning: {escape(w)}</p>' for w in c.warnings()),
+        _note(TITLE + ". Points are matched by their sweep label; hover over a metric for what it measures."),
+        comparison_tables(c),
+    ]))  # fmt: skip
 
     heading = title or "reclaimlab report: " + " vs ".join(names)
     script = f"<script>{get_plotlyjs()}</script>" if plotlyjs == "embed" else f'<script src="{PLOTLY_JS}"></script>'
