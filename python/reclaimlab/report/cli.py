@@ -19,13 +19,14 @@ import click
 @click.option("--tolerance", default=1.5, show_default=True, type=float,
               help="Flag simulated/live ratios outside ×TOLERANCE (as `reclaimlab compare`).")  # fmt: skip
 def report_command(inputs: tuple[Path, ...], output: Path, force: bool, plotlyjs: str, title: str | None, tolerance: float) -> None:
-    """An HTML report of run or sweep directories, simulated or live: the comparison tables
-    of `reclaimlab compare` (the first input is the baseline), and plots: per point the
-    vmstat rates over time (free pages against the watermarks, pgscan/pgsteal by kswapd and
-    direct reclaim, allocstall), per-task CPU and device throughput; across a sweep, the
-    throughput, direct reclaims, kswapd CPU and sy against the swept value, one line per
-    input; for traced runs, the direct-reclaim stall histogram. The page opens without a
-    network: plotly's JavaScript is embedded, or written beside it with --plotlyjs beside."""
+    """An HTML report of run or sweep directories, simulated or live: plots, then the
+    comparison tables of `reclaimlab compare` (the first input is the baseline). Across a
+    sweep, the throughput, direct reclaims, kswapd CPU and sy against the swept value, one
+    line per input; per point, the inputs overlaid: the vmstat rates over time (free pages
+    against the watermarks, pgscan/pgsteal by kswapd and direct reclaim, allocstall),
+    per-task CPU, CPU over time and device throughput; for traced runs, the direct-reclaim
+    stall histogram. The page opens without a network: plotly's JavaScript is embedded, or
+    written beside it with --plotlyjs beside."""
     from reclaimlab.compare import CompareError, compare, load_inputs
 
     beside = output.parent / "plotly.min.js"
@@ -36,6 +37,8 @@ def report_command(inputs: tuple[Path, ...], output: Path, force: bool, plotlyjs
         c = compare(loaded, tolerance)
     except CompareError as e:
         raise click.UsageError(str(e))
+    for w in c.warnings():
+        click.echo(f"warning: {w}", err=True)
 
     from plotly.offline import get_plotlyjs
 

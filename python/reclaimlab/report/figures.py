@@ -194,25 +194,30 @@ def cpu_over_time(runs: Runs) -> go.Figure | None:
 
 def device_throughput(runs: Runs) -> go.Figure | None:
     """iostat.samples: read and write MB/s per device that moved data (writes only where a
-    device wrote), one colour per input where several are overlaid."""
+    device wrote). With several inputs overlaid, one colour per input and one legend entry
+    per input and direction for all its devices (the device is in the hover)."""
     sampled = [(k, name, run) for k, name, run in runs if run.iostat]
     if not sampled:
         return None
     fig = _figure("Device throughput", "time (s)", "MB/s")
+    several = len(runs) > 1
     for k, name, run in sampled:
         devices = list(dict.fromkeys(s["device"] for s in run.iostat))
         # a live machine lists every block device: plot those that moved data, if any did
         busy = [d for d in devices if any(s.get("rkB_s") or s.get("wkB_s") for s in run.iostat if s["device"] == d)]
         devices = busy or devices
-        line = {"color": colour(k)} if len(runs) > 1 else {}
-        for dev in devices:
+        line = {"color": colour(k)} if several else {}
+        for n, dev in enumerate(devices):
             mine = [s for s in run.iostat if s["device"] == dev]
             ts = [s["t"] for s in mine]
-            fig.add_trace(go.Scatter(x=ts, y=[s.get("rkB_s", 0.0) / 1024 for s in mine], name=_named(name, f"{dev} read", runs),
-                                     mode="lines", line=line, legendgroup=name))  # fmt: skip
-            if any(s.get("wkB_s", 0.0) for s in mine):
-                fig.add_trace(go.Scatter(x=ts, y=[s.get("wkB_s", 0.0) / 1024 for s in mine], name=_named(name, f"{dev} write", runs),
-                                         mode="lines", line={**line, "dash": "dot"}, legendgroup=name))  # fmt: skip
+            for key, what, dash in (("rkB_s", "read", "solid"), ("wkB_s", "write", "dot")):
+                if key == "wkB_s" and not any(s.get(key, 0.0) for s in mine):
+                    continue
+                group = f"{name} {what}" + (" (each device)" if len(devices) > 1 else "")
+                fig.add_trace(go.Scatter(x=ts, y=[s.get(key, 0.0) / 1024 for s in mine], mode="lines", line={**line, "dash": dash},
+                                         name=group if several else f"{dev} {what}", legendgroup=group if several else None,
+                                         showlegend=not several or n == 0, text=[dev] * len(ts),
+                                         hovertemplate=f"{name} %{{text}} {what}: %{{y:.1f}} MB/s<extra></extra>"))  # fmt: skip
     return fig
 
 
