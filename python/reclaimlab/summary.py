@@ -66,9 +66,10 @@ class Column:
 
     @property
     def title(self) -> str:
-        """The header as a table prints it: with its unit, unless the header names it."""
+        """The header as a table prints it: its unit on a second line, unless the header
+        names it (a line of its own keeps the table as narrow as its numbers)."""
         u = unit(self.source) if self.unit is None else self.unit
-        return f"{self.header} ({u})" if u and u not in self.header.split() else self.header
+        return f"{self.header}\n({u})" if u and u not in self.header.split() else self.header
 
     def cell(self, run: RunDir) -> str:
         v = self.source(run) if callable(self.source) else value(run, self.source)
@@ -162,8 +163,12 @@ def summary_table(runs: list[RunDir], title: str = "") -> Table:
     kinds = {r.result.get("workload") for r in runs}
     columns = layout(kinds.pop() if len(kinds) == 1 else None)
     table = Table(title=title or None)
-    for i, c in enumerate(columns):
-        table.add_column(c.title, justify="left" if i == 0 and c.header == "run" else "right")
+    titles = [c.title for c in columns]
+    two_lines = any("\n" in t for t in titles)
+    for i, (c, title) in enumerate(zip(columns, titles)):
+        # Names on the first line, units on the second (rich would put a one-line header on the last).
+        title = title if "\n" in title or not two_lines else title + "\n"
+        table.add_column(title, justify="left" if i == 0 and c.header == "run" else "right")
     for r in runs:
         table.add_row(*cells(r, columns))
     return table
