@@ -31,7 +31,7 @@ from rich.console import Console
 from rich.table import Table
 
 from reclaimlab.columns import kswapd_cpu, ra_hit_pct, value, workload_cpu_per_task
-from reclaimlab.rundir import RunDir, find_rundirs, read_rundir, unique_names
+from reclaimlab.rundir import DamagedRunDir, RunDir, find_rundirs, read_rundir, unique_names
 
 
 @dataclass(frozen=True)
@@ -418,6 +418,8 @@ def compare_command(inputs: tuple[Path, ...], fmt: str | None, tolerance: float)
     simulated/live ratios."""
     try:
         c = compare(load_inputs(inputs), tolerance)
+    except DamagedRunDir as e:
+        raise click.ClickException(str(e)) from None
     except CompareError as e:
         raise click.UsageError(str(e))
     if fmt == "json":

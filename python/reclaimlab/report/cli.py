@@ -27,6 +27,7 @@ def report_command(inputs: tuple[Path, ...], output: Path, force: bool, plotlyjs
     input; for traced runs, the direct-reclaim stall histogram. The page opens without a
     network: plotly's JavaScript is embedded, or written beside it with --plotlyjs beside."""
     from reclaimlab.compare import CompareError, compare, load_inputs
+    from reclaimlab.rundir import DamagedRunDir
 
     beside = output.parent / "plotly.min.js"
     if output.exists() and not force:
@@ -34,6 +35,8 @@ def report_command(inputs: tuple[Path, ...], output: Path, force: bool, plotlyjs
     try:
         loaded = load_inputs(inputs)
         c = compare(loaded, tolerance)
+    except DamagedRunDir as e:
+        raise click.ClickException(str(e)) from None
     except CompareError as e:
         raise click.UsageError(str(e))
 
