@@ -8,6 +8,7 @@ from typing import Sequence
 
 import pytest
 
+from reclaimlab.live.backend import BackendError
 from reclaimlab.live.fake import FakeBackend
 from reclaimlab.live.journal import Journal, journal_path
 from reclaimlab.live.runner import LiveError, preflight, run
@@ -144,6 +145,22 @@ def test_refuses_a_squeeze_below_the_safety_margin(tmp_path: Path, state_dir: Pa
     with pytest.raises(LiveError, match="safe margin"):
         run(fake, sc, tmp_path / "out")
     assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
+
+
+def test_a_squeeze_the_kernel_cannot_reserve_fails_before_the_workload_starts(tmp_path: Path, state_dir: Path) -> None:
+    fake = FakeBackend(programs={"dd": dd_program}, hugetlb_max=10)
+    with pytest.raises((LiveError, BackendError), match="the kernel reserved only 10"):
+        run(fake, scenario(tmp_path, DD), tmp_path / "out", log=lambda s: None)
+    assert not [c for c in fake.calls if c[0] == "spawn" and "of=/dev/null" in " ".join(map(str, c))]
+    assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
+    assert not journal_path().exists()
+
+
+def test_a_squeeze_with_nothing_to_squeeze_is_refused_before_anything_changes(tmp_path: Path, state_dir: Path) -> None:
+    fake = FakeBackend()
+    with pytest.raises(LiveError, match="leave 1000000 MiB available but this machine has only"):
+        run(fake, scenario(tmp_path, DD, ["memory.free_mb=1000000"]), tmp_path / "out")
+    assert not [c for c in fake.calls if c[0] == "write"]
 
 
 def test_failure_mid_run_still_restores(tmp_path: Path, state_dir: Path) -> None:
