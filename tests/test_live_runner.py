@@ -54,7 +54,8 @@ def test_dd_sweep_writes_every_run_file_and_restores_everything(tmp_path: Path, 
     fake = FakeBackend(programs={"dd": dd_program})
     fake.files["/proc/sys/vm/drop_caches"] = "0"
     before = dict(fake.files)
-    points = run(fake, scenario(tmp_path, DD), tmp_path / "out", log=lambda s: None)
+    logged: list[str] = []
+    points = run(fake, scenario(tmp_path, DD), tmp_path / "out", log=logged.append)
     assert [p.label for p in points] == ["workload.tasks=1", "workload.tasks=2"]
     for p in points:
         for name in FILES:
@@ -85,6 +86,10 @@ def test_dd_sweep_writes_every_run_file_and_restores_everything(tmp_path: Path, 
     # input files were made once for the sweep and reused: one dd per file, not per point
     made = [c for c in fake.calls if c[:2] == ("run", "dd")]
     assert len(made) == 2
+    # each announced as it is written, before the first point runs
+    writing = [i for i, s in enumerate(logged) if s.startswith("  writing /var/tmp/reclaimlab-fake/dd-")]
+    assert [logged[i].split("(")[1] for i in writing] == ["64 MiB, 1 of 1) …", "64 MiB, 2 of 2) …"]
+    assert writing[-1] < next(i for i, s in enumerate(logged) if "running into" in s)
 
 
 def test_missing_data_directories_are_made_and_removed(tmp_path: Path, state_dir: Path) -> None:
