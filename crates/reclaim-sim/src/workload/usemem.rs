@@ -36,6 +36,7 @@ pub const REGISTRATION: Registration = Registration {
     build: Some(build),
     // Empty: the command line's usemem table (with ra_hit%) serves both backends.
     columns: &[],
+    mappings,
 };
 
 /// The `[workload]` keys of `kind = "usemem"`.
@@ -82,6 +83,12 @@ fn resolve(table: &toml::Table) -> Result<toml::Table, WorkloadError> {
         ));
     }
     Ok(resolved)
+}
+
+/// Each process maps one VMA of `size_mb`.
+fn mappings(table: &toml::Table) -> (u64, u64) {
+    let (p, _) = resolve_params::<UsememParams>(table).expect("a resolved table");
+    (p.tasks, p.tasks * p.size_mb * 256)
 }
 
 fn build(table: &toml::Table) -> Box<dyn Workload> {
