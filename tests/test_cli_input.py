@@ -167,3 +167,8 @@ def test_a_trace_with_a_few_damaged_lines_is_still_reported(tmp_path: Path) -> N
     r = CliRunner().invoke(cli, ["trace", "report", str(trace)])
     assert r.exit_code == 0, r.output
 
+
+
+def test_host_probe_of_a_missing_path_is_refused_by_click() -> None:
+    r = CliRunner().invoke(cli, ["host", "probe", "--path", "/no/such/dir"])
+    assert r.exit_code == 2 and "Invalid value for '--path'" in r.output, r.output

@@ -334,7 +334,7 @@ def host() -> None:
 
 
 @host.command("probe")
-@click.option("--path", default="/var/tmp", show_default=True, help="A path on the device the workloads use (dd's files).")
+@click.option("--path", default="/var/tmp", show_default=True, type=click.Path(exists=True, file_okay=False), help="A path on the device the workloads use (dd's files).")
 @click.option(
     "--swap",
     is_flag=True,
