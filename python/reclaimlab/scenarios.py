@@ -52,4 +52,5 @@ def scenarios_command(as_json: bool) -> None:
     width = max((len(k["kind"]) for k in kinds), default=0)
     click.echo("\nWorkloads ([workload] kind):")
     for k in kinds:
-        click.echo(f"  {k['kind']:<{width}}  {k['description']}" + ("" if k["simulated"] else " [live only]"))
+        live_only = not k["simulated"] and "live only" not in k["description"]
+        click.echo(f"  {k['kind']:<{width}}  {k['description']}" + (" (live only)" if live_only else ""))
