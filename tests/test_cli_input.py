@@ -151,6 +151,15 @@ def test_a_truncated_result_json_is_one_line_naming_the_file(command: list[str],
     assert isinstance(r.exception, SystemExit)
 
 
+def test_a_result_json_that_is_not_an_object_is_damaged(damaged_run: tuple[Path, Path], tmp_path: Path) -> None:
+    good, _ = damaged_run
+    odd = tmp_path / "odd"
+    shutil.copytree(good, odd)
+    (odd / "result.json").write_text("[]\n")
+    r = CliRunner().invoke(cli, ["compare", str(good), str(odd)])
+    assert r.exit_code == 1 and "result.json: damaged, cannot be read (expected a JSON object, found list)" in r.output, r.output
+
+
 def test_random_bytes_as_a_trace_exit_non_zero_with_the_counts(tmp_path: Path) -> None:
     junk = tmp_path / "junk.trace"
     junk.write_bytes(os.urandom(1 << 20))

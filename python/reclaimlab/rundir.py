@@ -211,6 +211,13 @@ def _parsed(path: Path, parse: Callable[[Path], T]) -> T:
         raise DamagedRunDir(f"{path}: damaged, cannot be read ({first})") from None
 
 
+def _json_object(path: Path) -> dict[str, Any]:
+    value = json.loads(path.read_text())
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a JSON object, found {type(value).__name__}")
+    return value
+
+
 def read_rundir(path: Path | str) -> RunDir:
     """Read a run directory; raises FileNotFoundError naming the first required file missing,
     DamagedRunDir naming the first file that cannot be parsed."""
@@ -235,8 +242,8 @@ def read_rundir(path: Path | str) -> RunDir:
         vmstat_samples=_parsed(samples, lambda f: parse_vmstat_samples(f.read_text())) if samples.exists() else [],
         iostat=_parsed(path / "iostat.samples", read_json_lines),
         cpu=_parsed(path / "cpu.samples", read_json_lines),
-        tasks=_parsed(tasks, lambda f: json.loads(f.read_text())) if tasks.exists() else {},
-        result=_parsed(path / "result.json", lambda f: json.loads(f.read_text())),
+        tasks=_parsed(tasks, _json_object) if tasks.exists() else {},
+        result=_parsed(path / "result.json", _json_object),
         trace_path=trace,
         zones=_parsed(zoneinfo, lambda f: parse_zoneinfo(f.read_text())) if zoneinfo.exists() else [],
     )
