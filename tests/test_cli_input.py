@@ -181,3 +181,11 @@ def test_a_trace_with_a_few_damaged_lines_is_still_reported(tmp_path: Path) -> N
 def test_host_probe_of_a_missing_path_is_refused_by_click() -> None:
     r = CliRunner().invoke(cli, ["host", "probe", "--path", "/no/such/dir"])
     assert r.exit_code == 2 and "Invalid value for '--path'" in r.output, r.output
+
+
+def test_usemem_mapping_more_than_the_page_tables_index_is_a_scenario_error() -> None:
+    from reclaimlab.simulate.runner import ScenarioError
+
+    usemem = Path(__file__).resolve().parents[1] / "scenarios" / "seed002" / "usemem.toml"
+    with pytest.raises(ScenarioError, match=r"workload.size_mb.*under 16 TiB"):
+        points(usemem, ["workload.tasks=100", "workload.size_mb=200000"])
