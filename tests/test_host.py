@@ -24,9 +24,12 @@ def test_the_probe_describes_this_machine_and_a_host_scenario_uses_it(host_profi
         host.find_probe_file("/var/tmp")
     except host.ProbeError as e:
         pytest.skip(f"nothing to probe here: {e}")
-    result = CliRunner().invoke(cli, ["host", "probe"], catch_exceptions=False)
+    result = CliRunner().invoke(cli, ["host", "probe", "--json"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     profile = tomllib.loads(host_profile.read_text())
+    # --json: the profile written, as JSON on stdout; each measurement announced on stderr
+    assert json.loads(result.stdout)["memory_mb_per_node"] == profile["memory_mb_per_node"]
+    assert "probing usemem's costs" in result.stderr
     assert profile["nodes"] >= 1 and profile["cpus_per_node"] >= 1
     assert profile["memory_mb_per_node"] > 64 and profile["device"]["bandwidth_mb_s"] > 0
     assert profile["device"]["max_request_kb"] >= 4 and profile["read_ahead_kb"] >= 0

@@ -106,6 +106,26 @@ def test_squeeze_below_the_margin_is_refused_with_advice(fake: FakeBackend) -> N
     assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
 
 
+def test_squeeze_with_nothing_to_squeeze_is_refused_with_the_numbers(fake: FakeBackend) -> None:
+    fake.mem_available_kb = 4 << 20
+    fake._sync_meminfo()
+    with pytest.raises(BackendError, match="leave 1000000 MiB available but this machine has only 4096 MiB available"):
+        fake.squeeze(1000000 * MiB, 1024 * MiB)
+    assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
+
+
+def test_squeeze_the_kernel_cannot_reserve_is_refused_with_the_numbers(fake: FakeBackend) -> None:
+    fake.mem_available_kb = 8 << 20
+    fake._sync_meminfo()
+    fake.hugetlb_max = 1000  # fragmented: 2000 MiB of the 5120 asked
+    with pytest.raises(BackendError, match=r"asked for 2560 hugetlb pages \(5120 MiB\) to leave 3072 MiB available, "
+                                           r"but the kernel reserved only 1000 \(2000 MiB\), leaving 6192 MiB"):  # fmt: skip
+        fake.squeeze(3072 * MiB, 1024 * MiB)
+    assert fake.journal is not None
+    fake.restore(fake.journal)
+    assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
+
+
 def test_squeeze_refuses_when_hugepages_are_already_reserved(fake: FakeBackend) -> None:
     fake.files["/proc/sys/vm/nr_hugepages"] = "10"
     fake._sync_meminfo()

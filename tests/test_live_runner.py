@@ -8,6 +8,7 @@ from typing import Sequence
 
 import pytest
 
+from reclaimlab.live.backend import BackendError
 from reclaimlab.live.fake import FakeBackend
 from reclaimlab.live.journal import Journal, journal_path
 from reclaimlab.live.runner import LiveError, preflight, run
@@ -53,7 +54,8 @@ def test_dd_sweep_writes_every_run_file_and_restores_everything(tmp_path: Path, 
     fake = FakeBackend(programs={"dd": dd_program})
     fake.files["/proc/sys/vm/drop_caches"] = "0"
     before = dict(fake.files)
-    points = run(fake, scenario(tmp_path, DD), tmp_path / "out", log=lambda s: None)
+    logged: list[str] = []
+    points = run(fake, scenario(tmp_path, DD), tmp_path / "out", log=logged.append)
     assert [p.label for p in points] == ["workload.tasks=1", "workload.tasks=2"]
     for p in points:
         for name in FILES:
@@ -84,6 +86,10 @@ def test_dd_sweep_writes_every_run_file_and_restores_everything(tmp_path: Path, 
     # input files were made once for the sweep and reused: one dd per file, not per point
     made = [c for c in fake.calls if c[:2] == ("run", "dd")]
     assert len(made) == 2
+    # each announced as it is written, before the first point runs
+    writing = [i for i, s in enumerate(logged) if s.startswith("  writing /var/tmp/reclaimlab-fake/dd-")]
+    assert [logged[i].split("(")[1] for i in writing] == ["64 MiB, 1 of 1) …", "64 MiB, 2 of 2) …"]
+    assert writing[-1] < next(i for i, s in enumerate(logged) if "running into" in s)
 
 
 def test_missing_data_directories_are_made_and_removed(tmp_path: Path, state_dir: Path) -> None:
@@ -144,6 +150,22 @@ def test_refuses_a_squeeze_below_the_safety_margin(tmp_path: Path, state_dir: Pa
     with pytest.raises(LiveError, match="safe margin"):
         run(fake, sc, tmp_path / "out")
     assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
+
+
+def test_a_squeeze_the_kernel_cannot_reserve_fails_before_the_workload_starts(tmp_path: Path, state_dir: Path) -> None:
+    fake = FakeBackend(programs={"dd": dd_program}, hugetlb_max=10)
+    with pytest.raises((LiveError, BackendError), match="the kernel reserved only 10"):
+        run(fake, scenario(tmp_path, DD), tmp_path / "out", log=lambda s: None)
+    assert not [c for c in fake.calls if c[0] == "spawn" and "of=/dev/null" in " ".join(map(str, c))]
+    assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
+    assert not journal_path().exists()
+
+
+def test_a_squeeze_with_nothing_to_squeeze_is_refused_before_anything_changes(tmp_path: Path, state_dir: Path) -> None:
+    fake = FakeBackend()
+    with pytest.raises(LiveError, match="leave 1000000 MiB available but this machine has only"):
+        run(fake, scenario(tmp_path, DD, ["memory.free_mb=1000000"]), tmp_path / "out")
+    assert not [c for c in fake.calls if c[0] == "write"]
 
 
 def test_failure_mid_run_still_restores(tmp_path: Path, state_dir: Path) -> None:

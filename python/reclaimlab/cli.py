@@ -43,6 +43,7 @@ class LazyGroup(click.Group):
         "compare": "reclaimlab.compare:compare_command",
         "report": "reclaimlab.report.cli:report_command",
         "host": "reclaimlab.host:host",
+        "scenarios": "reclaimlab.scenarios:scenarios_command",
     },
 )
 @click.version_option(__version__, prog_name="reclaimlab")

@@ -36,7 +36,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reclaimlab.columns import ra_hit_pct, value, workload_cpu_per_task
-from reclaimlab.rundir import RunDir, find_rundirs, read_rundir, unique_names
+from reclaimlab.rundir import DamagedRunDir, RunDir, find_rundirs, read_rundir, unique_names
 
 
 HIGHER, LOWER = "higher", "lower"
@@ -525,7 +525,7 @@ def to_markdown(c: Comparison) -> str:
 @click.option("--json", "fmt", flag_value="json", help="Print the comparison as JSON.")
 @click.option("--csv", "fmt", flag_value="csv", help="Print the comparison as CSV (one row per point and metric).")
 @click.option("--markdown", "fmt", flag_value="markdown", help="Print the comparison as Markdown tables.")
-@click.option("--tolerance", default=1.5, show_default=True, type=float,
+@click.option("--tolerance", default=1.5, show_default=True, type=click.FloatRange(min=1.0, min_open=True),
               help="Flag simulated/live ratios outside ×TOLERANCE (and below 1/TOLERANCE).")
 @click.option("--strict", is_flag=True, help="Exit with status 1, printing no table, when an input shares no point with the baseline.")  # fmt: skip
 def compare_command(inputs: tuple[Path, ...], fmt: str | None, tolerance: float, strict: bool) -> None:
@@ -537,6 +537,8 @@ def compare_command(inputs: tuple[Path, ...], fmt: str | None, tolerance: float,
     with --strict). Mixed live and simulated inputs get a section of simulated/live ratios."""
     try:
         c = compare(load_inputs(inputs), tolerance)
+    except DamagedRunDir as e:
+        raise click.ClickException(str(e)) from None
     except CompareError as e:
         raise click.UsageError(str(e))
     for w in c.warnings():

@@ -26,7 +26,7 @@ import statistics
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 
@@ -268,14 +268,19 @@ def thp_mode(path: str = THP_ENABLED) -> str:
     return chosen[0].strip("[]") if chosen else "never"
 
 
-def probe(path: str = "/var/tmp") -> dict[str, Any]:
-    """This host's profile (the fields of scenario/host.rs's HostProfile)."""
+def probe(path: str = "/var/tmp", log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+    """This host's profile (the fields of scenario/host.rs's HostProfile); `log` is told each
+    measurement as it starts."""
     nodes = sorted(Path("/sys/devices/system/node").glob("node[0-9]*")) or [Path("/")]  # no NUMA: one node
     cpus = os.cpu_count() or 1
     dev = block_device(path)
     q = Path(f"/sys/block/{dev}/queue")
     max_request_kb = int(_read(q / "max_sectors_kb"))
-    bandwidth, latency, jitter, request_us = probe_device(find_probe_file(path), max_request_kb * 1024)
+    probe_file = find_probe_file(path)
+    seconds = BANDWIDTH_SECONDS + SINGLE_STREAM_SECONDS + IOPS_SECONDS
+    log(f"probing {dev}: bandwidth, latency and IOPS from reads of {probe_file} (about {seconds:g} s) …")
+    bandwidth, latency, jitter, request_us = probe_device(probe_file, max_request_kb * 1024)
+    log(f"probing usemem's costs in {COST_PROBE_MB} MiB of memory (a few seconds) …")
     return {
         "hostname": socket.gethostname(),
         "kernel": platform.release(),
@@ -318,7 +323,7 @@ def ensure_profile(echo: Any = None) -> None:
         return
     if echo is not None:
         echo("no host profile yet: probing this machine (a few seconds, read-only) …")
-    write_profile(probe())
+    write_profile(probe(log=echo or (lambda s: None)))
 
 
 @click.group()
@@ -329,13 +334,14 @@ def host() -> None:
 
 
 @host.command("probe")
-@click.option("--path", default="/var/tmp", show_default=True, help="A path on the device the workloads use (dd's files).")
+@click.option("--path", default="/var/tmp", show_default=True, type=click.Path(exists=True, file_okay=False), help="A path on the device the workloads use (dd's files).")
 @click.option(
     "--swap",
     is_flag=True,
     help="Also measure the swap path's CPU costs (root: adds a 256 MiB swap file under --path for a few seconds, and removes it).",
 )
-def probe_command(path: str, swap: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON instead of its TOML (the file written is TOML either way).")
+def probe_command(path: str, swap: bool, as_json: bool) -> None:
     """Measure this machine and write (or replace) its host profile: nodes, CPUs, memory per
     node, the watermark sysctls, the block device under --path with its bandwidth and
     latency and IOPS from about four seconds of read-only O_DIRECT reads of an existing
@@ -347,7 +353,7 @@ def probe_command(path: str, swap: bool) -> None:
     from reclaimlab.live.swap_probe import SwapProbeError, probe_swap_costs
 
     try:
-        profile = probe(path)
+        profile = probe(path, log=lambda s: click.echo(s, err=True))
         if swap:
             measured = probe_swap_costs(path, log=lambda s: click.echo(s, err=True))
             click.echo(f"swap probe: measured (ns per page; swapin_sys_ns in all) {json.dumps(measured['probe'])}", err=True)
@@ -355,7 +361,10 @@ def probe_command(path: str, swap: bool) -> None:
         out = write_profile(profile)
     except (ProbeError, SwapProbeError, OSError) as e:
         raise click.ClickException(str(e)) from None
-    click.echo(out.read_text(), nl=False)
+    if as_json:
+        click.echo(json.dumps(profile, indent=2))
+    else:
+        click.echo(out.read_text(), nl=False)
     click.echo(f"host profile: {out}", err=True)
 
 

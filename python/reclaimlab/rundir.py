@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from reclaimlab import _core
 
@@ -194,8 +194,33 @@ class RunDir:
         return {w: sum(int(z.get(w, 0)) for z in self.zones) for w in ("min", "low", "high")}
 
 
+class DamagedRunDir(ValueError):
+    """A run directory file that cannot be parsed (a run killed while writing it, or an
+    edit): the message is one line naming the file and what is wrong."""
+
+
+T = TypeVar("T")
+
+
+def _parsed(path: Path, parse: Callable[[Path], T]) -> T:
+    """`parse(path)`, with a parse error turned into DamagedRunDir naming the file."""
+    try:
+        return parse(path)
+    except ValueError as e:  # JSONDecodeError, TOMLDecodeError, UnicodeDecodeError, int()
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise DamagedRunDir(f"{path}: damaged, cannot be read ({first})") from None
+
+
+def _json_object(path: Path) -> dict[str, Any]:
+    value = json.loads(path.read_text())
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a JSON object, found {type(value).__name__}")
+    return value
+
+
 def read_rundir(path: Path | str) -> RunDir:
-    """Read a run directory; raises FileNotFoundError naming the first required file missing."""
+    """Read a run directory; raises FileNotFoundError naming the first required file missing,
+    DamagedRunDir naming the first file that cannot be parsed."""
     import tomllib  # here: the trace report of a plain file needs no TOML
 
     path = Path(path)
@@ -211,16 +236,16 @@ def read_rundir(path: Path | str) -> RunDir:
     )
     return RunDir(
         path=path,
-        scenario=tomllib.loads((path / "scenario.toml").read_text()),
-        vmstat_before=parse_vmstat((path / "vmstat.before").read_text()),
-        vmstat_after=parse_vmstat((path / "vmstat.after").read_text()),
-        vmstat_samples=parse_vmstat_samples(samples.read_text()) if samples.exists() else [],
-        iostat=read_json_lines(path / "iostat.samples"),
-        cpu=read_json_lines(path / "cpu.samples"),
-        tasks=json.loads(tasks.read_text()) if tasks.exists() else {},
-        result=json.loads((path / "result.json").read_text()),
+        scenario=_parsed(path / "scenario.toml", lambda f: tomllib.loads(f.read_text())),
+        vmstat_before=_parsed(path / "vmstat.before", lambda f: parse_vmstat(f.read_text())),
+        vmstat_after=_parsed(path / "vmstat.after", lambda f: parse_vmstat(f.read_text())),
+        vmstat_samples=_parsed(samples, lambda f: parse_vmstat_samples(f.read_text())) if samples.exists() else [],
+        iostat=_parsed(path / "iostat.samples", read_json_lines),
+        cpu=_parsed(path / "cpu.samples", read_json_lines),
+        tasks=_parsed(tasks, _json_object) if tasks.exists() else {},
+        result=_parsed(path / "result.json", _json_object),
         trace_path=trace,
-        zones=parse_zoneinfo(zoneinfo.read_text()) if zoneinfo.exists() else [],
+        zones=_parsed(zoneinfo, lambda f: parse_zoneinfo(f.read_text())) if zoneinfo.exists() else [],
     )
 
 

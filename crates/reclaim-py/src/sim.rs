@@ -124,6 +124,15 @@ fn run_scenario(
     Ok(out.result_json)
 }
 
+/// The bytes of per-page state a run of a resolved scenario (TOML text) comes to at most
+/// (`run::page_state_bytes_needed`: page descriptors, side arrays, page tables, swap map),
+/// computed without building its machine.
+#[pyfunction]
+fn page_state_bytes_needed(scenario_toml: &str) -> PyResult<u64> {
+    let s = Scenario::parse(scenario_toml, "<scenario>", &[]).map_err(value_error)?;
+    Ok(reclaim_sim::run::page_state_bytes_needed(&s))
+}
+
 /// Raise FileExistsError (naming the directory and `--force`) if `out_dir` already holds a
 /// run: the check every writer of run directories makes before writing anything.
 #[pyfunction]
@@ -155,6 +164,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_points, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(page_state_bytes_needed, m)?)?;
     m.add_function(wrap_pyfunction!(host_profile_file, m)?)?;
     m.add_function(wrap_pyfunction!(dumps_toml, m)?)?;
     m.add_function(wrap_pyfunction!(host_profile_toml, m)?)?;

@@ -2,7 +2,7 @@
 //! for stdin) and render the report. The parse runs without the GIL; a plain file is
 //! decoded by several threads (`jobs`, 0 = one per core).
 
-use pyo3::exceptions::PyOSError;
+use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use reclaim_trace::analysis::{analyze_path, Analysis, Options};
 use reclaim_trace::report::{render_json, render_text, Input, VmstatDelta};
@@ -26,17 +26,40 @@ fn quantile(mut xs: Vec<f64>, p: f64) -> f64 {
     reclaim_trace::report::quantile(&xs, p)
 }
 
+/// ValueError naming the input if most of its lines are malformed (not a vmscan trace, or
+/// one damaged past use), with the counts and the first malformed line numbers.
+fn check_mostly_parsed(name: &str, a: &Analysis) -> PyResult<()> {
+    let p = &a.parse;
+    if p.lines == 0 || p.malformed * 2 <= p.lines {
+        return Ok(());
+    }
+    let first: Vec<String> = p
+        .malformed_lines
+        .iter()
+        .take(5)
+        .map(u64::to_string)
+        .collect();
+    Err(PyValueError::new_err(format!(
+        "{name}: {} of {} lines are malformed (the first at lines {}); not a vmscan trace?",
+        p.malformed,
+        p.lines,
+        first.join(", ")
+    )))
+}
+
 /// The report of one or more traces side by side: text, or JSON text when `as_json`.
 /// `jobs`: threads decoding each plain trace file (0: one per core; the report is the same
-/// whatever the number).
+/// whatever the number). With `refuse_malformed`, ValueError if most lines of an input are
+/// malformed (`check_mostly_parsed`).
 #[pyfunction]
-#[pyo3(signature = (inputs, ignore_pid=false, as_json=false, jobs=0))]
+#[pyo3(signature = (inputs, ignore_pid=false, as_json=false, jobs=0, refuse_malformed=false))]
 fn trace_report(
     py: Python<'_>,
     inputs: Vec<PyInput>,
     ignore_pid: bool,
     as_json: bool,
     jobs: usize,
+    refuse_malformed: bool,
 ) -> PyResult<String> {
     let opts = Options {
         ignore_pid,
@@ -47,6 +70,11 @@ fn trace_report(
             .iter()
             .map(|(_, path, _, _)| analyse(path, &opts, jobs))
             .collect::<PyResult<Vec<_>>>()?;
+        if refuse_malformed {
+            for ((name, _, _, _), a) in inputs.iter().zip(&analyses) {
+                check_mostly_parsed(name, a)?;
+            }
+        }
         let cols: Vec<Input<'_>> = inputs
             .iter()
             .zip(&analyses)

@@ -129,6 +129,22 @@ pub struct Kernel {
     pub tracer: Option<reclaim_trace::writer::TraceWriter<Box<dyn std::io::Write>>>,
 }
 
+/// The pages of `mb` megabytes, in whole MAX_ORDER blocks (what a node or zone of that size
+/// manages).
+fn whole_blocks(mb: u64) -> u64 {
+    (mb * 256) / MAX_ORDER_NR_PAGES as u64 * MAX_ORDER_NR_PAGES as u64
+}
+
+/// The page frames of machine `m`: each node's memory in whole MAX_ORDER blocks.
+pub fn nr_page_frames(m: &Machine) -> u32 {
+    (whole_blocks(m.memory_mb_per_node) * m.nodes as u64) as u32
+}
+
+/// The zones of machine `m`: one per node, and ZONE_DMA32 on node 0 when it has one.
+pub fn nr_zones(m: &Machine) -> u32 {
+    m.nodes + u32::from(whole_blocks(m.dma32_mb) > 0)
+}
+
 impl Kernel {
     /// Build the machine of a scenario: nodes, zones (all memory free), watermarks, devices
     /// (their jitter generators seeded from `seed`).
@@ -139,18 +155,11 @@ impl Kernel {
         variant: &Variant,
         seed: u64,
     ) -> Kernel {
-        let node_pages =
-            (m.memory_mb_per_node * 256) / MAX_ORDER_NR_PAGES as u64 * MAX_ORDER_NR_PAGES as u64;
-        let dma32_pages =
-            (m.dma32_mb * 256) / MAX_ORDER_NR_PAGES as u64 * MAX_ORDER_NR_PAGES as u64;
-        let nr_pages = (node_pages * m.nodes as u64) as u32;
+        let node_pages = whole_blocks(m.memory_mb_per_node);
+        let dma32_pages = whole_blocks(m.dma32_mb);
+        let nr_pages = nr_page_frames(m);
         let nr_lists_lru = m.nodes * NR_LRU_LISTS as u32;
-        let nr_zones: u32 = if dma32_pages > 0 {
-            m.nodes + 1
-        } else {
-            m.nodes
-        };
-        let mut pages = Pages::new(nr_pages, nr_lists_lru + nr_zones * NR_PAGE_ORDERS as u32);
+        let mut pages = Pages::new(nr_pages, nr_lists_lru + nr_zones(m) * NR_PAGE_ORDERS as u32);
         let mut zones = Vec::new();
         let mut nodes = Vec::new();
         let mut pfn = 0u32;
@@ -525,8 +534,8 @@ impl Kernel {
         }
     }
 
-    /// Pages are conserved: every page is free, on an LRU list, isolated, or in flight in a
-    /// task's hands (`held`). Checked in debug builds during every test run.
+    /// Pages are conserved: every page is free, on an LRU list, isolated, reserved by a
+    /// squeeze's hugetlb pages, or in flight in a task's hands (`held`). Checked in debug builds during every test run.
     pub fn check_conservation(&self, held: u64) -> Result<(), String> {
         let free = self.nr_free_pages();
         let on_lru: u64 = self
@@ -540,7 +549,9 @@ impl Kernel {
             .map(|n| n.nr_isolated[0] + n.nr_isolated[1])
             .sum();
         let managed = self.managed_pages();
+        // A squeeze's hugetlb pages left the buddy lists but stay managed.
         let held = held
+            + self.hugetlb_pages
             + self
                 .lru_add_anon
                 .iter()

@@ -4,15 +4,67 @@
 use std::io::Write;
 
 use crate::engine::{EventKind, Ns, NSEC_PER_SEC};
-use crate::kernel::Kernel;
+use crate::kernel::{nr_page_frames, nr_zones, Kernel};
 use crate::mm::hugetlb::hugetlb_reserve;
 use crate::mm::kswapd::kswapd_run;
+use crate::mm::lru::NR_LRU_LISTS;
+use crate::mm::page::Pages;
+use crate::mm::page_ext::PageExt;
 use crate::mm::swapfile::SwapInfo;
+use crate::mm::vma::PageTables;
 use crate::mm::vmstat::VmEvent;
+use crate::mm::zone::{MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS};
 use crate::process::Sim;
 use crate::rundir::{baseline, finish, Baseline, RunOutput, Samples};
 use crate::scenario::{MemoryMode, Scenario, StartAt, StopAt, SwapKind};
 use crate::workload::{self, WithBackground, Workload};
+
+/// The bytes of per-page state a run of `s` comes to at most, computed from the scenario
+/// without building the machine (what `Kernel::page_state_bytes` reports at a run's end, the
+/// side arrays its swap areas and memory cgroup may need counted in use): the page
+/// descriptors and list heads, the side arrays, the pfn → zone table, the workload's page
+/// tables and each swap area's slots. Checked
+/// against built machines in tests/capacity.rs; the command line compares it with what the
+/// host has before a run starts.
+pub fn page_state_bytes_needed(s: &Scenario) -> u64 {
+    let m = &s.machine;
+    let nr_pages = nr_page_frames(m);
+    let nr_memcgs = 1 + u64::from(s.memory.mode == MemoryMode::Cgroup);
+    let nr_lists = nr_memcgs * u64::from(m.nodes) * NR_LRU_LISTS as u64
+        + u64::from(nr_zones(m)) * NR_PAGE_ORDERS as u64;
+    let (mut vmas, mut mapped) = (0, 0);
+    for (kind, params) in workload_tables(s) {
+        let (v, p) = (workload::lookup(&kind)
+            .expect("a checked scenario")
+            .mappings)(&params);
+        vmas += v;
+        mapped += p;
+    }
+    let shadows = !s.variant.anon_lru_before_5_9;
+    let swap: u64 = s
+        .swap
+        .areas()
+        .map(|a| SwapInfo::state_bytes_for((a.size_mb * 256) as u32, shadows))
+        .sum();
+    Pages::state_bytes_for(u64::from(nr_pages) + nr_lists)
+        + PageExt::state_bytes_for(nr_pages, s.swap.areas().next().is_some(), nr_memcgs > 1)
+        + u64::from(nr_pages / MAX_ORDER_NR_PAGES)
+        + PageTables::state_bytes_for(vmas, mapped)
+        + swap
+}
+
+/// The workload's `(kind, resolved table)` and its background's, as `setup` builds them.
+fn workload_tables(s: &Scenario) -> Vec<(String, toml::Table)> {
+    let mut params = s.workload.params.clone();
+    params.remove("background");
+    let mut tables = vec![(s.workload.kind.clone(), params)];
+    if let Some(bg) = s.workload.background() {
+        let mut bg = bg.clone();
+        let kind = bg.remove("kind").and_then(|k| k.as_str().map(String::from));
+        tables.push((kind.unwrap_or_default(), bg));
+    }
+    tables
+}
 
 /// Build the machine, start its kswapd threads and the workload.
 fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
@@ -76,23 +128,19 @@ fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
             s.machine.cpus_per_node,
         );
     }
-    let build = |kind: &str, params: &toml::Table| {
+    let build = |(kind, params): &(String, toml::Table)| {
         let registration = workload::lookup(kind).expect("a checked scenario");
         let build = registration
             .build
             .expect("a scenario checked for the simulator");
         build(params)
     };
-    let mut params = s.workload.params.clone();
-    params.remove("background");
-    let mut w = build(&s.workload.kind, &params);
-    if let Some(bg) = s.workload.background() {
-        let mut bg = bg.clone();
-        let kind = bg.remove("kind").and_then(|k| k.as_str().map(String::from));
-        let bg = build(kind.as_deref().unwrap_or_default(), &bg);
+    let tables = workload_tables(s);
+    let mut w = build(&tables[0]);
+    if let Some(bg) = tables.get(1) {
         w = Box::new(WithBackground {
             foreground: w,
-            background: bg,
+            background: build(bg),
         });
     }
     w.start(&mut sim);

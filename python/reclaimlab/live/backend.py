@@ -40,6 +40,9 @@ SYSCTLS: dict[str, str] = {
     "vma_ra_enabled": "/sys/kernel/mm/swap/vma_ra_enabled",
 }
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
+# The part of a squeeze's hugetlb pages the kernel may fail to reserve before the run is
+# refused: a page or two of fragmentation is noise, more leaves the workload another machine.
+SQUEEZE_SHORTFALL = 0.01
 DROP_CACHES = "/proc/sys/vm/drop_caches"
 
 
@@ -326,7 +329,8 @@ class KernelBackend(ABC):
 
     def squeeze_plan(self, free_bytes: int, margin_bytes: int) -> int:
         """Hugetlb pages to reserve so that about `free_bytes` stays available; refuses (with the
-        reason and what to do) if that would leave the rest of the system less than the margin."""
+        reason and what to do) if that would leave the rest of the system less than the margin,
+        or if this machine has no more than `free_bytes` available (nothing to squeeze)."""
         info = self.meminfo()
         if free_bytes < margin_bytes:
             raise BackendError(
@@ -340,17 +344,31 @@ class KernelBackend(ABC):
                 f"{info['HugePages_Total']} hugetlb pages are already reserved by someone else; "
                 "the squeeze would miscount. Free them (vm.nr_hugepages=0) or use a memory cgroup"
             )
-        if available <= free_bytes:
-            return 0
-        return (available - free_bytes) // self.hugepage_bytes()
+        pages = (available - free_bytes) // self.hugepage_bytes() if available > free_bytes else 0
+        if pages == 0:
+            raise BackendError(
+                f"the squeeze would leave {free_bytes // MiB} MiB available but this machine has only "
+                f"{available // MiB} MiB available (MemAvailable): nothing to squeeze. Lower memory.free_mb "
+                "below that, or use a memory cgroup"
+            )
+        return pages
 
     def squeeze(self, free_bytes: int, margin_bytes: int) -> int:
-        """Reserve hugetlb pages until about `free_bytes` is left; returns pages reserved."""
+        """Reserve hugetlb pages until about `free_bytes` is left; returns pages reserved.
+        Refuses (BackendError with the numbers; the reservation is undone by the journal) when
+        the kernel reserves less than SQUEEZE_SHORTFALL of what was asked."""
         pages = self.squeeze_plan(free_bytes, margin_bytes)
-        if pages == 0:
-            return 0
         self.set_value(NR_HUGEPAGES, str(pages))
         got = int(self.read_value(NR_HUGEPAGES))
+        if got < pages * (1 - SQUEEZE_SHORTFALL):
+            size = self.hugepage_bytes()
+            left = self.meminfo()["MemAvailable"]
+            raise BackendError(
+                f"the squeeze asked for {pages} hugetlb pages ({pages * size // MiB} MiB) to leave "
+                f"{free_bytes // MiB} MiB available, but the kernel reserved only {got} ({got * size // MiB} MiB), "
+                f"leaving {left // MiB} MiB: memory is fragmented or taken. Drop caches, raise memory.free_mb, "
+                "or use a memory cgroup"
+            )
         return got
 
     # swap ----------------------------------------------------------------------------------------

@@ -79,15 +79,21 @@ def restore_command() -> None:
 
 
 @live.command("check")
-def check_command() -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the features as JSON: [{feature, ok, detail}].")
+def check_command(as_json: bool) -> None:
     """Say what this machine supports for live runs."""
+    import json
+
     from reclaimlab.live.checks import capabilities
 
+    rows = capabilities(backend())
+    if as_json:
+        click.echo(json.dumps([{"feature": name, "ok": ok, "detail": detail} for name, ok, detail in rows], indent=2))
+        return
     table = Table(title="live-run support on this machine")
     table.add_column("feature")
     table.add_column("ok")
     table.add_column("detail")
-    rows = capabilities(backend())
     for name, ok, detail in rows:
         table.add_row(name, "yes" if ok else "no", detail)
     Console().print(table)

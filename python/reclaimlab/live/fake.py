@@ -123,6 +123,8 @@ class FakeBackend(KernelBackend):
     mem_total_kb: int = 8 << 20
     mem_available_kb: int = 7 << 20
     fail_commands: set[str] = field(default_factory=set)
+    # Hugetlb pages the fake kernel can reserve at most (None: as many as asked).
+    hugetlb_max: int | None = None
 
     def __post_init__(self) -> None:
         self.journal = None
@@ -196,6 +198,8 @@ class FakeBackend(KernelBackend):
             return
         self.files[path] = text
         if path == "/proc/sys/vm/nr_hugepages":
+            if self.hugetlb_max is not None:
+                self.files[path] = str(min(int(text), self.hugetlb_max))
             self._sync_meminfo()
 
     def exists(self, path: str) -> bool:

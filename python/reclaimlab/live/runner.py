@@ -178,7 +178,7 @@ def run(
         try:
             # Input files for the largest point are made once, before any point's changes, so
             # every point reuses them; they are deleted (if the run made them) at the very end.
-            prepare_inputs(backend, scenario)
+            prepare_inputs(backend, scenario, log)
             for label, point in scenario.points():
                 mark = len(journal.entries)
                 rundir = outdir / label if label else outdir
@@ -197,13 +197,14 @@ def run(
     return results
 
 
-def prepare_inputs(backend: KernelBackend, scenario: LiveSweep) -> None:
+def prepare_inputs(backend: KernelBackend, scenario: LiveSweep, log: Log = lambda s: None) -> None:
     """Every point's input files, made once for the sweep (a file another point already made
-    is reused: its name carries what makes it differ, such as its size)."""
+    is reused: its name carries what makes it differ, such as its size); `log` is told of
+    each file as it is written."""
     for _, point in scenario.points():
         for params in (point.workload, point.background):
             if params is not None:
-                workloads.make(params, backend).prepare()
+                workloads.make(params, backend).prepare(log)
 
 
 def apply_changes(backend: KernelBackend, scenario: LiveScenario, label: str, log: Log) -> tuple[Cgroup | None, dict[str, Any]]:
@@ -277,7 +278,7 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
     bg = workloads.make(scenario.background, backend) if scenario.background else None
     for w in (fg, bg):
         if w is not None:
-            w.prepare()  # before memory is constrained: creating input files is not the test
+            w.prepare(log)  # before memory is constrained: creating input files is not the test
     cgroup, notes = apply_changes(backend, scenario, rundir.name, log)
 
     trace = None

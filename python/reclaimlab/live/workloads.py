@@ -17,7 +17,7 @@ import sys
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from reclaimlab import _core
 from reclaimlab.live.backend import BackendError, Cgroup, KernelBackend, ProcessHandle
@@ -65,8 +65,9 @@ class Workload(ABC):
 
     # --- life cycle ----------------------------------------------------------------------------
 
-    def prepare(self) -> None:
-        """Create input files (journaled, so restore deletes what the run created)."""
+    def prepare(self, log: Callable[[str], None] = lambda s: None) -> None:
+        """Create input files (journaled, so restore deletes what the run created), telling
+        `log` of each as it is written."""
 
     def start(self, cgroup: Cgroup | None, start_at_ns: int = 0) -> None:
         self.cgroup = cgroup
@@ -171,8 +172,10 @@ class Workload(ABC):
         return d
 
 
-def make_file(backend: KernelBackend, path: str, size_mb: int, block_kb: int = 1024) -> None:
+def make_file(backend: KernelBackend, path: str, size_mb: int, block_kb: int = 1024,
+              log: Callable[[str], None] = lambda s: None, nth: str = "") -> None:  # fmt: skip
     """A zero-filled file written to disk (conv=fdatasync), as the seeds' test files are."""
+    log(f"  writing {path} ({size_mb} MiB{', ' + nth if nth else ''}) …")
     count = max(1, size_mb * 1024 // block_kb)
     backend.check_run(["dd", "if=/dev/zero", f"of={path}", f"bs={block_kb}K", f"count={count}", "conv=fdatasync", "status=none"])
 
@@ -198,16 +201,17 @@ class DdRead(Workload):
             raise BackendError("workload.file_mb: a live run makes each dd task's file; give its size in MiB (or list workload.files)")
         return [f"{self.params['dir']}/dd-{i}-{self.params['file_mb']}m.dat" for i in range(n)]
 
-    def prepare(self) -> None:
+    def prepare(self, log: Callable[[str], None] = lambda s: None) -> None:
         if self.params.get("files"):
             missing = [f for f in self.files() if not self.backend.exists(f)]
             if missing:
                 raise BackendError(f"workload.files: {', '.join(missing)} do not exist")
             return
         self.data_dir()
-        for path in self.files():
+        files = self.files()
+        for i, path in enumerate(files):
             if self.track_new_file(path):
-                make_file(self.backend, path, self.params["file_mb"])
+                make_file(self.backend, path, self.params["file_mb"], log=log, nth=f"{i + 1} of {len(files)}")
 
     def argv(self, path: str) -> list[str]:
         argv = ["dd", f"if={path}", "of=/dev/null", f"bs={self.params['block_kb']}K"]
@@ -404,10 +408,10 @@ class Stutter(Workload):
     def source(self) -> str:
         return f"{self.params['dir']}/stutter-source-file"
 
-    def prepare(self) -> None:
+    def prepare(self, log: Callable[[str], None] = lambda s: None) -> None:
         self.data_dir()
         if self.track_new_file(self.source()):
-            make_file(self.backend, self.source(), self.params["file_mb"], self.params["block_kb"])
+            make_file(self.backend, self.source(), self.params["file_mb"], self.params["block_kb"], log=log)
 
     def launch(self) -> None:
         self.probe = self.spawn(0, "mmap-latency", [*HELPER, "mmap-latency", "--duration-s", "86400", "--pages", str(self.params["probe_pages"])])

@@ -16,7 +16,7 @@ import click
 @click.option("--plotlyjs", type=click.Choice(["embed", "beside"]), default="embed", show_default=True,
               help="Embed plotly's JavaScript in the page (one file, about 5 MB), or write plotly.min.js beside it.")
 @click.option("--title", help="The page's title (default: the inputs' names).")
-@click.option("--tolerance", default=1.5, show_default=True, type=float,
+@click.option("--tolerance", default=1.5, show_default=True, type=click.FloatRange(min=1.0, min_open=True),
               help="Flag simulated/live ratios outside ×TOLERANCE (as `reclaimlab compare`).")  # fmt: skip
 def report_command(inputs: tuple[Path, ...], output: Path, force: bool, plotlyjs: str, title: str | None, tolerance: float) -> None:
     """An HTML report of run or sweep directories, simulated or live: plots, then the
@@ -28,6 +28,7 @@ def report_command(inputs: tuple[Path, ...], output: Path, force: bool, plotlyjs
     stall histogram. The page opens without a network: plotly's JavaScript is embedded, or
     written beside it with --plotlyjs beside."""
     from reclaimlab.compare import CompareError, compare, load_inputs
+    from reclaimlab.rundir import DamagedRunDir
 
     beside = output.parent / "plotly.min.js"
     if output.exists() and not force:
@@ -35,6 +36,8 @@ def report_command(inputs: tuple[Path, ...], output: Path, force: bool, plotlyjs
     try:
         loaded = load_inputs(inputs)
         c = compare(loaded, tolerance)
+    except DamagedRunDir as e:
+        raise click.ClickException(str(e)) from None
     except CompareError as e:
         raise click.UsageError(str(e))
     for w in c.warnings():

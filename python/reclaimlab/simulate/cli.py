@@ -8,21 +8,57 @@ import sys
 import time
 import tomllib
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from reclaimlab.rundir import RunDir, read_rundir
 from reclaimlab.seeds import seed000, seed002
+from reclaimlab.simulate.capacity import CapacityError, fit_jobs
 from reclaimlab.simulate.runner import Point, ScenarioError, points, run_points
 from reclaimlab.summary import print_summary
 
 console = Console(width=140)
 
 
-def _fail(msg: str) -> None:
-    console.print(f"[red]error:[/red] {msg}")
+def _fail(msg: str) -> NoReturn:
+    console.print(f"[red]error:[/red] {escape(msg)}", highlight=False, soft_wrap=True)
     sys.exit(2)
+
+
+class IntList(click.ParamType):
+    """Comma-separated integers, each from `lo` to `hi` (`hi` None: no bound)."""
+
+    name = "N,N,…"
+
+    def __init__(self, lo: int, hi: int | None = None) -> None:
+        self.lo, self.hi = lo, hi
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> list[int]:
+        if isinstance(value, list):
+            return value
+        bounds = f"from {self.lo} to {self.hi}" if self.hi is not None else f"of at least {self.lo}"
+        try:
+            out = [int(x) for x in str(value).split(",") if x.strip()]
+        except ValueError:
+            self.fail(f"{value!r}: expected comma-separated integers {bounds}", param, ctx)
+        if not out or any(n < self.lo or (self.hi is not None and n > self.hi) for n in out):
+            self.fail(f"{value!r}: expected comma-separated integers {bounds}", param, ctx)
+        return out
+
+
+JOBS = click.IntRange(min=1)
+POSITIVE = click.FloatRange(min=0, min_open=True)
+
+
+def _run_points(pts: list[Point], out: Path, force: bool, jobs: int | None, quiet: bool = False) -> list[Path]:
+    """`run_points`, a directory in the way or a point bigger than this host an error line."""
+    try:
+        return run_points(pts, out, force=force, jobs=jobs, quiet=quiet)
+    except (FileExistsError, CapacityError) as e:
+        _fail(str(e))
 
 
 def _default_out(name: str) -> Path:
@@ -49,11 +85,14 @@ def _needs_host_profile(scenario: str, overrides: tuple[str, ...]) -> bool:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a scenario key (TOML value), e.g. --set workload.tasks=16.")
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), help="Run directory (default runs/<name>-<time>).")
 @click.option("--force", is_flag=True, help="Overwrite run directories that already hold results.")
-@click.option("-j", "--jobs", type=int, default=None, help="Points simulated in parallel (default: all CPUs).")
+@click.option("-j", "--jobs", type=JOBS, default=None, help="Points simulated in parallel (default: all CPUs, fewer if this host's memory does not hold them).")
 @click.option("--live-and-sim", is_flag=True, help="Also run SCENARIO on this machine's kernel (root; it sets the scenario's sysctls, constrains memory, drops caches, and undoes it all): OUT/sim/ and OUT/live/, then compare them. -j applies to the simulation.")
-def run(scenario: str, overrides: tuple[str, ...], out: Path | None, force: bool, jobs: int | None, live_and_sim: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print each point's label, run directory and result.json as JSON instead of the table.")
+def run(scenario: str, overrides: tuple[str, ...], out: Path | None, force: bool, jobs: int | None, live_and_sim: bool, as_json: bool) -> None:
     """Simulate SCENARIO (a TOML file) and write its run directory; a sweep writes one
     directory per point. With --live-and-sim, also run it live and set the two side by side."""
+    if as_json and live_and_sim:
+        raise click.UsageError("--json does not apply to --live-and-sim (compare the two with `reclaimlab compare --json`)")
     if _needs_host_profile(scenario, overrides):
         from reclaimlab.host import ProbeError, ensure_profile
 
@@ -71,10 +110,10 @@ def run(scenario: str, overrides: tuple[str, ...], out: Path | None, force: bool
     if live_and_sim:
         _live_and_sim(scenario, overrides, pts, out, force, jobs)
         return
-    try:
-        rundirs = run_points(pts, out, force=force, jobs=jobs)
-    except FileExistsError as e:
-        _fail(str(e))
+    rundirs = _run_points(pts, out, force, jobs, quiet=as_json)
+    if as_json:
+        results = [{"label": p.label, "run_dir": str(d), "result": read_rundir(d).result} for p, d in zip(pts, rundirs)]
+        click.echo(json.dumps(results, indent=2))
         return
     _print_results([read_rundir(d) for d in rundirs], name)
     console.print(f"run directory: {out}")
@@ -108,10 +147,10 @@ def _live_and_sim(scenario: str, overrides: tuple[str, ...], pts: list[Point], o
         except FileExistsError as e:
             _fail(str(e))
     try:
-        run_points(pts, out / "sim", force=force, jobs=jobs)
-    except FileExistsError as e:
+        fit_jobs(pts, 1)  # the simulation's points fit this host, checked before the live run
+    except CapacityError as e:
         _fail(str(e))
-        return
+    _run_points(pts, out / "sim", force, jobs)
     try:
         live_run(live_backend, live_sweep, out / "live", log=lambda s: console.print(s, markup=False, highlight=False), force=force)
     except (LiveError, BackendError) as e:
@@ -152,7 +191,7 @@ def _reproduce(tests: list[int], tasks: list[int] | None, scale: float, duration
     except ScenarioError as e:
         _fail(str(e))
         return
-    rundirs = run_points([p for _, p in tagged], out, force=force, jobs=jobs)
+    rundirs = _run_points([p for _, p in tagged], out, force, jobs)
     rows: dict[int, list[seed000.Row]] = {test: [] for test in tests}
     for (test, _), rundir in zip(tagged, rundirs):
         rows[test].append(seed000.columns_of(read_rundir(rundir)))
@@ -167,10 +206,10 @@ def _reproduce_seed002(scale: float, duration: float | None, sets: tuple[str, ..
     """Seed 002's sweep (cluster, vma) simulated, its table beside the seed's, the targets."""
     try:
         pts = points(str(seed002.SCENARIO), [*seed002.overrides(scale, duration), *sets])
-        rundirs = run_points(pts, out, force=force, jobs=jobs)
-    except (ScenarioError, FileExistsError) as e:
+    except ScenarioError as e:
         _fail(str(e))
         return
+    rundirs = _run_points(pts, out, force, jobs)
     rows = {}
     for p, d in zip(pts, rundirs):
         policy = p.label.rpartition("=")[2]
@@ -185,37 +224,30 @@ def _reproduce_seed002(scale: float, duration: float | None, sets: tuple[str, ..
     console.print(f"run directories: {out}")
 
 
-def _int_list(s: str | None) -> list[int] | None:
-    return None if not s else [int(x) for x in s.split(",") if x.strip()]
-
-
 @click.command()
 @click.argument("seed", type=click.Choice(["seed000", "seed002"]))
-@click.option("--tests", default="1,2,3,4", show_default=True, help="Which of the seed's tests (seed000).")
-@click.option("--tasks", default=None, help="Only these dd task counts (comma-separated); default: the seed's (seed000).")
-@click.option("--scale", default=1.0, show_default=True, type=float, help="Memory scale (1 = the seed's machine: 756 GB for seed000; 32 GB, the usemem sizes and the swap file for seed002).")
-@click.option("--duration", default=None, type=float, help="Measured seconds per stage (default: the seed's 300).")
+@click.option("--tests", default="1,2,3,4", show_default=True, type=IntList(1, 4), help="Which of the seed's tests (seed000).")
+@click.option("--tasks", default=None, type=IntList(1), help="Only these dd task counts (comma-separated); default: the seed's (seed000).")
+@click.option("--scale", default=1.0, show_default=True, type=POSITIVE, help="Memory scale, above 0 (1 = the seed's machine: 756 GB for seed000; 32 GB, the usemem sizes and the swap file for seed002).")
+@click.option("--duration", default=None, type=POSITIVE, help="Measured seconds per stage (default: the seed's 300).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a key of every test's scenario, e.g. --set variant.readahead_noretry=true.")
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite existing run directories.")
-@click.option("-j", "--jobs", type=int, default=None, help="Points simulated in parallel.")
-def reproduce(seed: str, tests: str, tasks: str | None, scale: float, duration: float | None, sets: tuple[str, ...], out: Path | None, force: bool, jobs: int | None) -> None:
+@click.option("-j", "--jobs", type=JOBS, default=None, help="Points simulated in parallel (default: all CPUs, fewer if this host's memory does not hold them).")
+def reproduce(seed: str, tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, sets: tuple[str, ...], out: Path | None, force: bool, jobs: int | None) -> None:
     """Reproduce a seed document's tables: simulated rows with the seed's rows beneath."""
     if seed == "seed002":
         _reproduce_seed002(scale, duration, sets, out or _default_out(seed), force, jobs)
         return
-    test_list = _int_list(tests) or []
-    if any(t not in seed000.TESTS for t in test_list):
-        _fail("--tests takes numbers from 1 to 4")
     suffix = "" if scale == 1.0 else f" (memory ×{scale:g})"
     if sets:
         suffix += " — " + ", ".join(sets)
-    _reproduce(test_list, _int_list(tasks), scale, duration, out or _default_out(seed), force, jobs, suffix, sets)
+    _reproduce(tests, tasks, scale, duration, out or _default_out(seed), force, jobs, suffix, sets)
 
 
 @click.command()
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path))
-@click.option("-j", "--jobs", type=int, default=None)
+@click.option("-j", "--jobs", type=JOBS, default=None, help="Points simulated in parallel.")
 def demo(out: Path | None, jobs: int | None) -> None:
     """A small seed experiment: seed 000's 1 vs 4 kswapd threads per node, at 1/8 of its
     memory and 5 s per stage (sampled every second, so that `sy` has samples), with the
@@ -253,10 +285,11 @@ SWAP_BENCH_SETS = ["machine.memory_mb_per_node=2048", "machine.dma32_mb=1024", "
 
 @click.command()
 @click.option("--swap", is_flag=True, help="The swap benchmark instead: seed 002's usemem pair at 1/8 of its memory, 10 s (the other options do not apply).")
-@click.option("--memory-gb", default=16.0, show_default=True, help="Simulated memory per node.")
-@click.option("--tasks", default=90, show_default=True)
-@click.option("--duration", default=10.0, show_default=True, help="Simulated seconds measured.")
-@click.option("--kswapd-threads", default=1, show_default=True)
+@click.option("--memory-gb", default=16.0, show_default=True, type=click.FloatRange(min=1, min_open=True),
+              help="Simulated memory per node, above 1 (node 0 has a 1 GiB DMA32 zone).")
+@click.option("--tasks", default=90, show_default=True, type=click.IntRange(min=1), help="dd readers.")
+@click.option("--duration", default=10.0, show_default=True, type=POSITIVE, help="Simulated seconds measured.")
+@click.option("--kswapd-threads", default=1, show_default=True, type=click.IntRange(1, 16))
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 def bench(swap: bool, memory_gb: float, tasks: int, duration: float, kswapd_threads: int, as_json: bool) -> None:
     """Simulator speed: page events per second on one core, peak memory per simulated page,
@@ -273,9 +306,16 @@ def bench(swap: bool, memory_gb: float, tasks: int, duration: float, kswapd_thre
         text = next(toml for label, toml, _ in pts if label.endswith("=vma"))
     else:
         text = BENCH_SCENARIO.format(mb=int(memory_gb * 1024), tasks=tasks, duration=duration, threads=kswapd_threads)
+    try:
+        fit_jobs([Point("", text)], 1)
+    except (CapacityError, ValueError) as e:  # ValueError: the scenario's own check
+        _fail(str(e))
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
-        res = json.loads(_core.run_scenario(text, Path(d) / "run", False))
+        try:
+            res = json.loads(_core.run_scenario(text, Path(d) / "run", False))
+        except ValueError as e:
+            _fail(str(e))
         wall = time.perf_counter() - t0
     model = res["model"]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -11,6 +11,7 @@ from typing import Iterable
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from reclaimlab import _core
+from reclaimlab.simulate.capacity import fit_jobs
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def run_points(pts: list[Point], out: Path, force: bool = False, jobs: int | Non
     if not force:
         for p in pts:
             _core.check_run_dir_free(point_dir(out, p))
-    jobs = jobs or default_jobs()
+    jobs = fit_jobs(pts, jobs or default_jobs())  # CapacityError: a point bigger than this host
     with Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
         disable=quiet, transient=False,

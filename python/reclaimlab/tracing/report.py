@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 from reclaimlab import _core
-from reclaimlab.rundir import find_rundirs, is_rundir, read_rundir, unique_names
+from reclaimlab.rundir import DamagedRunDir, find_rundirs, is_rundir, read_rundir, unique_names
 
 
 @dataclass
@@ -37,7 +37,15 @@ _TRACE_SUFFIX = re.compile(r"\.trace(\.txt)?(\.zst|\.gz)?$|\.txt(\.zst|\.gz)?$")
 
 
 def resolve_inputs(arg: str) -> list[TraceInput]:
-    """A path argument as report inputs: a sweep directory gives one per traced point."""
+    """A path argument as report inputs: a sweep directory gives one per traced point;
+    click.ClickException naming a run directory's file that cannot be read."""
+    try:
+        return _resolve_inputs(arg)
+    except DamagedRunDir as e:
+        raise click.ClickException(str(e)) from None
+
+
+def _resolve_inputs(arg: str) -> list[TraceInput]:
     path = Path(arg)
     if arg != "-" and path.is_dir() and not is_rundir(path):
         points = [p for p in find_rundirs(path) if read_rundir(p).trace_path is not None]
@@ -73,13 +81,17 @@ def resolve_input(arg: str) -> TraceInput:
     return TraceInput(name=stem or path.name, path=str(path), vmstat=vmstat)
 
 
-def render(inputs: list[TraceInput], ignore_pid: bool = False, as_json: bool = False, jobs: int = 0) -> str:
-    """The report of `inputs`; `jobs` threads decode each plain trace file (0: one per core)."""
+def render(inputs: list[TraceInput], ignore_pid: bool = False, as_json: bool = False, jobs: int = 0,
+           refuse_malformed: bool = False) -> str:
+    """The report of `inputs`; `jobs` threads decode each plain trace file (0: one per core).
+    With `refuse_malformed`, an input most of whose lines are malformed is an error (with
+    the counts) instead of a report of zeros."""
     for i, name in zip(inputs, unique_names([i.name for i in inputs])):
         i.name = name
     try:
-        return _core.trace_report([i.as_core() for i in inputs], ignore_pid=ignore_pid, as_json=as_json, jobs=jobs)
-    except OSError as e:
+        return _core.trace_report([i.as_core() for i in inputs], ignore_pid=ignore_pid, as_json=as_json, jobs=jobs,
+                                  refuse_malformed=refuse_malformed)  # fmt: skip
+    except (OSError, ValueError) as e:
         raise click.ClickException(str(e)) from e
 
 
@@ -105,13 +117,15 @@ def report(paths: tuple[str, ...], ignore_pid: bool, as_json: bool, output: Path
     Prints "FTrace Reclaim Statistics: vmscan" with trace-vmscan-postprocess.pl's Summary
     rows and mmtests' derived rows, the congestion or throttling waits, per-process
     direct-reclaim and kswapd tables, and the direct-reclaim stall latencies by order.
-    Damaged lines are counted and skipped, with their line numbers.
+    Damaged lines are counted and skipped, with their line numbers; an input most of whose
+    lines are damaged is refused with the counts (exit 1).
     """
     if paths.count("-") > 1:
         raise click.UsageError("stdin ('-') can be given once")
     if output is not None and output.exists() and not force:
         raise click.UsageError(f"{output} exists; pass --force to overwrite it")
-    text = render([i for p in paths for i in resolve_inputs(p)], ignore_pid=ignore_pid, as_json=as_json, jobs=jobs or 0)
+    text = render([i for p in paths for i in resolve_inputs(p)], ignore_pid=ignore_pid, as_json=as_json, jobs=jobs or 0,
+                  refuse_malformed=True)  # fmt: skip
     if output is None:
         sys.stdout.write(text)
     else:

@@ -125,7 +125,12 @@ impl Pages {
 
     /// Bytes of descriptor state (page frames and list heads).
     pub fn state_bytes(&self) -> u64 {
-        (self.desc.len() * std::mem::size_of::<PageDesc>()) as u64
+        Pages::state_bytes_for(self.desc.len() as u64)
+    }
+
+    /// Bytes of descriptor state of an array of `nr_descs` page frames and list heads.
+    pub fn state_bytes_for(nr_descs: u64) -> u64 {
+        nr_descs * std::mem::size_of::<PageDesc>() as u64
     }
 
     /// List `l` of the `nr_lists` this array was made with.

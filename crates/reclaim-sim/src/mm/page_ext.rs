@@ -66,6 +66,13 @@ impl PageExt {
             .map_or(ROOT_MEM_CGROUP, |m| m[p as usize])
     }
 
+    /// Bytes of the arrays of `nr_pages` pages a run may come to: `swap` where it has swap
+    /// areas, `memcg` where it has a memory cgroup (no modelled path uses `index` or
+    /// `mapcount` yet; tests/capacity.rs fails if one starts to without this counting it).
+    pub fn state_bytes_for(nr_pages: u32, swap: bool, memcg: bool) -> u64 {
+        u64::from(nr_pages) * (if swap { 4 } else { 0 } + if memcg { 2 } else { 0 })
+    }
+
     /// Bytes of the arrays allocated so far.
     pub fn state_bytes(&self) -> u64 {
         let bytes = |n: Option<usize>, size: usize| (n.unwrap_or(0) * size) as u64;

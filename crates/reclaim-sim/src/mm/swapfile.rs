@@ -170,8 +170,16 @@ impl SwapInfo {
 
     /// Bytes of per-slot state.
     pub fn state_bytes(&self) -> u64 {
-        // swap_map 1, cache 4, shadow 8 (if kept).
-        u64::from(self.max) * 5 + self.shadow.len() as u64 * 8 + self.cluster_used.len() as u64 * 3
+        SwapInfo::state_bytes_for(self.max, self.keeps_shadows())
+    }
+
+    /// Bytes of per-slot state of an area of `nr_slots` slots, with or without shadows:
+    /// swap_map 1, cache 4, shadow 8 a slot; 3 a cluster.
+    pub fn state_bytes_for(nr_slots: u32, shadows: bool) -> u64 {
+        let slots = u64::from(nr_slots);
+        slots * 5
+            + if shadows { slots * 8 } else { 0 }
+            + u64::from(nr_slots.div_ceil(SWAPFILE_CLUSTER)) * 3
     }
 
     /// Is slot `slot` in use (by a page table or the swap cache)?

@@ -148,8 +148,12 @@ impl PageTables {
 
     /// Bytes of page-table and VMA state.
     pub fn state_bytes(&self) -> u64 {
-        (self.ptes.len() * std::mem::size_of::<Pte>()
-            + self.vmas.len() * std::mem::size_of::<Vma>()) as u64
+        PageTables::state_bytes_for(self.vmas.len() as u64, self.ptes.len() as u64)
+    }
+
+    /// Bytes of page-table and VMA state for `nr_vmas` VMAs of `nr_pages` pages in all.
+    pub fn state_bytes_for(nr_vmas: u64, nr_pages: u64) -> u64 {
+        nr_pages * std::mem::size_of::<Pte>() as u64 + nr_vmas * std::mem::size_of::<Vma>() as u64
     }
 
     /// `ptep_test_and_clear_young()` of entry `i`: was it accessed since the last check?

@@ -64,6 +64,7 @@ pub const REGISTRATION: Registration = Registration {
             source: "vmstat.pgscan_direct",
         },
     ],
+    mappings: super::no_mappings,
 };
 
 /// The most dd tasks a scenario may start (far beyond any machine's CPUs).

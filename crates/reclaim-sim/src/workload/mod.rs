@@ -104,6 +104,14 @@ pub struct Registration {
     /// so far (its keys are still checked here, so one scenario file serves both backends).
     pub build: Option<Build>,
     pub columns: &'static [Column],
+    /// The VMAs and the pages in them that a resolved table's processes map, `(vmas,
+    /// pages)`: the page-table state a run of it needs (`run::page_state_bytes_needed`).
+    pub mappings: fn(&toml::Table) -> (u64, u64),
+}
+
+/// [`Registration::mappings`] of a workload that maps no anonymous memory.
+pub fn no_mappings(_: &toml::Table) -> (u64, u64) {
+    (0, 0)
 }
 
 /// Every workload a scenario may name, simulated or (for now) live only.

@@ -12,6 +12,7 @@ pub const REGISTRATION: Registration = Registration {
     resolve,
     build: None,
     columns: &[],
+    mappings: super::no_mappings,
 };
 
 /// The `[workload]` keys of `kind = "stutter"`.

@@ -36,6 +36,7 @@ pub const REGISTRATION: Registration = Registration {
     build: Some(build),
     // Empty: the command line's usemem table (with ra_hit%) serves both backends.
     columns: &[],
+    mappings,
 };
 
 /// The `[workload]` keys of `kind = "usemem"`.
@@ -69,6 +70,12 @@ fn resolve(table: &toml::Table) -> Result<toml::Table, WorkloadError> {
     let (p, resolved) = resolve_params::<UsememParams>(table)?;
     positive("tasks", p.tasks)?;
     positive("size_mb", p.size_mb)?;
+    if p.tasks.saturating_mul(p.size_mb).saturating_mul(256) >= u64::from(u32::MAX) {
+        return Err(WorkloadError::new(
+            "size_mb",
+            "expected tasks × size_mb under 16 TiB (the model's 32-bit page-table index)",
+        ));
+    }
     if p.runtime_s.is_nan() || p.runtime_s < 0.0 {
         return Err(WorkloadError::new(
             "runtime_s",
@@ -82,6 +89,12 @@ fn resolve(table: &toml::Table) -> Result<toml::Table, WorkloadError> {
         ));
     }
     Ok(resolved)
+}
+
+/// Each process maps one VMA of `size_mb`.
+fn mappings(table: &toml::Table) -> (u64, u64) {
+    let (p, _) = resolve_params::<UsememParams>(table).expect("a resolved table");
+    (p.tasks, p.tasks * p.size_mb * 256)
 }
 
 fn build(table: &toml::Table) -> Box<dyn Workload> {
