@@ -210,3 +210,10 @@ def test_readers_skip_hidden_directories(tmp_path: Path, small_scenario: Path) -
         (tmp_path / "sw" / ".run.duration_s=0.5.partial-1" / name).write_text("{}")
     assert [p.name for p in find_rundirs(tmp_path / "sw")] == ["run.duration_s=0.1"]
 
+
+def test_sigint_stops_a_trace_report_waiting_for_its_input(tmp_path: Path) -> None:
+    proc = subprocess.Popen([*CLI, "trace", "report", "-"], cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)  # started, and reading a stdin that never ends
+    rc, err, took = stop(proc, lambda: proc.send_signal(signal.SIGINT))
+    assert rc == 130 and "interrupted" in err, err
+    assert took < STOP_S

@@ -174,7 +174,7 @@ class Workload(ABC):
 def make_file(backend: KernelBackend, path: str, size_mb: int, block_kb: int = 1024) -> None:
     """A zero-filled file written to disk (conv=fdatasync), as the seeds' test files are."""
     count = max(1, size_mb * 1024 // block_kb)
-    backend.check_run(["dd", "if=/dev/zero", f"of={path}", f"bs={block_kb}K", f"count={count}", "conv=fdatasync", "status=none"])
+    backend.check_run_journaled(["dd", "if=/dev/zero", f"of={path}", f"bs={block_kb}K", f"count={count}", "conv=fdatasync", "status=none"])
 
 
 # --- dd readers (seed 000) ---------------------------------------------------------------------
