@@ -286,3 +286,31 @@ def test_swapfile_falls_back_to_a_written_file(fake: FakeBackend) -> None:
     runs = [c[1:3] for c in fake.calls if c[0] == "run"]
     assert ("dd", "if=/dev/zero") in runs
     assert fake.swaps() == ["/var/tmp/swap.img"]
+
+
+def test_a_long_command_is_journaled_and_killed_when_interrupted(state_dir: Path) -> None:
+    """The dd that writes a test or swap file: journaled, so `live restore` ends it after a
+    SIGKILL of the run, and killed at once when the run is interrupted while it waits."""
+    from reclaimlab.live.backend import RealBackend
+
+    b = RealBackend()
+    b.journal = Journal.create(journal_path(), scenario="test")
+    b.check_run_journaled(["true"])
+    with pytest.raises(BackendError, match=r"failed \(3\)"):
+        b.check_run_journaled(["sh", "-c", "exit 3"])
+    assert [e["op"] for e in b.journal.entries] == ["process", "process"]
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            b.check_run_journaled(["sleep", "30"])
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    sleeper = b.journal.entries[-1]
+    assert sleeper["op"] == "process" and b.process_start_time(sleeper["pid"]) is None, "killed and reaped"
+    assert not any(line.startswith("FAILED") for line in b.restore(b.journal))

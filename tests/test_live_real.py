@@ -224,7 +224,9 @@ def _wait_until_running(proc: subprocess.Popen[bytes], state: Path) -> list[dict
             entries = json.loads((state / "journal.json").read_text())["entries"]
         except (FileNotFoundError, json.JSONDecodeError):
             entries = []
-        if sum(e["op"] == "process" for e in entries) >= 2:
+        ops = [e["op"] for e in entries]
+        workload = ops[ops.index("cgroup"):] if "cgroup" in ops else []  # the dds that made its files came before
+        if workload.count("process") >= 2:
             time.sleep(1.0)  # let the samplers and the trace run a little
             return entries
         time.sleep(0.1)
@@ -251,6 +253,33 @@ def test_sigkilled_run_is_undone_by_live_restore(tmp_path: Path) -> None:
     assert machine_state() == before
     assert not (state / "journal.json").exists()
     assert not (tmp_path / "data").exists() and not (tmp_path / "swap.img").exists()
+
+
+@requires_machine
+def test_the_dd_writing_a_test_file_is_ended_by_live_restore(tmp_path: Path) -> None:
+    """A run killed while its dd writes a test file: `live restore` ends the dd (it would go
+    on writing to the deleted file) and deletes the file."""
+    state = tmp_path / "state"
+    path = write(tmp_path, f'name = "big"\n[workload]\nkind = "dd"\ntasks = 1\nfile_mb = 8192\ndir = "{tmp_path}/data"\n')
+    env = {**os.environ, "RECLAIMLAB_STATE_DIR": str(state)}
+    proc = subprocess.Popen([*CLI, "live", "run", str(path), "-o", str(tmp_path / "out")], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    dd: list[dict] = []
+    while not dd and time.monotonic() < deadline:
+        try:
+            dd = [e for e in json.loads((state / "journal.json").read_text())["entries"] if e["op"] == "process"]
+        except (FileNotFoundError, json.JSONDecodeError):
+            pass
+        time.sleep(0.05)
+    assert dd, "the run never started its dd"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    pid = dd[0]["pid"]
+    assert RealBackend().process_start_time(pid) == dd[0]["start"], "the dd outlives the run"
+    restored = subprocess.run([*CLI, "live", "restore"], env=env, capture_output=True, text=True)
+    assert restored.returncode == 0, restored.stderr
+    assert RealBackend().process_start_time(pid) is None
+    assert not (tmp_path / "data").exists()
 
 
 @requires_machine

@@ -126,6 +126,18 @@ def test_refuses_a_run_directory_that_holds_a_run_unless_forced(tmp_path: Path, 
     assert json.loads((points[1].rundir / "result.json").read_text())["kind"] == "live"
 
 
+def test_force_replaces_the_run_directory_whole(tmp_path: Path, state_dir: Path) -> None:
+    sc = scenario(tmp_path, DD, ["run.trace=false"])
+    for stale in ("out/workload.tasks=2", "out/workload.tasks=9"):
+        (tmp_path / stale).mkdir(parents=True)
+        (tmp_path / stale / "result.json").write_text("old")
+    (tmp_path / "out/workload.tasks=2/trace.txt").write_text("an old trace")
+    run(FakeBackend(programs={"dd": dd_program}), sc, tmp_path / "out", log=lambda s: None, force=True)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["workload.tasks=1", "workload.tasks=2"]
+    assert not (tmp_path / "out/workload.tasks=2/trace.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
 def test_refuses_without_root_saying_what_to_do(tmp_path: Path, state_dir: Path) -> None:
     fake = FakeBackend(uid=1000)
     with pytest.raises(LiveError, match="need root: run it as root"):

@@ -29,6 +29,20 @@ class LazyGroup(click.Group):
             self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
         return super().get_command(ctx, cmd_name)
 
+    def invoke(self, ctx: click.Context) -> object:
+        """A run stopped by SIGINT or SIGTERM reports what it finished and exits 130 (143);
+        any other command stopped by ^C exits 130 too."""
+        from reclaimlab.interrupts import Interrupted
+
+        try:
+            return super().invoke(ctx)
+        except Interrupted as e:
+            click.echo(e.report(), err=True)
+            ctx.exit(e.exit_code)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(130)
+
 
 @click.group(
     cls=LazyGroup,

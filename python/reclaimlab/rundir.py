@@ -254,11 +254,13 @@ def is_rundir(path: Path) -> bool:
 
 
 def find_rundirs(path: Path | str) -> list[Path]:
-    """A run directory itself, or the point directories of a sweep under it, sorted by name."""
+    """A run directory itself, or the point directories of a sweep under it, sorted by name.
+    Hidden directories are not read: `.<name>.partial-<pid>` is a run still being written (or
+    a killed one's), `.<name>.old-<pid>` one being replaced (docs/rundir.md)."""
     path = Path(path)
     if is_rundir(path):
         return [path]
-    return sorted(p for p in path.iterdir() if p.is_dir() and is_rundir(p))
+    return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".") and is_rundir(p))
 
 
 def unique_names(names: list[str]) -> list[str]:

@@ -4,9 +4,11 @@
 
 use pyo3::exceptions::{PyFileExistsError, PyOSError, PyValueError};
 use pyo3::prelude::*;
+use reclaim_sim::run::Interrupted;
 use reclaim_sim::scenario::{host_profile_path, Backend, HostProfile};
 use reclaim_sim::{workload, Scenario};
-use std::path::PathBuf;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
 
 fn backend_of(name: &str) -> PyResult<Backend> {
     Backend::parse(name).ok_or_else(|| {
@@ -74,11 +76,18 @@ fn host_profile_toml(json: &str) -> PyResult<String> {
     Ok(profile.to_toml())
 }
 
-/// Run a resolved scenario (TOML text) and write its run directory. `progress(fraction)` is
-/// called now and then. Returns result.json's text.
+/// Run a resolved scenario (TOML text) and write its run directory, complete or not at all:
+/// its files go into a hidden `staging_dir` renamed into place at the end (with `overwrite`,
+/// replacing what `out_dir` held whole). `progress(fraction)` is called now and then.
+/// Returns result.json's text.
+///
+/// The simulation runs without the GIL; every `POLL_INTERVAL` or so it takes the GIL back
+/// to run pending signal handlers and `progress`. If either raises (KeyboardInterrupt on
+/// ^C) the run stops there, its staging directory is removed, and the exception is raised.
 #[pyfunction]
 #[pyo3(signature = (scenario_toml, out_dir, overwrite=false, progress=None))]
 fn run_scenario(
+    py: Python<'_>,
     scenario_toml: &str,
     out_dir: PathBuf,
     overwrite: bool,
@@ -87,40 +96,54 @@ fn run_scenario(
     let s = Scenario::parse(scenario_toml, "<scenario>", &[]).map_err(value_error)?;
     s.check_backend(Backend::Simulator, "<scenario>")
         .map_err(value_error)?;
-    if !overwrite {
-        check_run_dir_free(out_dir.clone())?;
-    }
-    std::fs::create_dir_all(&out_dir)
-        .map_err(|e| PyOSError::new_err(format!("{}: {e}", out_dir.display())))?;
-    let trace: Option<Box<dyn std::io::Write>> = if s.run.trace {
-        let f = std::fs::File::create(out_dir.join("trace.txt"))
-            .map_err(|e| PyOSError::new_err(e.to_string()))?;
-        Some(Box::new(std::io::BufWriter::with_capacity(1 << 20, f)))
+    check_run_dir_free(out_dir.clone(), overwrite)?;
+    let os_error =
+        |path: &Path, e: std::io::Error| PyOSError::new_err(format!("{}: {e}", path.display()));
+    let staging = Staging(Some(
+        reclaim_sim::staging_dir(&out_dir).map_err(|e| os_error(&out_dir, e))?,
+    ));
+    let dir = staging.path();
+    let trace = if s.run.trace {
+        Some(std::fs::File::create(dir.join("trace.txt")).map_err(|e| os_error(dir, e))?)
     } else {
         None
     };
-    let mut cb_error: Option<PyErr> = None;
-    let out = Python::attach(|py| {
-        let mut report = |f: f64| {
-            if let (Some(cb), None) = (&progress, &cb_error) {
-                if let Err(e) = cb.call1(py, (f,)) {
-                    cb_error = Some(e);
+    let mut stopped: Option<PyErr> = None;
+    let out = py.detach(|| {
+        let trace = trace.map(|f| {
+            Box::new(std::io::BufWriter::with_capacity(1 << 20, f)) as Box<dyn std::io::Write>
+        });
+        let mut poll = |done: f64| {
+            Python::attach(|py| {
+                py.check_signals()?;
+                match &progress {
+                    Some(cb) => cb.call1(py, (done,)).map(drop),
+                    None => Ok(()),
                 }
-            }
+            })
+            .map_or_else(
+                |e| {
+                    stopped = Some(e);
+                    ControlFlow::Break(())
+                },
+                ControlFlow::Continue,
+            )
         };
-        reclaim_sim::run(&s, trace, &mut report)
+        reclaim_sim::run::simulate(&s, trace, &mut poll).map(|(_, out)| out)
     });
-    if let Some(e) = cb_error {
-        return Err(e);
-    }
-    reclaim_sim::write_run_dir(&out, &out_dir, true)
-        .map_err(|e| PyOSError::new_err(format!("{}: {e}", out_dir.display())))?;
+    let out = match (out, stopped) {
+        (Ok(out), None) => out,
+        (_, Some(e)) => return Err(e),
+        (Err(Interrupted), None) => unreachable!("only `poll` stops a run, saying why"),
+    };
+    reclaim_sim::write_run_dir(&out, dir).map_err(|e| os_error(dir, e))?;
     if let Some(e) = &out.trace_error {
         return Err(PyOSError::new_err(format!(
             "{}: {e}",
             out_dir.join("trace.txt").display()
         )));
     }
+    staging.commit(&out_dir, overwrite)?;
     Ok(out.result_json)
 }
 
@@ -133,11 +156,62 @@ fn page_state_bytes_needed(scenario_toml: &str) -> PyResult<u64> {
     Ok(reclaim_sim::run::page_state_bytes_needed(&s))
 }
 
-/// Raise FileExistsError (naming the directory and `--force`) if `out_dir` already holds a
-/// run: the check every writer of run directories makes before writing anything.
+/// A staging directory, removed when dropped unless committed: a run stopped or failed
+/// leaves nothing behind.
+struct Staging(Option<PathBuf>);
+
+impl Staging {
+    fn path(&self) -> &Path {
+        self.0.as_deref().expect("not yet committed")
+    }
+
+    fn commit(mut self, dir: &Path, overwrite: bool) -> PyResult<()> {
+        let staging = self.0.take().expect("committed once");
+        commit_run_dir(staging.clone(), dir.to_path_buf(), overwrite).inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&staging);
+        })
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Raise FileExistsError (naming the directory, and `--force` where it would help) if
+/// `out_dir` holds a run or a sweep and not `overwrite`, or holds anything else: the check
+/// every writer of run directories makes before writing anything.
 #[pyfunction]
-fn check_run_dir_free(out_dir: PathBuf) -> PyResult<()> {
-    reclaim_sim::check_run_dir_free(&out_dir).map_err(|e| PyFileExistsError::new_err(e.to_string()))
+#[pyo3(signature = (out_dir, overwrite=false))]
+fn check_run_dir_free(out_dir: PathBuf, overwrite: bool) -> PyResult<()> {
+    reclaim_sim::check_run_dir_free(&out_dir, overwrite)
+        .map_err(|e| PyFileExistsError::new_err(e.to_string()))
+}
+
+/// Make the hidden directory a run directory (or a sweep) `out_dir` is written into until it
+/// is complete (`.<name>.partial-<pid>`, beside it) and return its path.
+#[pyfunction]
+fn staging_dir(out_dir: PathBuf) -> PyResult<PathBuf> {
+    reclaim_sim::staging_dir(&out_dir)
+        .map_err(|e| PyOSError::new_err(format!("{}: {e}", out_dir.display())))
+}
+
+/// Rename a complete `staging` directory to `out_dir`; with `overwrite` what `out_dir` held
+/// is replaced whole (moved aside, the new one renamed in, the old one removed).
+/// FileExistsError as `check_run_dir_free`, OSError naming the directory otherwise.
+#[pyfunction]
+#[pyo3(signature = (staging, out_dir, overwrite=false))]
+fn commit_run_dir(staging: PathBuf, out_dir: PathBuf, overwrite: bool) -> PyResult<()> {
+    reclaim_sim::commit_run_dir(&staging, &out_dir, overwrite).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            PyFileExistsError::new_err(e.to_string())
+        } else {
+            PyOSError::new_err(format!("{}: {e}", out_dir.display()))
+        }
+    })
 }
 
 /// The workloads a scenario may name: `[(kind, what it is, simulated)]`.
@@ -159,6 +233,8 @@ fn workload_columns(kind: &str) -> PyResult<Vec<(&'static str, &'static str)>> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_run_dir_free, m)?)?;
+    m.add_function(wrap_pyfunction!(staging_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(commit_run_dir, m)?)?;
     m.add_function(wrap_pyfunction!(workload_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(workload_columns, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;

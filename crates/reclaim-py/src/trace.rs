@@ -1,11 +1,13 @@
 //! `reclaimlab._core` trace functions: analyse ftrace text (a file, plain/gzip/zstd, or `-`
-//! for stdin) and render the report. The parse runs without the GIL; a plain file is
-//! decoded by several threads (`jobs`, 0 = one per core).
+//! for stdin) and render the report. The parse runs without the GIL, and ^C stops the
+//! wait for it; a plain file is decoded by several threads (`jobs`, 0 = one per core).
 
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use reclaim_trace::analysis::{analyze_path, Analysis, Options};
 use reclaim_trace::report::{render_json, render_text, Input, VmstatDelta};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
 
 /// One input as Python describes it: column name, trace path, optional vmstat texts before
 /// and after, optional user+sys CPU seconds of the workload.
@@ -65,7 +67,7 @@ fn trace_report(
         ignore_pid,
         ..Default::default()
     };
-    py.detach(|| {
+    let work = move || -> PyResult<String> {
         let analyses = inputs
             .iter()
             .map(|(_, path, _, _)| analyse(path, &opts, jobs))
@@ -92,7 +94,33 @@ fn trace_report(
         } else {
             render_text(&cols)
         })
-    })
+    };
+    py.detach(|| interruptible(work))
+}
+
+/// How often a long call looks for a pending signal (^C).
+const POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Run `work` on a thread of its own while this one, every `POLL_INTERVAL`, runs Python's
+/// pending signal handlers: ^C raises KeyboardInterrupt here within that time. The work is
+/// then abandoned: its thread runs to its end unobserved, or until the process exits, which
+/// is what follows a ^C at the command line.
+fn interruptible(work: impl FnOnce() -> PyResult<String> + Send + 'static) -> PyResult<String> {
+    let (done, result) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(work());
+    });
+    loop {
+        match result.recv_timeout(POLL_INTERVAL) {
+            Ok(r) => return r,
+            Err(RecvTimeoutError::Timeout) => Python::attach(|py| py.check_signals())?,
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(PyRuntimeError::new_err(
+                    "the trace analysis failed (panicked)",
+                ))
+            }
+        }
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -38,7 +38,7 @@ fn main() {
     let run = reclaim_sim::run(&s, trace, &mut |_| {});
     let wall = t.elapsed().as_secs_f64();
     if let Some(dir) = &out {
-        if let Err(e) = reclaim_sim::write_run_dir(&run, dir, true) {
+        if let Err(e) = reclaim_sim::write_run_dir(&run, dir) {
             eprintln!("{}: {e}", dir.display());
             std::process::exit(1);
         }

@@ -22,7 +22,9 @@ pub mod variant;
 pub mod workload;
 
 pub use run::run;
-pub use rundir::{check_run_dir_free, write_run_dir, RunOutput, RunResult};
+pub use rundir::{
+    check_run_dir_free, commit_run_dir, staging_dir, write_run_dir, RunOutput, RunResult,
+};
 pub use scenario::{Scenario, ScenarioError};
 
 /// docs/model.md, whose example workload the doc tests compile.

@@ -2,6 +2,8 @@
 //! the warm-up and the measured window, and collect the run directory's contents.
 
 use std::io::Write;
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
 
 use crate::engine::{EventKind, Ns, NSEC_PER_SEC};
 use crate::kernel::{nr_page_frames, nr_zones, Kernel};
@@ -147,22 +149,43 @@ fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
     (sim, w)
 }
 
-/// Run a scenario. `progress` is called with the fraction of simulated time done; `trace`
-/// receives tracepoint text when the scenario enables tracing.
+/// How many events the loop runs between two looks at the wall clock: a few microseconds of
+/// simulation, so the look costs nothing measurable.
+const POLL_EVENTS: u64 = 1 << 12;
+/// The most wall time between two calls of a run's `progress`, which is where the caller
+/// stops it (a pending SIGINT): ^C stops a point within about this long.
+const POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// A run its caller stopped (`progress` returned `ControlFlow::Break`): it has no result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interrupted;
+
+/// Run a scenario to its end. `progress` is called with the fraction of simulated time done;
+/// `trace` receives tracepoint text when the scenario enables tracing.
 pub fn run(
     s: &Scenario,
     trace: Option<Box<dyn Write>>,
     progress: &mut dyn FnMut(f64),
 ) -> RunOutput {
-    simulate(s, trace, progress).1
+    let mut go_on = |done| {
+        progress(done);
+        ControlFlow::Continue(())
+    };
+    match simulate(s, trace, &mut go_on) {
+        Ok((_, out)) => out,
+        Err(Interrupted) => unreachable!("never stopped"),
+    }
 }
 
-/// `run`, also handing back the simulated kernel as it was at the end (for checks).
+/// `run`, which its caller may stop, also handing back the simulated kernel as it was at the
+/// end (for checks). `progress` is called every 1/200 of the simulated time and at least
+/// every `POLL_INTERVAL` of wall time; when it returns `Break` the run ends at once with
+/// `Interrupted` (its trace, if any, is left unfinished).
 pub fn simulate(
     s: &Scenario,
     trace: Option<Box<dyn Write>>,
-    progress: &mut dyn FnMut(f64),
-) -> (Kernel, RunOutput) {
+    progress: &mut dyn FnMut(f64) -> ControlFlow<()>,
+) -> Result<(Kernel, RunOutput), Interrupted> {
     let (mut sim, mut work) = setup(s);
     // Tracing covers the measured window only, so a trace's totals are the window's deltas.
     let mut tracer = if s.run.trace {
@@ -203,6 +226,7 @@ pub fn simulate(
     // One borrow of the kernel per event: the bookkeeping after an event is done at the top
     // of the next iteration, with the same borrow that pops it.
     let mut steps: u64 = 0;
+    let mut next_poll = Instant::now() + POLL_INTERVAL;
     loop {
         let mut k = sim.k();
         if steps > 0 {
@@ -227,13 +251,19 @@ pub fn simulate(
                     break;
                 }
             }
-            if k.now >= next_progress {
+            let simulated = k.now >= next_progress;
+            if simulated || (steps.is_multiple_of(POLL_EVENTS) && Instant::now() >= next_poll) {
                 let done = match &base {
                     Some(b) => (k.now - b.at) as f64 / duration as f64,
                     None => 0.0,
                 };
-                progress(done.clamp(0.0, 1.0));
-                next_progress = k.now + (horizon / 200).max(1);
+                if progress(done.clamp(0.0, 1.0)).is_break() {
+                    return Err(Interrupted);
+                }
+                if simulated {
+                    next_progress = k.now + (horizon / 200).max(1);
+                }
+                next_poll = Instant::now() + POLL_INTERVAL;
             }
         }
         steps += 1;
@@ -268,7 +298,9 @@ pub fn simulate(
             }
         }
     }
-    progress(1.0);
+    if progress(1.0).is_break() {
+        return Err(Interrupted);
+    }
     let mut k = sim.into_kernel();
     if let Some(t) = k.tracer.as_mut() {
         t.flush();
@@ -280,5 +312,5 @@ pub fn simulate(
         .as_ref()
         .and_then(|t| t.error.as_ref())
         .map(|e| format!("writing the trace: {e}"));
-    (k, out)
+    Ok((k, out))
 }

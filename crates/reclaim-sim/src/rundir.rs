@@ -3,7 +3,7 @@
 
 use crate::mm::memcontrol::{MemcgEvents, ROOT_MEM_CGROUP};
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::engine::{Ns, NSEC_PER_SEC};
 use crate::hw::block::DiskStats;
@@ -427,27 +427,121 @@ pub(crate) fn finish(
     }
 }
 
-/// Refuse a run directory that already holds a run (its `result.json`): nothing a user
-/// wrote is overwritten without `--force`. The one place this is checked.
-pub fn check_run_dir_free(dir: &Path) -> std::io::Result<()> {
-    if dir.join("result.json").exists() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::AlreadyExists,
-            format!(
-                "{} already holds a run (result.json); choose another directory or pass --force",
-                dir.display()
-            ),
-        ));
-    }
-    Ok(())
+/// What a directory about to receive a run holds (hidden entries, such as another run's
+/// staging directory, do not count).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Holds {
+    /// Nothing: it is absent or empty.
+    Nothing,
+    /// A run (`result.json`, or `scenario.toml` of a run that was stopped), or a sweep: only
+    /// directories that hold runs or nothing.
+    Runs,
+    /// Something else, which a run must never replace.
+    Other,
 }
 
-/// Write a run directory (docs/rundir.md). Refuses to overwrite a directory that already
-/// holds a result unless `overwrite` is set.
-pub fn write_run_dir(out: &RunOutput, dir: &Path, overwrite: bool) -> std::io::Result<()> {
-    if !overwrite {
-        check_run_dir_free(dir)?;
+fn holds(dir: &Path) -> std::io::Result<Holds> {
+    if !dir.exists() {
+        return Ok(Holds::Nothing);
     }
+    if !dir.is_dir() {
+        return Ok(Holds::Other);
+    }
+    if dir.join("result.json").exists() || dir.join("scenario.toml").exists() {
+        return Ok(Holds::Runs);
+    }
+    let mut found = Holds::Nothing;
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if is_hidden(&path) {
+            continue;
+        }
+        match holds(&path)? {
+            Holds::Other => return Ok(Holds::Other),
+            Holds::Runs => found = Holds::Runs,
+            Holds::Nothing if path.is_dir() => {}
+            Holds::Nothing => return Ok(Holds::Other),
+        }
+    }
+    Ok(found)
+}
+
+fn is_hidden(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+}
+
+/// Refuse a run directory that already holds a run or a sweep, unless `overwrite` (then it
+/// is replaced whole), and one that holds anything else in any case: nothing a user wrote is
+/// overwritten without `--force`, nor removed with it. The one place this is checked.
+pub fn check_run_dir_free(dir: &Path, overwrite: bool) -> std::io::Result<()> {
+    let refuse = |why: &str| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("{} {why}", dir.display()),
+        ))
+    };
+    match holds(dir)? {
+        Holds::Nothing => Ok(()),
+        Holds::Runs if overwrite => Ok(()),
+        Holds::Runs => {
+            refuse("already holds a run; choose another directory or pass --force")
+        }
+        Holds::Other => refuse(
+            "holds files that are not runs; choose another directory (--force replaces only a run or a sweep)",
+        ),
+    }
+}
+
+/// A hidden sibling of `dir` for one of this process's steps: `.<name>.<what>-<pid>`.
+fn sibling(dir: &Path, what: &str) -> PathBuf {
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+    let name = format!(
+        ".{}.{what}-{}",
+        name.unwrap_or_default(),
+        std::process::id()
+    );
+    dir.with_file_name(name)
+}
+
+/// Where a run directory (or a sweep) is written until it is complete: the hidden sibling
+/// `.<name>.partial-<pid>`, created empty (its parents too).
+pub fn staging_dir(dir: &Path) -> std::io::Result<PathBuf> {
+    let staging = sibling(dir, "partial");
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging)?; // a killed run's, whose pid this process has now
+    }
+    std::fs::create_dir_all(&staging)?;
+    Ok(staging)
+}
+
+/// Put a complete run directory (or sweep) into place: `staging` is renamed to `dir`. With
+/// `overwrite` what `dir` held is replaced whole: moved aside to `.<name>.old-<pid>`, the
+/// new one renamed in, then the old one removed; without it, `dir` must be absent or empty.
+pub fn commit_run_dir(staging: &Path, dir: &Path, overwrite: bool) -> std::io::Result<()> {
+    check_run_dir_free(dir, overwrite)?;
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    if !dir.exists() {
+        return std::fs::rename(staging, dir);
+    }
+    if std::fs::read_dir(dir)?.next().is_none() {
+        std::fs::remove_dir(dir)?;
+        return std::fs::rename(staging, dir);
+    }
+    let old = sibling(dir, "old");
+    std::fs::rename(dir, &old)?;
+    if let Err(e) = std::fs::rename(staging, dir) {
+        std::fs::rename(&old, dir)?;
+        return Err(e);
+    }
+    std::fs::remove_dir_all(&old)
+}
+
+/// Write a run directory's files (docs/rundir.md) into `dir`, made if needed; the caller has
+/// checked it (`check_run_dir_free`) and writes into a `staging_dir` to be complete or absent.
+pub fn write_run_dir(out: &RunOutput, dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let files = [
         ("scenario.toml", &out.scenario_toml),
@@ -464,4 +558,72 @@ pub fn write_run_dir(out: &RunOutput, dir: &Path, overwrite: bool) -> std::io::R
         std::fs::write(dir.join(name), text)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("reclaim-rundir-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn a_run(dir: &Path, files: &[&str]) {
+        std::fs::create_dir_all(dir).unwrap();
+        for f in files {
+            std::fs::write(dir.join(f), *f).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_run_or_a_sweep_needs_overwrite_and_anything_else_is_refused() {
+        let root = scratch("check");
+        assert!(check_run_dir_free(&root.join("absent"), false).is_ok());
+        assert!(check_run_dir_free(&root, false).is_ok(), "empty");
+        a_run(&root.join("run"), &["result.json"]);
+        a_run(&root.join("stopped"), &["scenario.toml"]);
+        a_run(&root.join("sweep/a=1"), &["result.json"]);
+        std::fs::create_dir_all(root.join("sweep/.a=2.partial-1")).unwrap();
+        for held in ["run", "stopped", "sweep"] {
+            let e = check_run_dir_free(&root.join(held), false).unwrap_err();
+            assert!(e.to_string().contains("--force"), "{held}: {e}");
+            assert!(check_run_dir_free(&root.join(held), true).is_ok(), "{held}");
+        }
+        a_run(&root.join("mine"), &["notes.txt"]);
+        for overwrite in [false, true] {
+            let e = check_run_dir_free(&root.join("mine"), overwrite).unwrap_err();
+            assert!(e.to_string().contains("not runs"), "{e}");
+        }
+        let _ = std::fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn commit_replaces_a_run_whole_and_leaves_no_hidden_directory() {
+        let root = scratch("commit");
+        let dir = root.join("out");
+        a_run(&dir, &["result.json", "scenario.toml", "trace.txt"]);
+        let staging = staging_dir(&dir).unwrap();
+        assert_eq!(staging.parent(), dir.parent());
+        assert!(is_hidden(&staging));
+        a_run(&staging, &["result.json", "scenario.toml"]);
+        assert!(
+            commit_run_dir(&staging, &dir, false).is_err(),
+            "a run is replaced with overwrite only"
+        );
+        commit_run_dir(&staging, &dir, true).unwrap();
+        assert!(
+            !dir.join("trace.txt").exists(),
+            "the old run's files are gone"
+        );
+        let names: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["out"]);
+        let _ = std::fs::remove_dir_all(root);
+    }
 }

@@ -5,6 +5,7 @@
 use reclaim_sim::mm::vmstat::{VmEvent, VM_EVENT_NAMES};
 use reclaim_sim::run::simulate;
 use reclaim_sim::{RunOutput, Scenario};
+use std::ops::ControlFlow;
 
 /// Two nodes of `mb` MiB, 52 CPUs each, eight NVMe drives (seed 000's machine, less memory).
 fn scenario(
@@ -49,10 +50,26 @@ fn counters(text: &str) -> Vec<u64> {
 #[test]
 fn pages_are_conserved_and_lists_consistent_after_reclaim() {
     let s = scenario(20, 1, false, 512, 1.0, "kswapd_wake");
-    let (k, out) = simulate(&s, None, &mut |_| {});
+    let (k, out) = simulate(&s, None, &mut |_| ControlFlow::Continue(())).unwrap();
     assert!(out.delta(VmEvent::PgscanKswapd) > 0, "the run must reclaim");
     k.check_conservation(0).unwrap();
     k.check_lists().unwrap();
+}
+
+#[test]
+fn a_run_its_caller_stops_ends_there_without_a_result() {
+    let s = scenario(20, 1, false, 512, 1.0, "kswapd_wake");
+    let mut calls = 0;
+    let stopped = simulate(&s, None, &mut |_| {
+        calls += 1;
+        if calls == 3 {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    assert!(matches!(stopped, Err(reclaim_sim::run::Interrupted)));
+    assert_eq!(calls, 3, "no call after the one that stopped it");
 }
 
 #[test]

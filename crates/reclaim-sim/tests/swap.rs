@@ -38,7 +38,7 @@ duration_s = 3
 fn run(sets: &[&str]) -> (Kernel, reclaim_sim::RunOutput) {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let s = Scenario::parse(SCENARIO, "swap-test.toml", &sets).unwrap();
-    reclaim_sim::run::simulate(&s, None, &mut |_| {})
+    reclaim_sim::run::simulate(&s, None, &mut |_| std::ops::ControlFlow::Continue(())).unwrap()
 }
 
 /// Every swap entry in a page table names a slot in use; every present entry maps a folio

@@ -172,6 +172,25 @@ class KernelBackend(ABC):
             raise BackendError(f"`{' '.join(argv)}` failed ({result.returncode}): {result.stderr.strip()}")
         return result
 
+    def check_run_journaled(self, argv: Sequence[str]) -> Completed:
+        """`check_run` for a command that runs long (dd writing a test or swap file): journaled
+        as a workload's process is, so that `live restore` ends it if this run is killed (it
+        would go on writing to the file restore deleted), and killed at once if the run is
+        interrupted (SIGINT, SIGTERM) while it waits."""
+        proc = self.spawn(argv)
+        try:
+            self.track_process(proc.pid)
+            rc = proc.wait()
+            out, err = proc.output()
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait()
+            proc.close()
+        if rc != 0:
+            raise BackendError(f"`{' '.join(argv)}` failed ({rc}): {err.strip()}")
+        return Completed(rc, out, err)
+
     # --- journaled changes ---------------------------------------------------------------------
 
     def record(self, entry: Entry) -> None:
@@ -391,7 +410,7 @@ class KernelBackend(ABC):
             self.check_run(["swapon", "-p", str(priority), path])
 
     def _write_zeros(self, path: str, size_bytes: int) -> None:
-        self.check_run(["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={max(1, size_bytes >> 20)}", "conv=fsync", "status=none"])
+        self.check_run_journaled(["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={max(1, size_bytes >> 20)}", "conv=fsync", "status=none"])
 
     def add_zram(self, size_bytes: int, priority: int) -> str:
         if not self.exists("/sys/class/zram-control") and not self.exists("/sys/block/zram0"):

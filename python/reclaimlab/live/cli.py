@@ -12,9 +12,10 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from reclaimlab.interrupts import Terminated
 from reclaimlab.live.backend import BackendError, KernelBackend, RealBackend
 from reclaimlab.live.journal import journal_path
-from reclaimlab.live.runner import LiveError, Terminated, restore, run
+from reclaimlab.live.runner import LiveError, restore, run
 from reclaimlab.live.scenario import ScenarioError, load
 from reclaimlab.rundir import read_rundir
 from reclaimlab.summary import print_summary

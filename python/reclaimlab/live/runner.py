@@ -4,16 +4,16 @@ under the monitors, write the run directory, and undo every change — whatever 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import platform
-import signal
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from reclaimlab import _core
+from reclaimlab.interrupts import signals_blocked, signals_unwind
 from reclaimlab.live import workloads
 from reclaimlab.live.backend import SYSCTLS, BackendError, Cgroup, KernelBackend, MiB
 from reclaimlab.live.journal import Journal, JournalError, journal_path, pid_alive
@@ -99,38 +99,6 @@ def _swapon(backend: KernelBackend, swap: dict[str, Any], index: int, log: Log) 
     return path, marked
 
 
-# --- signals -----------------------------------------------------------------------------------
-
-
-class Terminated(BaseException):
-    """SIGTERM, turned into an exception so the run unwinds and restores like on SIGINT."""
-
-
-@contextlib.contextmanager
-def signals_unwind() -> Iterator[None]:
-    def on_term(signum: int, frame: Any) -> None:
-        raise Terminated(f"signal {signum}")
-
-    old_term = signal.signal(signal.SIGTERM, on_term)
-    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old_term)
-        signal.signal(signal.SIGINT, old_int)
-
-
-@contextlib.contextmanager
-def signals_blocked() -> Iterator[None]:
-    """Hold SIGINT/SIGTERM while restoring: a second ^C must not leave the machine half-undone."""
-    blocked = {signal.SIGINT, signal.SIGTERM}
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
 # --- the run -----------------------------------------------------------------------------------
 
 
@@ -162,6 +130,10 @@ def run(
                 _core.check_run_dir_free(outdir / label if label else outdir)
             except FileExistsError as e:
                 raise LiveError(str(e))
+    try:
+        _core.check_run_dir_free(outdir, force)
+    except FileExistsError as e:
+        raise LiveError(str(e))
     problems = [p for _, point in scenario.points() for p in preflight(backend, point)]
     problems = list(dict.fromkeys(problems))
     if problems:
@@ -175,6 +147,9 @@ def run(
         except JournalError as e:
             raise LiveError(str(e))
         backend.journal = journal
+        # The run is written into a hidden staging directory renamed to `outdir` at the end
+        # (docs/rundir.md): with `force` an old run there is replaced whole, and only then.
+        staging = Path(_core.staging_dir(outdir))
         try:
             # Input files for the largest point are made once, before any point's changes, so
             # every point reuses them; they are deleted (if the run made them) at the very end.
@@ -184,17 +159,35 @@ def run(
                 rundir = outdir / label if label else outdir
                 log(f"[{scenario.name}{' ' + label if label else ''}] running into {rundir}")
                 try:
-                    results.append(run_point(backend, point, rundir, log, tick))
+                    done = run_point(backend, point, staging / label if label else staging, log, tick, name=rundir.name)
+                    results.append(PointResult(done.label, rundir, done.result))
                 finally:
                     with signals_blocked():
                         for line in backend.restore(journal, since=mark):
                             log(f"  restore: {line}")
+        except BaseException:
+            with signals_blocked():
+                keep_what_was_written(staging, outdir)
+            raise
         finally:
             with signals_blocked():
                 for line in backend.restore(journal):
                     log(f"  restore: {line}")
             backend.journal = None
+        _core.commit_run_dir(staging, outdir, force)
     return results
+
+
+def keep_what_was_written(staging: Path, outdir: Path) -> None:
+    """A failed or interrupted run keeps what it wrote (a live run's samples are written as
+    they are taken), unless `outdir` holds an old run (`--force`), which is then kept."""
+    try:
+        if any(staging.iterdir()):
+            _core.commit_run_dir(staging, outdir, False)
+            return
+    except OSError:
+        pass
+    shutil.rmtree(staging, ignore_errors=True)
 
 
 def prepare_inputs(backend: KernelBackend, scenario: LiveSweep, log: Log = lambda s: None) -> None:
@@ -271,7 +264,9 @@ class MemoryWatchdog:
         return False
 
 
-def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log: Log, tick: Tick | None = None) -> PointResult:
+def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log: Log, tick: Tick | None = None, name: str = "") -> PointResult:
+    """One point into `rundir`; `name` (default: rundir's) names its cgroup and its progress."""
+    name = name or rundir.name
     rundir.mkdir(parents=True, exist_ok=True)
     write_scenario(rundir / "scenario.toml", scenario.toml)
     fg = workloads.make(scenario.workload, backend)
@@ -279,7 +274,7 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
     for w in (fg, bg):
         if w is not None:
             w.prepare(log)  # before memory is constrained: creating input files is not the test
-    cgroup, notes = apply_changes(backend, scenario, rundir.name, log)
+    cgroup, notes = apply_changes(backend, scenario, name, log)
 
     trace = None
     if scenario.run["trace"]:
@@ -310,7 +305,7 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
         while not fg.step(deadline):
             now = time.monotonic()
             if tick is not None:
-                tick(rundir.name, now - t0, duration or None)
+                tick(name, now - t0, duration or None)
             if deadline is not None and now >= deadline:
                 break
             if now >= hard_stop:
@@ -378,7 +373,7 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
     late = max([*result["metrics"].get("start_late_ms", []), *result.get("background", {}).get("metrics", {}).get("start_late_ms", [])], default=0.0)
     if late > LATE_START_WARN_MS:
         log(f"  warning: a task began {late:.0f} ms after the common start (it was not ready in {START_LEAD_S} s): the tasks did not begin together")
-    return PointResult(rundir.name, rundir, result)
+    return PointResult(name, rundir, result)
 
 
 # The memcg events the simulator counts too (result.json `memcg.events` of either backend).

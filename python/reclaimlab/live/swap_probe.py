@@ -17,9 +17,9 @@ import statistics
 from typing import Any, Callable
 
 from reclaimlab import _core
+from reclaimlab.interrupts import signals_blocked, signals_unwind
 from reclaimlab.live.backend import MiB, BackendError, KernelBackend, RealBackend
 from reclaimlab.live.journal import Journal, JournalError, journal_path
-from reclaimlab.live.runner import signals_blocked, signals_unwind
 
 PROBE_MB = 128
 # A VM's timings move by tens of percent from one round to the next: the median of a few.

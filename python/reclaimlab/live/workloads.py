@@ -177,7 +177,7 @@ def make_file(backend: KernelBackend, path: str, size_mb: int, block_kb: int = 1
     """A zero-filled file written to disk (conv=fdatasync), as the seeds' test files are."""
     log(f"  writing {path} ({size_mb} MiB{', ' + nth if nth else ''}) …")
     count = max(1, size_mb * 1024 // block_kb)
-    backend.check_run(["dd", "if=/dev/zero", f"of={path}", f"bs={block_kb}K", f"count={count}", "conv=fdatasync", "status=none"])
+    backend.check_run_journaled(["dd", "if=/dev/zero", f"of={path}", f"bs={block_kb}K", f"count={count}", "conv=fdatasync", "status=none"])
 
 
 # --- dd readers (seed 000) ---------------------------------------------------------------------

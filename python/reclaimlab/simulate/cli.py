@@ -125,7 +125,8 @@ def _live_and_sim(scenario: str, overrides: tuple[str, ...], pts: list[Point], o
     from reclaimlab.compare import compare, load_input, rich_tables
     from reclaimlab.live.backend import BackendError
     from reclaimlab.live.cli import backend
-    from reclaimlab.live.runner import LiveError, Terminated, preflight
+    from reclaimlab.interrupts import Terminated, signal_of
+    from reclaimlab.live.runner import LiveError, preflight
     from reclaimlab.live.runner import run as live_run
     from reclaimlab.live.scenario import ScenarioError as LiveScenarioError
     from reclaimlab.live.scenario import load
@@ -155,8 +156,9 @@ def _live_and_sim(scenario: str, overrides: tuple[str, ...], pts: list[Point], o
         live_run(live_backend, live_sweep, out / "live", log=lambda s: console.print(s, markup=False, highlight=False), force=force)
     except (LiveError, BackendError) as e:
         _fail(f"live run failed: {e}")
-    except (KeyboardInterrupt, Terminated):
-        _fail("interrupted; every change was undone")
+    except (KeyboardInterrupt, Terminated) as e:
+        console.print("live run interrupted; every change was undone")
+        sys.exit(128 + signal_of(e))
     for table in rich_tables(compare([load_input(out / "live"), load_input(out / "sim")])):
         console.print(table)
     console.print(f"run directories: {out}/live, {out}/sim")

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import click
 
+from reclaimlab.interrupts import Terminated, signals_blocked, signals_unwind
 from reclaimlab.live.backend import KernelBackend, RealBackend
 from reclaimlab.live.journal import Journal, JournalError, journal_path
-from reclaimlab.live.runner import Terminated, signals_blocked, signals_unwind
 from reclaimlab.live.samplers import nr_cpus
 from reclaimlab.live.tracefs import DEFAULT_EVENTS, TraceSession
 from reclaimlab.rundir import write_json, write_scenario, write_vmstat
