@@ -2,6 +2,8 @@
 //! with, against the per-page state of small machines built and run: never below it, and
 //! above it by at most the swap side array of a run that did not swap (4 bytes a page frame).
 
+use std::ops::ControlFlow;
+
 use reclaim_sim::run::{page_state_bytes_needed, simulate};
 use reclaim_sim::Scenario;
 
@@ -51,7 +53,7 @@ duration_s = 1
 fn estimate_and_real(text: &str, sets: &[&str]) -> (u64, u64, u32) {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let s = Scenario::parse(text, "capacity.toml", &sets).unwrap();
-    let (k, _) = simulate(&s, None, &mut |_| {});
+    let (k, _) = simulate(&s, None, &mut |_| ControlFlow::Continue(())).unwrap();
     (
         page_state_bytes_needed(&s),
         k.page_state_bytes(),
