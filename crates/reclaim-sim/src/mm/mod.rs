@@ -1,5 +1,8 @@
-//! Memory management: pages, zones and watermarks, the page allocator, the LRU, reclaim
-//! (vmscan), the page cache, and the vmstat counters. Function names are the kernel's.
+//! Memory management: pages and their side arrays, zones and watermarks, the page allocator,
+//! the LRU, reclaim (vmscan, kswapd), memory cgroups, the page cache, anonymous memory and
+//! its faults, swap (areas, the swap cache, readahead, swap I/O), workingset detection, and
+//! the vmstat counters. Function names are the kernel's (6.x); each module's opening says
+//! which kernel file it models and where it departs.
 
 pub mod filemap;
 pub mod gfp;
@@ -17,7 +20,7 @@ pub mod swap_state;
 pub mod swapfile;
 pub mod vma;
 pub mod vmscan;
-pub mod vmscan_anon;
+pub mod vmscan_folio;
 pub mod vmstat;
 pub mod workingset;
 pub mod zone;

@@ -8,15 +8,21 @@
 //! `lru_lock` between two batches, as they do on a real machine; the kernel's own
 //! `cond_resched()` is once per round of `shrink_lruvec`.
 //!
-//! Left out so far (each noted where it would act): anon pages and swap, dirty/writeback
-//! folios and their throttling, memcg reclaim, slab shrinkers, compaction, and the workingset
-//! shadow entries (seed 000 ran with them disabled).
+//! Global and memcg reclaim (`try_to_free_mem_cgroup_pages`, the target cgroup's lruvecs
+//! only) of file and anon folios; `get_scan_count` balances the two by `swappiness` and the
+//! decayed costs. What becomes of each isolated folio is `shrink_folio_list`
+//! (`mm::vmscan_folio`): freed, kept, activated, or written to swap. Anon evictions leave
+//! workingset shadows (`mm::workingset`).
+//!
+//! Left out so far (each noted where it would act): dirty page-cache folios, their writeback
+//! and its throttling (`reclaim_throttle`), slab shrinkers, compaction, memory.min/low
+//! protection, the retry with `force_deactivate`, and page-cache shadow entries.
 
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::gfp::{gfp_zone, Gfp};
 use crate::mm::lru::*;
 use crate::mm::memcontrol::ROOT_MEM_CGROUP;
-use crate::mm::page::{pg, NO_OWNER};
+use crate::mm::page::pg;
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{MAX_NR_ZONES, WMARK_MIN, ZONE_NORMAL};
 use crate::process::{cond_resched, schedule, sleep_until, Cx};
@@ -94,6 +100,11 @@ impl Isolated {
     /// Folios scanned to take them.
     pub fn nr_scanned(&self) -> u64 {
         self.nr_scanned
+    }
+
+    /// The list they were taken from.
+    pub fn lru(&self) -> usize {
+        self.lru
     }
 
     /// An empty batch for folios isolated from `lru`.
@@ -649,65 +660,6 @@ impl Kernel {
         batch.nr_scanned = nr_scanned;
     }
 
-    /// The second half of `shrink_inactive_list()`: `shrink_folio_list()` decides each folio
-    /// (outside the lock), the freed folios go back to the buddy allocator under zone->lock
-    /// (`free_unref_folios`), the rest back to the LRU head under lru_lock
-    /// (`move_folios_to_lru`). Returns the pages reclaimed.
-    fn shrink_folio_list(
-        &mut self,
-        lv: usize,
-        batch: &Isolated,
-        sc: &ScanControl,
-        cpu_node: u32,
-    ) -> u64 {
-        let nid = self.lruvecs[lv].nid;
-        let file = is_file_lru(batch.lru);
-        if !file {
-            return self.shrink_anon_folio_list(lv, batch, sc, cpu_node);
-        }
-        let mut freed: [u32; SWAP_CLUSTER_MAX as usize] = [0; SWAP_CLUSTER_MAX as usize];
-        let mut nr_freed = 0;
-        let mut kept: [u32; SWAP_CLUSTER_MAX as usize] = [0; SWAP_CLUSTER_MAX as usize];
-        let mut nr_kept = 0;
-        for &p in &batch.pages[..batch.n] {
-            if self.shrink_folio(p) {
-                freed[nr_freed] = p;
-                nr_freed += 1;
-            } else {
-                kept[nr_kept] = p;
-                nr_kept += 1;
-            }
-        }
-        let c = &self.costs;
-        // Memory-bound: struct page, mapping and xarray cache misses, slower as the node's
-        // memory load grows (hw/memory.rs), as the copy to user space is.
-        let work = self.nodes[nid as usize]
-            .memory
-            .scale(batch.n as u64 * c.shrink_folio_ns);
-        self.charge(work);
-        self.free_isolated_folios(&freed[..nr_freed], cpu_node);
-        // move_folios_to_lru(): lru_lock is taken even for an empty list. Kept folios are
-        // locked ones (a read in flight): they go back to the list they came from.
-        let at = self.clock();
-        let hold = (nr_kept as u64).max(1) * self.costs.putback_ns;
-        let lock = self.lru_lock(lv, cpu_node, hold, at);
-        self.charge(lock.total());
-        for &p in &kept[..nr_kept] {
-            let zone_idx = self.page_zonenum(p);
-            self.lruvecs[lv].add_folio(&mut self.pages, p, batch.lru, zone_idx);
-        }
-        let reclaimed = nr_freed as u64;
-        let pgdat = &mut self.nodes[nid as usize];
-        pgdat.nr_isolated[file as usize] -= batch.n as u64;
-        pgdat.nr_file_pages -= if file { reclaimed } else { 0 };
-        self.lruvecs[lv].note_cost(file, 0, batch.nr_scanned - reclaimed.min(batch.nr_scanned));
-        self.count_reclaim(lv, sc, VmEvent::pgsteal(sc.kswapd), reclaimed);
-        self.count(VmEvent::pgsteal_type(file), reclaimed);
-        self.count(VmEvent::Pgfree, reclaimed);
-        self.trace_lru_shrink_inactive(nid, batch.nr_scanned, reclaimed, 0, 0, sc.priority, file);
-        reclaimed
-    }
-
     /// A PGSCAN_*/PGSTEAL_* count of reclaim on lruvec `lv`: in /proc/vmstat unless it is
     /// memcg reclaim, and always in the lruvec's cgroup's events (`__count_memcg_events`).
     pub(crate) fn count_reclaim(&mut self, lv: usize, sc: &ScanControl, e: VmEvent, n: u64) {
@@ -739,22 +691,6 @@ impl Kernel {
             self.zones[zi].free_order0_run(&mut self.pages, &freed[i..i + n]);
             i += n;
         }
-    }
-
-    /// `shrink_folio_list()`'s decision for one folio: a folio whose lock is taken (its read
-    /// is in flight) is kept; any other is a clean, unmapped page-cache folio, which
-    /// `folio_check_references()` lets go (referenced or not: RECLAIM_CLEAN or RECLAIM) and
-    /// `__remove_mapping()` takes out of the page cache (no shadow entry: workingset off).
-    /// Returns whether it was freed. Dirty, mapped and anon folios arrive with the writeback
-    /// and swap models.
-    fn shrink_folio(&mut self, p: u32) -> bool {
-        let d = self.pages.fields_mut(p);
-        if d.flags & pg::LOCKED != 0 {
-            return false;
-        }
-        d.owner = NO_OWNER;
-        d.flags = 0;
-        true
     }
 
     /// `shrink_active_list()`: every folio that is not an executable mapped file folio is
