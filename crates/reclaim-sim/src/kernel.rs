@@ -1,19 +1,23 @@
 //! The simulated machine and kernel state: nodes (`pg_data_t`), zones, the page array,
-//! lruvecs, per-CPU state, block devices and their I/Os, and the tasks. The code that runs on
-//! it lives elsewhere: reclaim in `mm::vmscan`, allocation in `mm::page_alloc`, the page
-//! cache in `mm::filemap`, processes and their scheduling in `process`, workloads in
-//! `workload`. This module imports none of them.
+//! lruvecs and memory cgroups, swap, per-CPU state, the block layer, the counters, and the
+//! tasks. The code that runs on it lives elsewhere: reclaim in `mm::vmscan`, allocation in
+//! `mm::page_alloc`, the page cache in `mm::filemap`, processes and their scheduling in
+//! `process`, workloads in `workload`. This module imports none of them: only the state
+//! types of `mm`, `hw` and `sched` (as the kernel's headers hold its structs) and the
+//! settings it is built from (`machine`, `variant`), so no module imports another in a
+//! circle.
 
 use crate::engine::{EventKind, Ns};
 use crate::hw::block::{Bios, BlockDevice, DeviceParams, Op};
 use crate::hw::cpu::Cpus;
 use crate::hw::lock::{Acquired, LockCosts, SpinLock};
 use crate::hw::memory::MemoryBandwidth;
+use crate::machine::{Costs, Machine, Sysctl};
 use crate::mm::lru::{LruAddBatch, Lruvec, NR_LRU_LISTS};
-use crate::mm::memcontrol::{MemCgroup, ROOT_MEM_CGROUP};
+use crate::mm::mem_cgroup::{MemCgroup, ROOT_MEM_CGROUP};
 use crate::mm::page::Pages;
 use crate::mm::page_ext::PageExt;
-use crate::mm::swap_state::SwapState;
+use crate::mm::swapfile::SwapState;
 use crate::mm::vma::PageTables;
 use crate::mm::vmstat::{VmEvent, VmEvents, VmstatSnapshot, NR_STAT_ITEMS};
 use crate::mm::zone::{
@@ -21,7 +25,6 @@ use crate::mm::zone::{
     zonelist_kswapd_nodes, PcpCredit, Zone, MAX_NR_ZONES, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS,
     ZONE_DMA32, ZONE_NORMAL,
 };
-use crate::scenario::machine::{Costs, Machine, Sysctl};
 use crate::sched::{Sched, TaskClass, WaitQueue};
 
 /// Wait queues tasks sleep on until a folio is unlocked or its writeback ends, hashed by
@@ -61,7 +64,7 @@ pub struct PgData {
     /// NR_VMSCAN_WRITE (cumulative).
     pub nr_vmscan_write: u64,
     /// WORKINGSET_REFAULT_ANON, WORKINGSET_ACTIVATE_ANON, WORKINGSET_RESTORE_ANON.
-    pub workingset: crate::mm::workingset::WorkingsetStats,
+    pub workingset: crate::mm::vmstat::WorkingsetStats,
 }
 
 pub struct Kernel {

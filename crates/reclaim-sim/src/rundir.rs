@@ -1,7 +1,7 @@
 //! The run directory's contents (docs/rundir.md): the window's counters and samples, each
 //! task's CPU, the result, and writing them out.
 
-use crate::mm::memcontrol::{MemcgEvents, ROOT_MEM_CGROUP};
+use crate::mm::mem_cgroup::{MemcgEvents, ROOT_MEM_CGROUP};
 use serde::Serialize;
 use std::path::Path;
 

@@ -24,7 +24,7 @@ pub fn swapon(k: &mut Kernel, slots: u32) -> usize {
         0,
         Some(0),
         false,
-        crate::mm::swapfile::SwapAlloc::Cluster,
+        crate::variant::SwapAlloc::Cluster,
         nr_cpus,
     ))
 }

@@ -27,7 +27,7 @@ use crate::hw::block::Op;
 use crate::kernel::Kernel;
 use crate::mm::gfp::{Gfp, __GFP_NORETRY, __GFP_NOWARN, GFP_HIGHUSER_MOVABLE};
 use crate::mm::lru::LRU_INACTIVE_FILE;
-use crate::mm::memcontrol::ROOT_MEM_CGROUP;
+use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
 use crate::mm::page::pg;
 use crate::mm::page_alloc::alloc_pages;
 use crate::mm::vmscan::SWAP_CLUSTER_MAX;

@@ -20,69 +20,12 @@
 //! folio is committed (`commit_charge`), so tasks faulting at once can overshoot the limit
 //! by a page each, as the kernel's per-CPU charge stock (64 pages) lets it overshoot.
 
-use serde::Serialize;
-
 use crate::engine::{HZ, JIFFY};
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
+use crate::mm::mem_cgroup::{MemCgroup, ROOT_MEM_CGROUP};
 use crate::mm::vmscan::{try_to_free_mem_cgroup_pages, SWAP_CLUSTER_MAX};
 use crate::process::{sleep_until, Cx};
-
-/// The root memory cgroup's id (`root_mem_cgroup`).
-pub const ROOT_MEM_CGROUP: u16 = 0;
-
-/// A cgroup's event counters: memory.stat's reclaim and fault items and memory.events'.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct MemcgEvents {
-    pub pgscan_kswapd: u64,
-    pub pgscan_direct: u64,
-    pub pgsteal_kswapd: u64,
-    pub pgsteal_direct: u64,
-    /// memory.events `max`: charges that found the cgroup at its limit.
-    pub max: u64,
-    /// memory.events `oom`: reclaim gave up (the OOM killer is not modelled).
-    pub oom: u64,
-    /// memory.events `high`: reclaim for a task that took the cgroup above memory.high.
-    pub high: u64,
-}
-
-impl MemcgEvents {
-    /// The counts since `before`.
-    pub fn since(&self, before: &MemcgEvents) -> MemcgEvents {
-        MemcgEvents {
-            pgscan_kswapd: self.pgscan_kswapd - before.pgscan_kswapd,
-            pgscan_direct: self.pgscan_direct - before.pgscan_direct,
-            pgsteal_kswapd: self.pgsteal_kswapd - before.pgsteal_kswapd,
-            pgsteal_direct: self.pgsteal_direct - before.pgsteal_direct,
-            max: self.max - before.max,
-            oom: self.oom - before.oom,
-            high: self.high - before.high,
-        }
-    }
-}
-
-/// `struct mem_cgroup`: its limit and usage in pages, and its events.
-#[derive(Clone, Debug)]
-pub struct MemCgroup {
-    /// memory.max (u64::MAX: none).
-    pub limit: u64,
-    /// memory.high (u64::MAX: none).
-    pub high: u64,
-    /// memory.current.
-    pub usage: u64,
-    pub events: MemcgEvents,
-}
-
-impl MemCgroup {
-    pub fn new(limit: u64) -> MemCgroup {
-        MemCgroup {
-            limit,
-            high: u64::MAX,
-            usage: 0,
-            events: MemcgEvents::default(),
-        }
-    }
-}
 
 /// `try_charge()` of one page to `memcg` by the task of `cx`: while the cgroup is at its
 /// limit, reclaim from it (`try_to_free_mem_cgroup_pages`, SWAP_CLUSTER_MAX pages a pass);

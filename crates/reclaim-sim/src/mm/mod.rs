@@ -9,6 +9,7 @@ pub mod gfp;
 pub mod hugetlb;
 pub mod kswapd;
 pub mod lru;
+pub mod mem_cgroup;
 pub mod memcontrol;
 pub mod memory;
 pub mod page;

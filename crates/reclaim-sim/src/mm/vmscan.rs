@@ -21,7 +21,7 @@
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::gfp::{gfp_zone, Gfp};
 use crate::mm::lru::*;
-use crate::mm::memcontrol::ROOT_MEM_CGROUP;
+use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
 use crate::mm::page::pg;
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{MAX_NR_ZONES, WMARK_MIN, ZONE_NORMAL};

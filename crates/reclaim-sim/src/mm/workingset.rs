@@ -27,7 +27,7 @@
 
 use crate::kernel::Kernel;
 use crate::mm::lru::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
-use crate::mm::memcontrol::ROOT_MEM_CGROUP;
+use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
 use crate::mm::page::pg;
 
 /// A shadow is present (a slot without one holds 0).
@@ -36,14 +36,6 @@ const SHADOW_PRESENT: u64 = 1 << 63;
 const SHADOW_WORKINGSET: u64 = 1 << 62;
 const LRUVEC_SHIFT: u32 = 40;
 const AGE_MASK: u64 = (1 << LRUVEC_SHIFT) - 1;
-
-/// A node's workingset counters (node stat items in the kernel's /proc/vmstat).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct WorkingsetStats {
-    pub refault_anon: u64,
-    pub activate_anon: u64,
-    pub restore_anon: u64,
-}
 
 impl Kernel {
     /// `workingset_age_nonresident()`: age lruvec `lv` and its ancestors by `nr`.
@@ -122,7 +114,7 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use crate::mm::lru::LRU_ACTIVE_ANON;
-    use crate::mm::memcontrol::ROOT_MEM_CGROUP;
+    use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
     use crate::mm::page::pg;
     use crate::testing::kernel_with;
 
@@ -142,7 +134,7 @@ mod tests {
             0,
             Some(0),
             false,
-            crate::mm::swapfile::SwapAlloc::Cluster,
+            crate::variant::SwapAlloc::Cluster,
             k.cpus.nr_cpus(),
         ));
         let evicted = page(&mut k);
