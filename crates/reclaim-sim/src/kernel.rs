@@ -8,7 +8,7 @@
 //! circle.
 
 use crate::engine::{EventKind, Ns};
-use crate::hw::block::{Bios, BlockDevice, DeviceParams, Op};
+use crate::hw::block::{BlockLayer, Op};
 use crate::hw::cpu::Cpus;
 use crate::hw::lock::{Acquired, LockCosts, SpinLock};
 use crate::hw::memory::MemoryBandwidth;
@@ -112,8 +112,8 @@ pub struct Kernel {
     /// Per CPU: the anon folios waiting in `lru_add`, which join the LRU when it drains
     /// (`mm::swap::Kernel::folio_add_lru_anon`).
     pub lru_add_anon: Vec<Vec<u32>>,
-    pub devices: Vec<BlockDevice>,
-    pub bios: Bios,
+    /// The block devices and the I/Os in flight (`hw::block`).
+    pub block: BlockLayer,
     pub costs: Costs,
     pub lock_costs: LockCosts,
     pub sysctl: Sysctl,
@@ -242,31 +242,6 @@ impl Kernel {
             .flat_map(|zl| (0..MAX_NR_ZONES).map(|hz| zonelist_kswapd_nodes(&zones, zl, hz)))
             .collect();
         let zone_lock = zones.iter().map(|z| SpinLock::new(z.nid)).collect();
-        let mut devices = Vec::new();
-        for d in &m.devices {
-            let params = DeviceParams {
-                bandwidth_mb_s: d.bandwidth_mb_s,
-                write_bandwidth_mb_s: d.write_bandwidth_mb_s,
-                latency_us: d.latency_us,
-                write_latency_us: d.write_latency_us,
-                max_request_kb: d.max_request_kb,
-                request_us: d.request_us,
-                seek_us: d.seek_us,
-                queue_depth: d.queue_depth,
-                jitter: d.jitter,
-                latency_jitter: d.latency_jitter,
-                dies: d.dies,
-                program_us: d.program_us,
-            };
-            for i in 0..d.count {
-                let seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ devices.len() as u64;
-                devices.push(BlockDevice::new(
-                    format!("{}{}n1", d.name, i),
-                    &params,
-                    seed,
-                ));
-            }
-        }
         let cpus = Cpus::new(m.nodes, m.cpus_per_node);
         let nr_cpus = cpus.nr_cpus() as usize;
         Kernel {
@@ -294,8 +269,7 @@ impl Kernel {
             pcp: vec![PcpCredit::default(); nr_cpus],
             lru_add: vec![LruAddBatch::default(); nr_cpus],
             lru_add_anon: vec![Vec::new(); nr_cpus],
-            devices,
-            bios: Bios::default(),
+            block: BlockLayer::new(&m.devices, seed),
             costs: costs.clone(),
             lock_costs: LockCosts::new(
                 costs.lock_handoff_ns,
@@ -416,9 +390,9 @@ impl Kernel {
     /// `submit_bio()` of I/O `bio` at the current task's clock: the device takes it and says
     /// when it completes.
     pub fn submit_bio(&mut self, bio: u32, bytes: u64) {
-        let (dev, op) = (self.bios[bio].dev, self.bios[bio].op);
+        let (dev, op) = (self.block.bios[bio].dev, self.block.bios[bio].op);
         let at = self.clock();
-        self.bios[bio].done_at = self.devices[dev].submit(op, at, bytes);
+        self.block.bios[bio].done_at = self.block.devices[dev].submit(op, at, bytes);
         if op == Op::Read {
             self.count(VmEvent::PgpginKb, bytes / 1024);
         } else {
@@ -429,15 +403,15 @@ impl Kernel {
     /// `submit_bio()` of swap I/O `bio` at byte `offset` of its device, with its completion
     /// queued (`Bio::end_io`); a rotational device seeks to a non-contiguous offset.
     pub fn submit_bio_endio_at(&mut self, bio: u32, bytes: u64, offset: u64) {
-        let (dev, op) = (self.bios[bio].dev, self.bios[bio].op);
+        let (dev, op) = (self.block.bios[bio].dev, self.block.bios[bio].op);
         let at = self.clock();
-        self.bios[bio].done_at = self.devices[dev].submit_at(op, at, bytes, offset);
+        self.block.bios[bio].done_at = self.block.devices[dev].submit_at(op, at, bytes, offset);
         if op == Op::Read {
             self.count(VmEvent::PgpginKb, bytes / 1024);
         } else {
             self.count(VmEvent::PgpgoutKb, bytes / 1024);
         }
-        let b = &mut self.bios[bio];
+        let b = &mut self.block.bios[bio];
         debug_assert!(!b.endio_queued);
         b.endio_queued = true;
         let at = b.done_at;
@@ -447,7 +421,7 @@ impl Kernel {
     /// Task `tid` waits for I/O `bio`, which has not completed: it goes on the I/O's wait
     /// queue, and the completion event is queued if it is not yet.
     pub fn bio_add_waiter(&mut self, bio: u32, tid: u32) {
-        let b = &mut self.bios[bio];
+        let b = &mut self.block.bios[bio];
         b.waiters.add(tid);
         if !b.endio_queued {
             b.endio_queued = true;
@@ -460,7 +434,7 @@ impl Kernel {
     /// appended to `waiters` (`process::Sim::complete_io` runs each; one may reuse the I/O's
     /// slot, so all are taken first).
     pub fn bio_endio(&mut self, bio: u32, waiters: &mut Vec<u32>) {
-        let b = &mut self.bios[bio];
+        let b = &mut self.block.bios[bio];
         debug_assert!(b.done(self.now));
         b.endio_queued = false;
         while let Some(w) = b.waiters.pop_first() {

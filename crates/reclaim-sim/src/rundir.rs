@@ -165,7 +165,7 @@ pub(crate) fn baseline(k: &Kernel) -> Baseline {
             .iter()
             .map(|t| (t.user_ns, t.sys_ns))
             .collect(),
-        disks: k.devices.iter().map(|d| d.stats).collect(),
+        disks: k.block.devices.iter().map(|d| d.stats).collect(),
         sys_ns: k.cpus.total_sys_ns,
         user_ns: k.cpus.total_user_ns,
         lock_acq: k.lruvecs.iter().map(|l| l.lru_lock.acquisitions).sum(),
@@ -253,7 +253,7 @@ impl Samples {
                 0.0
             }
         };
-        for (d, p) in k.devices.iter().zip(&prev.disks) {
+        for (d, p) in k.block.devices.iter().zip(&prev.disks) {
             let (s, p) = (&d.stats, p);
             let rkb = (s.rd_bytes - p.rd_bytes) as f64 / 1024.0 / dt;
             let wkb = (s.wr_bytes - p.wr_bytes) as f64 / 1024.0 / dt;

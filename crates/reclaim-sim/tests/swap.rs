@@ -165,7 +165,7 @@ fn zram_swaps_synchronously_without_readahead() {
     let d = |e| out.after.event(e) - out.before.event(e);
     assert!(d(VmEvent::PswpIn) > 1_000 && d(VmEvent::PswpOut) > 1_000);
     assert_eq!(d(VmEvent::SwapRa), 0, "zram bypasses the swap cache");
-    assert_eq!(k.devices[0].stats.wr_ios, 0, "no block I/O");
+    assert_eq!(k.block.devices[0].stats.wr_ios, 0, "no block I/O");
 }
 
 #[test]
@@ -346,7 +346,7 @@ fn a_zram_area_of_higher_priority_fills_before_the_swap_file_behind_it() {
         zram.inuse_pages
     );
     // Only the file's writes reach the disk.
-    let written = k.devices[0].stats.wr_bytes / 4096;
+    let written = k.block.devices[0].stats.wr_bytes / 4096;
     assert!(
         written < pswpout && written > 1_000,
         "{written} of {pswpout}"

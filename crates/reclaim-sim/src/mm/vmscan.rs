@@ -350,7 +350,7 @@ async fn swap_wait_for_tag(cx: &Cx) {
             let mut k = cx.k();
             let now = k.clock();
             match k.swap.areas.iter().find_map(|a| a.dev) {
-                Some(dev) => k.devices[dev].tags_full(now),
+                Some(dev) => k.block.devices[dev].tags_full(now),
                 None => None,
             }
         };
