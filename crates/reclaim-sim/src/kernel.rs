@@ -13,17 +13,18 @@ use crate::hw::cpu::Cpus;
 use crate::hw::lock::{Acquired, LockCosts, SpinLock};
 use crate::hw::memory::MemoryBandwidth;
 use crate::machine::{Costs, Machine, Sysctl};
-use crate::mm::lru::{LruAddBatch, Lruvec, NR_LRU_LISTS};
+use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
 use crate::mm::mem_cgroup::{MemCgroup, ROOT_MEM_CGROUP};
 use crate::mm::page::Pages;
 use crate::mm::page_ext::PageExt;
+use crate::mm::percpu::PerCpu;
 use crate::mm::swapfile::SwapState;
 use crate::mm::vma::PageTables;
 use crate::mm::vmstat::{VmEvent, VmEvents, VmstatSnapshot, NR_STAT_ITEMS};
 use crate::mm::zone::{
     calculate_min_free_kbytes, free_lists, setup_per_zone_lowmem_reserve, setup_per_zone_wmarks,
-    zonelist_kswapd_nodes, PcpCredit, Zone, MAX_NR_ZONES, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS,
-    ZONE_DMA32, ZONE_NORMAL,
+    zonelist_kswapd_nodes, Zone, MAX_NR_ZONES, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS, ZONE_DMA32,
+    ZONE_NORMAL,
 };
 use crate::sched::{Sched, TaskClass, WaitQueue};
 
@@ -105,13 +106,8 @@ pub struct Kernel {
     pub events: VmEvents,
     pub sched: Sched,
     pub cpus: Cpus,
-    /// Per CPU: the per-CPU page list refill state (`zone->per_cpu_pageset`, cost only).
-    pub pcp: Vec<PcpCredit>,
-    /// Per CPU: `cpu_fbatches.lru_add`.
-    pub lru_add: Vec<LruAddBatch>,
-    /// Per CPU: the anon folios waiting in `lru_add`, which join the LRU when it drains
-    /// (`mm::swap::Kernel::folio_add_lru_anon`).
-    pub lru_add_anon: Vec<Vec<u32>>,
+    /// Per-CPU state: page-list refills, LRU-add batches (`mm::percpu`).
+    pub percpu: PerCpu,
     /// The block devices and the I/Os in flight (`hw::block`).
     pub block: BlockLayer,
     pub costs: Costs,
@@ -266,9 +262,7 @@ impl Kernel {
             events: VmEvents::default(),
             sched: Sched::default(),
             cpus,
-            pcp: vec![PcpCredit::default(); nr_cpus],
-            lru_add: vec![LruAddBatch::default(); nr_cpus],
-            lru_add_anon: vec![Vec::new(); nr_cpus],
+            percpu: PerCpu::new(nr_cpus),
             block: BlockLayer::new(&m.devices, seed),
             costs: costs.clone(),
             lock_costs: LockCosts::new(
@@ -519,6 +513,7 @@ impl Kernel {
         let managed = self.managed_pages();
         let held = held
             + self
+                .percpu
                 .lru_add_anon
                 .iter()
                 .map(|b| b.len() as u64)

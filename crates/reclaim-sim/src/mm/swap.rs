@@ -14,8 +14,8 @@ impl Kernel {
     pub fn folio_add_lru_run(&mut self, cpu: u32, lv: usize, n: usize) {
         let mut left = n;
         while left > 0 {
-            left -= self.lru_add[cpu as usize].push(lv, left);
-            if self.lru_add[cpu as usize].is_full() {
+            left -= self.percpu.lru_add[cpu as usize].push(lv, left);
+            if self.percpu.lru_add[cpu as usize].is_full() {
                 self.folio_batch_move_lru(cpu);
             }
         }
@@ -27,15 +27,15 @@ impl Kernel {
     pub fn folio_batch_move_lru(&mut self, cpu: u32) {
         let cpu_node = self.cpus.node_of(cpu);
         let c = cpu as usize;
-        for i in 0..self.lru_add[c].nr_runs() {
-            let (lv, n) = self.lru_add[c].run(i);
+        for i in 0..self.percpu.lru_add[c].nr_runs() {
+            let (lv, n) = self.percpu.lru_add[c].run(i);
             let hold = n * self.costs.lru_add_ns;
             let at = self.clock();
             let lock = self.lru_lock(lv, cpu_node, hold, at);
             self.charge(lock.total());
         }
-        self.lru_add[c].clear();
-        let mut anon = std::mem::take(&mut self.lru_add_anon[c]);
+        self.percpu.lru_add[c].clear();
+        let mut anon = std::mem::take(&mut self.percpu.lru_add_anon[c]);
         for &p in &anon {
             let lv = self.folio_lruvec(p);
             let zone_idx = self.page_zonenum(p);
@@ -47,7 +47,7 @@ impl Kernel {
             self.lruvecs[lv].add_folio(&mut self.pages, p, lru, zone_idx);
         }
         anon.clear();
-        self.lru_add_anon[c] = anon;
+        self.percpu.lru_add_anon[c] = anon;
     }
 
     /// `folio_add_lru()` of anon folio `p` (new, or read from swap) by the task on `cpu`: it
@@ -58,7 +58,7 @@ impl Kernel {
     /// once: `LruAddBatch`'s departure.)
     pub fn folio_add_lru_anon(&mut self, cpu: u32, p: u32) {
         let lv = self.folio_lruvec(p);
-        self.lru_add_anon[cpu as usize].push(p);
+        self.percpu.lru_add_anon[cpu as usize].push(p);
         self.folio_add_lru_run(cpu, lv, 1);
     }
 
@@ -163,10 +163,10 @@ mod tests {
         k.folio_add_lru_run(0, 0, 32);
         k.folio_add_lru_run(0, 0, 16);
         assert_eq!(k.lruvecs[0].lru_lock.acquisitions, 3);
-        assert_eq!(k.lru_add[0].len(), 3);
+        assert_eq!(k.percpu.lru_add[0].len(), 3);
         assert_eq!(k.slice, 3 * LRU_ADD_BATCH * k.costs.lru_add_ns);
         assert_eq!(k.lruvecs[1].lru_lock.acquisitions, 0);
-        assert!(k.lru_add[1].is_empty(), "each CPU has its own batch");
+        assert!(k.percpu.lru_add[1].is_empty(), "each CPU has its own batch");
     }
 
     #[test]
@@ -176,7 +176,7 @@ mod tests {
         for lv in [0, 1, 0] {
             k.folio_add_lru_run(0, lv, 5);
         }
-        assert!(k.lru_add[0].is_empty());
+        assert!(k.percpu.lru_add[0].is_empty());
         assert_eq!(k.lruvecs[0].lru_lock.acquisitions, 2);
         assert_eq!(k.lruvecs[1].lru_lock.acquisitions, 1);
         assert_eq!(k.lruvecs[1].lru_lock.hold_ns, 5 * 2 * k.costs.lru_add_ns); // remote: ×2
@@ -203,7 +203,7 @@ mod tests {
             }
             k2.folio_add_lru_run(0, lv, n);
             assert_eq!(k1.slice, k2.slice);
-            assert_eq!(k1.lru_add[0].len(), k2.lru_add[0].len());
+            assert_eq!(k1.percpu.lru_add[0].len(), k2.percpu.lru_add[0].len());
         }
         for lv in 0..2 {
             let (l1, l2) = (&k1.lruvecs[lv].lru_lock, &k2.lruvecs[lv].lru_lock);
