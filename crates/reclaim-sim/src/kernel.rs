@@ -3,29 +3,26 @@
 //! tasks. The code that runs on it lives elsewhere: reclaim in `mm::vmscan`, allocation in
 //! `mm::page_alloc`, the page cache in `mm::filemap`, processes and their scheduling in
 //! `process`, workloads in `workload`. This module imports none of them: only the state
-//! types of `mm`, `hw` and `sched` (as the kernel's headers hold its structs) and the
-//! settings it is built from (`machine`, `variant`), so no module imports another in a
-//! circle.
+//! types of `mm`, `hw` and `sched` (as the kernel's headers hold its structs), the settings
+//! it is built from (`machine`, `variant`) and the boot of its memory (`mm::mm_init`), so no
+//! module imports another in a circle. `Kernel::new` is the list of parts, each built by its
+//! own module.
 
 use crate::engine::{EventKind, Ns};
 use crate::hw::block::{BlockLayer, Op};
 use crate::hw::cpu::Cpus;
 use crate::hw::lock::{Acquired, LockCosts, SpinLock};
-use crate::hw::memory::MemoryBandwidth;
 use crate::machine::{Costs, Machine, Sysctl};
 use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
 use crate::mm::mem_cgroup::{MemCgroup, ROOT_MEM_CGROUP};
+use crate::mm::mm_init::free_area_init;
 use crate::mm::page::Pages;
 use crate::mm::page_ext::PageExt;
 use crate::mm::percpu::PerCpu;
 use crate::mm::swapfile::SwapState;
 use crate::mm::vma::PageTables;
 use crate::mm::vmstat::{VmEvent, VmEvents, VmstatSnapshot, NR_STAT_ITEMS};
-use crate::mm::zone::{
-    calculate_min_free_kbytes, free_lists, setup_per_zone_lowmem_reserve, setup_per_zone_wmarks,
-    zonelist_kswapd_nodes, Zone, MAX_NR_ZONES, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS, ZONE_DMA32,
-    ZONE_NORMAL,
-};
+use crate::mm::zone::{PgData, Zone, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS};
 use crate::sched::{Sched, TaskClass, WaitQueue};
 
 /// Wait queues tasks sleep on until a folio is unlocked or its writeback ends, hashed by
@@ -35,38 +32,6 @@ use crate::variant::Variant;
 
 /// `kswapd_failures` at which a node is considered hopeless (MAX_RECLAIM_RETRIES).
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
-
-/// A NUMA node: `pg_data_t`.
-#[derive(Debug)]
-pub struct PgData {
-    pub node_id: u32,
-    /// Indices into `Kernel::zones` of this node's zones, lowest zone type first.
-    pub zones: Vec<usize>,
-    pub start_pfn: u32,
-    pub end_pfn: u32,
-    pub memory: MemoryBandwidth,
-    /// Task ids of this node's kswapd threads.
-    pub kswapd: Vec<u32>,
-    /// kswapd threads asleep or napping in `kswapd_try_to_sleep`.
-    pub kswapd_wait: WaitQueue,
-    pub kswapd_order: u32,
-    /// MAX_NR_ZONES is the "no request" sentinel.
-    pub kswapd_highest_zoneidx: usize,
-    pub kswapd_failures: u32,
-    /// Direct reclaimers throttled by `throttle_direct_reclaim`; kswapd's `wake_up_all`
-    /// empties it.
-    pub pfmemalloc_wait: WaitQueue,
-    /// NR_ISOLATED_ANON, NR_ISOLATED_FILE.
-    pub nr_isolated: [u64; 2],
-    /// NR_FILE_PAGES.
-    pub nr_file_pages: u64,
-    /// NR_ANON_MAPPED.
-    pub nr_anon_mapped: u64,
-    /// NR_VMSCAN_WRITE (cumulative).
-    pub nr_vmscan_write: u64,
-    /// WORKINGSET_REFAULT_ANON, WORKINGSET_ACTIVATE_ANON, WORKINGSET_RESTORE_ANON.
-    pub workingset: crate::mm::vmstat::WorkingsetStats,
-}
 
 pub struct Kernel {
     /// When the running slice started (the event that ran the current task).
@@ -138,106 +103,7 @@ impl Kernel {
         variant: &Variant,
         seed: u64,
     ) -> Kernel {
-        let node_pages =
-            (m.memory_mb_per_node * 256) / MAX_ORDER_NR_PAGES as u64 * MAX_ORDER_NR_PAGES as u64;
-        let dma32_pages =
-            (m.dma32_mb * 256) / MAX_ORDER_NR_PAGES as u64 * MAX_ORDER_NR_PAGES as u64;
-        let nr_pages = (node_pages * m.nodes as u64) as u32;
-        let nr_lists_lru = m.nodes * NR_LRU_LISTS as u32;
-        let nr_zones: u32 = if dma32_pages > 0 {
-            m.nodes + 1
-        } else {
-            m.nodes
-        };
-        let mut pages = Pages::new(nr_pages, nr_lists_lru + nr_zones * NR_PAGE_ORDERS as u32);
-        let mut zones = Vec::new();
-        let mut nodes = Vec::new();
-        let mut pfn = 0u32;
-        for nid in 0..m.nodes {
-            let start = pfn;
-            let mut zids = Vec::new();
-            let mut layout = vec![];
-            if nid == 0 && dma32_pages > 0 {
-                layout.push((ZONE_DMA32, dma32_pages));
-                layout.push((ZONE_NORMAL, node_pages - dma32_pages));
-            } else {
-                layout.push((ZONE_NORMAL, node_pages));
-            }
-            for (zone_idx, nr) in layout {
-                let zi = zones.len();
-                let lists = free_lists(&pages, nr_lists_lru + (zi * NR_PAGE_ORDERS) as u32);
-                zones.push(Zone::new(zone_idx, nid, pfn, nr, lists));
-                zids.push(zi);
-                pfn += nr as u32;
-            }
-            nodes.push(PgData {
-                node_id: nid,
-                zones: zids,
-                start_pfn: start,
-                end_pfn: pfn,
-                memory: MemoryBandwidth::new(m.memory_bandwidth_mb_s_per_node),
-                kswapd: vec![],
-                kswapd_wait: WaitQueue::default(),
-                kswapd_order: 0,
-                kswapd_highest_zoneidx: MAX_NR_ZONES,
-                kswapd_failures: 0,
-                pfmemalloc_wait: WaitQueue::default(),
-                nr_isolated: [0; 2],
-                nr_file_pages: 0,
-                nr_anon_mapped: 0,
-                nr_vmscan_write: 0,
-                workingset: Default::default(),
-            });
-        }
-        let lruvecs = (0..m.nodes)
-            .map(|nid| {
-                let base = nid * NR_LRU_LISTS as u32;
-                let lists = std::array::from_fn(|l| pages.list(base + l as u32));
-                Lruvec::new(nid, ROOT_MEM_CGROUP, lists)
-            })
-            .collect();
-        let mut block_zone = vec![0u8; (nr_pages / MAX_ORDER_NR_PAGES) as usize];
-        for (zi, z) in zones.iter_mut().enumerate() {
-            let mut p = z.start_pfn;
-            while p < z.end_pfn() {
-                block_zone[(p / MAX_ORDER_NR_PAGES) as usize] = zi as u8;
-                z.free_one_page(&mut pages, p, (NR_PAGE_ORDERS - 1) as u32);
-                p += MAX_ORDER_NR_PAGES;
-            }
-        }
-        // Boot-time watermarks: min_free_kbytes from all (low) memory, then the reserves.
-        let lowmem_kbytes: u64 = zones.iter().map(|z| z.managed_pages * 4).sum();
-        let min_free_kbytes = if sysctl.min_free_kbytes > 0 {
-            sysctl.min_free_kbytes
-        } else {
-            calculate_min_free_kbytes(lowmem_kbytes, variant.min_free_kbytes_cap)
-        };
-        setup_per_zone_wmarks(&mut zones, min_free_kbytes, sysctl.watermark_scale_factor);
-        for node in &nodes {
-            let mut managed = [0u64; MAX_NR_ZONES];
-            for &zi in &node.zones {
-                managed[zones[zi].zone_idx] = zones[zi].managed_pages;
-            }
-            let reserve = setup_per_zone_lowmem_reserve(&managed);
-            for &zi in &node.zones {
-                zones[zi].lowmem_reserve = reserve[zones[zi].zone_idx];
-            }
-        }
-        let zonelists: Vec<Vec<usize>> = (0..m.nodes)
-            .map(|nid| {
-                let mut order: Vec<u32> = vec![nid];
-                order.extend((0..m.nodes).filter(|&n| n != nid));
-                order
-                    .iter()
-                    .flat_map(|&n| nodes[n as usize].zones.iter().rev().copied())
-                    .collect()
-            })
-            .collect();
-        let kswapd_wake_nodes = zonelists
-            .iter()
-            .flat_map(|zl| (0..MAX_NR_ZONES).map(|hz| zonelist_kswapd_nodes(&zones, zl, hz)))
-            .collect();
-        let zone_lock = zones.iter().map(|z| SpinLock::new(z.nid)).collect();
+        let mem = free_area_init(m, sysctl, variant);
         let cpus = Cpus::new(m.nodes, m.cpus_per_node);
         let nr_cpus = cpus.nr_cpus() as usize;
         Kernel {
@@ -245,20 +111,20 @@ impl Kernel {
             slice: 0,
             slice_user: 0,
             current: 0,
-            page_ext: PageExt::new(nr_pages),
-            pages,
+            page_ext: PageExt::new(mem.nr_pages),
+            pages: mem.pages,
             mm: PageTables::default(),
             swap: SwapState::new(sysctl, variant),
             page_wait: vec![WaitQueue::default(); PAGE_WAIT_TABLE_SIZE],
             seed,
-            zones,
-            zone_lock,
-            nodes,
-            lruvecs,
+            zones: mem.zones,
+            zone_lock: mem.zone_lock,
+            nodes: mem.nodes,
+            lruvecs: mem.lruvecs,
             memcgs: vec![MemCgroup::new(u64::MAX)],
             workload_memcg: ROOT_MEM_CGROUP,
-            zonelists,
-            kswapd_wake_nodes,
+            zonelists: mem.zonelists,
+            kswapd_wake_nodes: mem.kswapd_wake_nodes,
             events: VmEvents::default(),
             sched: Sched::default(),
             cpus,
@@ -272,8 +138,8 @@ impl Kernel {
             ),
             sysctl: sysctl.clone(),
             variant: variant.clone(),
-            min_free_kbytes,
-            block_zone,
+            min_free_kbytes: mem.min_free_kbytes,
+            block_zone: mem.block_zone,
             nr_oom_retries: 0,
             hugetlb_pages: 0,
             first_kswapd_wake: None,

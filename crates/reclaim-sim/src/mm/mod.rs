@@ -12,6 +12,7 @@ pub mod lru;
 pub mod mem_cgroup;
 pub mod memcontrol;
 pub mod memory;
+pub mod mm_init;
 pub mod page;
 pub mod page_alloc;
 pub mod page_ext;
