@@ -184,6 +184,7 @@ impl Histogram {
 
     /// The histogram of buckets as `buckets()` gives them, several histograms' added up (a
     /// bucket may come more than once), whose samples sum to `sum_ns`: a live usemem's tasks'.
+    /// A value that is not a bucket's floor counts in the bucket that holds it.
     pub fn from_buckets(buckets: impl IntoIterator<Item = (Ns, u64)>, sum_ns: u128) -> Histogram {
         let mut h = Histogram::default();
         for (floor, n) in buckets {
