@@ -237,6 +237,11 @@ impl Kernel {
         unmapped: &mut Unmapped,
     ) -> Verdict {
         let flags = self.pages.flags(p);
+        if flags & (pg::LOCKED | pg::WRITEBACK | pg::MAPPED | pg::ANON | pg::DIRTY) == 0 {
+            // Steps 1-6 pass a clean, unmapped page-cache folio that is neither locked nor
+            // under writeback (most of a page-cache reclaimer's): straight to step 7.
+            return self.remove_page_cache_folio(p);
+        }
         if flags & pg::LOCKED != 0 {
             return Verdict::KeepLocked;
         }
@@ -272,11 +277,7 @@ impl Kernel {
             self.try_to_unmap(p, cpu, unmapped);
         }
         if !anon {
-            // __remove_mapping() of a clean, unmapped page-cache folio.
-            let d = self.pages.fields_mut(p);
-            d.owner = NO_OWNER;
-            d.flags = 0;
-            return Verdict::Free;
+            return self.remove_page_cache_folio(p);
         }
         let (area, slot) = self.folio_swap_entry(p);
         if self.pages.flags(p) & pg::DIRTY != 0 {
@@ -286,6 +287,16 @@ impl Kernel {
             return Verdict::Pageout(area, slot);
         }
         self.remove_mapping(p, area, slot, sc.target_mem_cgroup);
+        Verdict::Free
+    }
+
+    /// `__remove_mapping()` of clean, unmapped page-cache folio `p`: out of the page cache
+    /// (no shadow entry), ready to be freed.
+    #[inline]
+    fn remove_page_cache_folio(&mut self, p: u32) -> Verdict {
+        let d = self.pages.fields_mut(p);
+        d.owner = NO_OWNER;
+        d.flags = 0;
         Verdict::Free
     }
 
