@@ -13,8 +13,8 @@ use crate::hw::block::{BlockLayer, Op};
 use crate::hw::cpu::Cpus;
 use crate::hw::lock::{Acquired, LockCosts, SpinLock};
 use crate::machine::{Costs, Machine, Sysctl};
-use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
-use crate::mm::mem_cgroup::{MemCgroup, ROOT_MEM_CGROUP};
+use crate::mm::lru::NR_LRU_LISTS;
+use crate::mm::mem_cgroup::MemCgroups;
 use crate::mm::mm_init::free_area_init;
 use crate::mm::page::Pages;
 use crate::mm::page_ext::PageExt;
@@ -56,12 +56,8 @@ pub struct Kernel {
     pub zones: Vec<Zone>,
     pub zone_lock: Vec<SpinLock>,
     pub nodes: Vec<PgData>,
-    /// One per (memory cgroup, node): `lruvecs[memcg · nr_nodes + nid]`.
-    pub lruvecs: Vec<Lruvec>,
-    /// Memory cgroups by id, the root first (`mm::memcontrol`).
-    pub memcgs: Vec<MemCgroup>,
-    /// The cgroup the workload's tasks run in (the root unless `memory.mode = "cgroup"`).
-    pub workload_memcg: u16,
+    /// The memory cgroups and their lruvecs, one per (cgroup, node) (`mm::mem_cgroup`).
+    pub memcg: MemCgroups,
     /// `node_zonelists[ZONELIST_FALLBACK]` per node: zone indices, local node first, each
     /// node's zones from the highest type down.
     pub zonelists: Vec<Vec<usize>>,
@@ -120,9 +116,7 @@ impl Kernel {
             zones: mem.zones,
             zone_lock: mem.zone_lock,
             nodes: mem.nodes,
-            lruvecs: mem.lruvecs,
-            memcgs: vec![MemCgroup::new(u64::MAX)],
-            workload_memcg: ROOT_MEM_CGROUP,
+            memcg: MemCgroups::new(mem.lruvecs),
             zonelists: mem.zonelists,
             kswapd_wake_nodes: mem.kswapd_wake_nodes,
             events: VmEvents::default(),
@@ -237,7 +231,7 @@ impl Kernel {
     /// current time, or later within the current slice).
     #[inline]
     pub fn lru_lock(&mut self, lv: usize, cpu_node: u32, hold: Ns, at: Ns) -> Acquired {
-        self.lruvecs[lv]
+        self.memcg.lruvecs[lv]
             .lru_lock
             .acquire(self.now, at, cpu_node, hold, &self.lock_costs)
     }
@@ -342,7 +336,7 @@ impl Kernel {
     pub fn vmstat(&self) -> VmstatSnapshot {
         let mut stats = [0u64; NR_STAT_ITEMS.len()];
         stats[0] = self.nr_free_pages();
-        for lv in &self.lruvecs {
+        for lv in &self.memcg.lruvecs {
             for (lru, stat) in stats[1..=NR_LRU_LISTS].iter_mut().enumerate() {
                 *stat += lv.total(lru);
             }
@@ -367,6 +361,7 @@ impl Kernel {
     pub fn check_conservation(&self, held: u64) -> Result<(), String> {
         let free = self.nr_free_pages();
         let on_lru: u64 = self
+            .memcg
             .lruvecs
             .iter()
             .map(|lv| (0..NR_LRU_LISTS).map(|l| lv.total(l)).sum::<u64>())
@@ -394,7 +389,7 @@ impl Kernel {
 
     /// Walk every list and check the per-zone sizes and flags (slow: tests only).
     pub fn check_lists(&self) -> Result<(), String> {
-        for lv in &self.lruvecs {
+        for lv in &self.memcg.lruvecs {
             for lru in 0..NR_LRU_LISTS {
                 let walked = self.pages.walk_len(lv.list(lru));
                 if walked != lv.total(lru) {

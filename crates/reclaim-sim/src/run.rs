@@ -28,9 +28,9 @@ fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
             hugetlb_reserve(&mut kernel, s.memory.free_mb * 256);
         }
         MemoryMode::Cgroup => {
-            kernel.workload_memcg = kernel.mem_cgroup_create(s.memory.limit_mb * 256);
+            kernel.memcg.workload = kernel.mem_cgroup_create(s.memory.limit_mb * 256);
             if s.memory.high_mb > 0 {
-                kernel.memcgs[kernel.workload_memcg as usize].high = s.memory.high_mb * 256;
+                kernel.memcg.groups[kernel.memcg.workload as usize].high = s.memory.high_mb * 256;
             }
         }
         MemoryMode::None => {}

@@ -168,10 +168,15 @@ pub(crate) fn baseline(k: &Kernel) -> Baseline {
         disks: k.block.devices.iter().map(|d| d.stats).collect(),
         sys_ns: k.cpus.total_sys_ns,
         user_ns: k.cpus.total_user_ns,
-        lock_acq: k.lruvecs.iter().map(|l| l.lru_lock.acquisitions).sum(),
-        lock_contended: k.lruvecs.iter().map(|l| l.lru_lock.contended).sum(),
+        lock_acq: k
+            .memcg
+            .lruvecs
+            .iter()
+            .map(|l| l.lru_lock.acquisitions)
+            .sum(),
+        lock_contended: k.memcg.lruvecs.iter().map(|l| l.lru_lock.contended).sum(),
         oom_retries: k.nr_oom_retries,
-        memcg_events: k.memcgs.iter().map(|m| m.events).collect(),
+        memcg_events: k.memcg.groups.iter().map(|m| m.events).collect(),
     }
 }
 
@@ -349,13 +354,19 @@ pub(crate) fn finish(
         })
         .collect();
     let lock_acq: u64 = k
+        .memcg
         .lruvecs
         .iter()
         .map(|l| l.lru_lock.acquisitions)
         .sum::<u64>()
         - base.lock_acq;
-    let lock_cont: u64 =
-        k.lruvecs.iter().map(|l| l.lru_lock.contended).sum::<u64>() - base.lock_contended;
+    let lock_cont: u64 = k
+        .memcg
+        .lruvecs
+        .iter()
+        .map(|l| l.lru_lock.contended)
+        .sum::<u64>()
+        - base.lock_contended;
     let page_events = [
         VmEvent::PgallocDma,
         VmEvent::PgallocDma32,
@@ -379,9 +390,9 @@ pub(crate) fn finish(
         elapsed_s: elapsed,
         start_condition_met: start_met,
         metrics: work.metrics(elapsed),
-        memcg: (k.workload_memcg != ROOT_MEM_CGROUP).then(|| {
-            let id = k.workload_memcg as usize;
-            let m = &k.memcgs[id];
+        memcg: (k.memcg.workload != ROOT_MEM_CGROUP).then(|| {
+            let id = k.memcg.workload as usize;
+            let m = &k.memcg.groups[id];
             MemcgResult {
                 max_bytes: m.limit * 4096,
                 high_bytes: (m.high != u64::MAX).then(|| m.high * 4096),

@@ -58,7 +58,7 @@ impl Kernel {
             let (nid, zone_idx) = (self.zones[zi].nid, self.zones[zi].zone_idx);
             let lv = self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid);
             let run = &folios[i..i + n];
-            self.lruvecs[lv].add_folio_run(
+            self.memcg.lruvecs[lv].add_folio_run(
                 &mut self.pages,
                 run,
                 LRU_INACTIVE_FILE,

@@ -149,7 +149,7 @@ async fn kswapd_age_node(cx: &Cx, nid: u32, sc: &ScanControl) {
         if !inactive_is_low(&sizes, LRU_INACTIVE_ANON, MAX_NR_ZONES - 1) {
             return;
         }
-        k.memcgs.len() as u16
+        k.memcg.groups.len() as u16
     };
     for memcg in 0..nr_memcgs {
         let mut k = cx.k();

@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use super::lru::Lruvec;
+
 /// The root memory cgroup's id (`root_mem_cgroup`).
 pub const ROOT_MEM_CGROUP: u16 = 0;
 
@@ -56,6 +58,27 @@ impl MemCgroup {
             high: u64::MAX,
             usage: 0,
             events: MemcgEvents::default(),
+        }
+    }
+}
+
+/// The memory cgroups and their lruvecs (the kernel's `mem_cgroup_per_node`).
+pub struct MemCgroups {
+    /// Memory cgroups by id, the root first.
+    pub groups: Vec<MemCgroup>,
+    /// One per (memory cgroup, node): `lruvecs[memcg · nr_nodes + nid]`.
+    pub lruvecs: Vec<Lruvec>,
+    /// The cgroup the workload's tasks run in (the root unless `memory.mode = "cgroup"`).
+    pub workload: u16,
+}
+
+impl MemCgroups {
+    /// The root cgroup alone (no limit), with each node's lruvec, `root_lruvecs`.
+    pub fn new(root_lruvecs: Vec<Lruvec>) -> MemCgroups {
+        MemCgroups {
+            groups: vec![MemCgroup::new(u64::MAX)],
+            lruvecs: root_lruvecs,
+            workload: ROOT_MEM_CGROUP,
         }
     }
 }

@@ -115,7 +115,7 @@ impl Kernel {
             return;
         }
         let lv = self.folio_lruvec(p);
-        let list = self.lruvecs[lv].list(f.lru as usize);
+        let list = self.memcg.lruvecs[lv].list(f.lru as usize);
         self.pages.unlink(p);
         self.pages.add_tail(list, p);
         self.count(VmEvent::Pgrotated, 1);

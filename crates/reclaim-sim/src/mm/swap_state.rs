@@ -481,7 +481,7 @@ mod tests {
             };
             assert_eq!(active, expected, "before_5_9 = {before_5_9}");
             // VMA readahead read nothing beyond page 14 (11 read ahead, 11 hit).
-            let lv = &k.lruvecs[0];
+            let lv = &k.memcg.lruvecs[0];
             assert_eq!(lv.total(LRU_ACTIVE_ANON), expected.len() as u64);
             assert_eq!(lv.total(LRU_INACTIVE_ANON), 15 - expected.len() as u64);
             k.check_lists().unwrap();

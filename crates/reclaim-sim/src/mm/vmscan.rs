@@ -227,7 +227,7 @@ pub async fn shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
 /// (`mem_cgroup_iter`): every cgroup for global reclaim, the target alone for memcg reclaim
 /// (the model's cgroups have no children). Protections (memory.min/low) are not modelled.
 async fn shrink_node_memcgs(cx: &Cx, nid: u32, sc: &mut ScanControl) {
-    let nr_memcgs = cx.k().memcgs.len() as u16;
+    let nr_memcgs = cx.k().memcg.groups.len() as u16;
     for memcg in 0..nr_memcgs {
         if Kernel::is_cgroup_reclaim(sc.target_mem_cgroup) && memcg != sc.target_mem_cgroup {
             continue;
@@ -286,7 +286,8 @@ async fn shrink_lruvec(cx: &Cx, lv: usize, sc: &mut ScanControl) {
     // Even if not all anon was scanned, keep the inactive anon list full enough.
     let age = {
         let k = cx.k();
-        k.can_age_anon_pages() && k.lruvecs[lv].inactive_is_low(LRU_INACTIVE_ANON, sc.reclaim_idx)
+        k.can_age_anon_pages()
+            && k.memcg.lruvecs[lv].inactive_is_low(LRU_INACTIVE_ANON, sc.reclaim_idx)
     };
     if age {
         cx.k()
@@ -368,9 +369,9 @@ impl Kernel {
     pub fn zone_reclaimable_pages(&self, zi: usize) -> u64 {
         let z = &self.zones[zi];
         let anon = self.swap.nr_swap_pages() > 0;
-        (0..self.memcgs.len() as u16)
+        (0..self.memcg.groups.len() as u16)
             .map(|memcg| {
-                let lruvec = &self.lruvecs[self.mem_cgroup_lruvec(memcg, z.nid)];
+                let lruvec = &self.memcg.lruvecs[self.mem_cgroup_lruvec(memcg, z.nid)];
                 let sizes = &lruvec.zone_size[z.zone_idx];
                 let mut nr = sizes[LRU_INACTIVE_FILE] + sizes[LRU_ACTIVE_FILE];
                 if anon {
@@ -386,11 +387,11 @@ impl Kernel {
     /// or for global reclaim the sum over every cgroup's lruvec of the node.
     pub fn target_lruvec_sizes(&self, nid: u32, target: u16) -> ZoneSizes {
         if Kernel::is_cgroup_reclaim(target) {
-            return self.lruvecs[self.mem_cgroup_lruvec(target, nid)].zone_size;
+            return self.memcg.lruvecs[self.mem_cgroup_lruvec(target, nid)].zone_size;
         }
-        let mut sizes = self.lruvecs[self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid)].zone_size;
-        for memcg in 1..self.memcgs.len() as u16 {
-            let other = &self.lruvecs[self.mem_cgroup_lruvec(memcg, nid)].zone_size;
+        let mut sizes = self.memcg.lruvecs[self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid)].zone_size;
+        for memcg in 1..self.memcg.groups.len() as u16 {
+            let other = &self.memcg.lruvecs[self.mem_cgroup_lruvec(memcg, nid)].zone_size;
             for (z, o) in sizes.iter_mut().zip(other) {
                 for (a, b) in z.iter_mut().zip(o) {
                     *a += b;
@@ -520,7 +521,7 @@ impl Kernel {
     /// costs of each type. Departure: the costs are the lruvec's own, where the kernel takes
     /// the target lruvec's, whose costs `lru_note_cost` also adds up the cgroup tree.
     fn get_scan_count(&self, lv: usize, sc: &ScanControl) -> [u64; NR_EVICTABLE] {
-        let lruvec = &self.lruvecs[lv];
+        let lruvec = &self.memcg.lruvecs[lv];
         let swap_space = self.swap.nr_swap_pages() > 0;
         #[derive(PartialEq)]
         enum Balance {
@@ -574,7 +575,7 @@ impl Kernel {
         sc: &ScanControl,
         dst: &mut Isolated,
     ) -> (u64, u64) {
-        let list = self.lruvecs[lv].list(lru);
+        let list = self.memcg.lruvecs[lv].list(lru);
         let mut scan = 0;
         let mut total_scan = 0;
         let mut skipped = [0u64; MAX_NR_ZONES];
@@ -607,7 +608,7 @@ impl Kernel {
         }
         dst.n = n;
         // update_lru_sizes(): the per-zone counts, once for the batch.
-        let zone_size = &mut self.lruvecs[lv].zone_size;
+        let zone_size = &mut self.memcg.lruvecs[lv].zone_size;
         for (z, &t) in taken.iter().enumerate() {
             zone_size[z][lru] -= t;
         }
@@ -649,7 +650,7 @@ impl Kernel {
             nr_taken,
             lru,
         );
-        let nid = self.lruvecs[lv].nid;
+        let nid = self.memcg.lruvecs[lv].nid;
         self.nodes[nid as usize].nr_isolated[file as usize] += nr_taken;
         if sc.kswapd && nr_scanned > 0 {
             self.first_kswapd_scan.get_or_insert(now);
@@ -666,9 +667,9 @@ impl Kernel {
         if !Kernel::is_cgroup_reclaim(sc.target_mem_cgroup) {
             self.count(e, n);
         }
-        let memcg = self.lruvecs[lv].memcg;
+        let memcg = self.memcg.lruvecs[lv].memcg;
         if memcg != ROOT_MEM_CGROUP {
-            let ev = &mut self.memcgs[memcg as usize].events;
+            let ev = &mut self.memcg.groups[memcg as usize].events;
             match e {
                 VmEvent::PgscanKswapd => ev.pgscan_kswapd += n,
                 VmEvent::PgscanDirect => ev.pgscan_direct += n,
@@ -703,7 +704,7 @@ impl Kernel {
         sc: &ScanControl,
         cpu_node: u32,
     ) {
-        let list = self.lruvecs[lv].list(lru);
+        let list = self.memcg.lruvecs[lv].list(lru);
         let mut taken = 0u64;
         let mut mapped = 0u64;
         while taken < nr_to_scan {
@@ -711,7 +712,7 @@ impl Kernel {
                 break;
             };
             let zone_idx = self.page_zonenum(p);
-            let lruvec = &mut self.lruvecs[lv];
+            let lruvec = &mut self.memcg.lruvecs[lv];
             lruvec.del_folio(&mut self.pages, p, lru, zone_idx);
             self.pages.clear(p, pg::ACTIVE);
             self.pages.set(p, pg::WORKINGSET);
@@ -727,7 +728,7 @@ impl Kernel {
         }
         self.count(VmEvent::Pgrefill, taken);
         self.count(VmEvent::Pgdeactivate, taken);
-        let nid = self.lruvecs[lv].nid;
+        let nid = self.memcg.lruvecs[lv].nid;
         self.trace_lru_shrink_active(nid, taken, 0, taken, 0, sc.priority, is_file_lru(lru));
         let now = self.clock();
         let c = &self.costs;

@@ -88,7 +88,7 @@ impl Kernel {
         sc: &ScanControl,
         cpu_node: u32,
     ) -> u64 {
-        let nid = self.lruvecs[lv].nid;
+        let nid = self.memcg.lruvecs[lv].nid;
         let file = is_file_lru(batch.lru());
         let cpu = self.sched.tasks[self.current as usize].cpu;
         let mut freed = [0u32; BATCH];
@@ -171,7 +171,7 @@ impl Kernel {
             }
             let zone_idx = self.page_zonenum(p);
             let lru = folio_lru_list(self.pages.flags(p));
-            self.lruvecs[lv].add_folio(&mut self.pages, p, lru, zone_idx);
+            self.memcg.lruvecs[lv].add_folio(&mut self.pages, p, lru, zone_idx);
         }
         if !self.variant.anon_lru_before_5_9 && nr_activate > 0 {
             self.workingset_age_nonresident(lv, nr_activate);
@@ -183,7 +183,7 @@ impl Kernel {
             pgdat.nr_file_pages -= reclaimed;
         }
         let nr_scanned = batch.nr_scanned();
-        self.lruvecs[lv].note_cost(
+        self.memcg.lruvecs[lv].note_cost(
             file,
             nr_writes as u64,
             nr_scanned - reclaimed.min(nr_scanned),

@@ -40,11 +40,11 @@ const AGE_MASK: u64 = (1 << LRUVEC_SHIFT) - 1;
 impl Kernel {
     /// `workingset_age_nonresident()`: age lruvec `lv` and its ancestors by `nr`.
     pub fn workingset_age_nonresident(&mut self, lv: usize, nr: u64) {
-        self.lruvecs[lv].nonresident_age += nr;
-        let (memcg, nid) = (self.lruvecs[lv].memcg, self.lruvecs[lv].nid);
+        self.memcg.lruvecs[lv].nonresident_age += nr;
+        let (memcg, nid) = (self.memcg.lruvecs[lv].memcg, self.memcg.lruvecs[lv].nid);
         if memcg != ROOT_MEM_CGROUP {
             let root = self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid);
-            self.lruvecs[root].nonresident_age += nr;
+            self.memcg.lruvecs[root].nonresident_age += nr;
         }
     }
 
@@ -52,7 +52,7 @@ impl Kernel {
     pub fn workingset_eviction(&mut self, p: u32, target_memcg: u16) -> u64 {
         let nid = self.zones[self.page_zone(p)].nid;
         let lv = self.mem_cgroup_lruvec(target_memcg, nid);
-        let age = self.lruvecs[lv].nonresident_age & AGE_MASK;
+        let age = self.memcg.lruvecs[lv].nonresident_age & AGE_MASK;
         self.workingset_age_nonresident(lv, 1);
         let workingset = if self.pages.flags(p) & pg::WORKINGSET != 0 {
             SHADOW_WORKINGSET
@@ -68,13 +68,13 @@ impl Kernel {
         debug_assert!(shadow & SHADOW_PRESENT != 0);
         let lv = ((shadow & !(SHADOW_PRESENT | SHADOW_WORKINGSET)) >> LRUVEC_SHIFT) as usize;
         let eviction = shadow & AGE_MASK;
-        let refault = self.lruvecs[lv].nonresident_age & AGE_MASK;
+        let refault = self.memcg.lruvecs[lv].nonresident_age & AGE_MASK;
         let distance = refault.wrapping_sub(eviction) & AGE_MASK;
         // lruvec_page_state() of the eviction lruvec: the root's is the whole node's.
-        let (memcg, nid) = (self.lruvecs[lv].memcg, self.lruvecs[lv].nid);
+        let (memcg, nid) = (self.memcg.lruvecs[lv].memcg, self.memcg.lruvecs[lv].nid);
         let swap_left = self.swap.areas.iter().any(|si| si.nr_free() > 0);
         let mut workingset_size = 0;
-        for (i, l) in self.lruvecs.iter().enumerate() {
+        for (i, l) in self.memcg.lruvecs.iter().enumerate() {
             if i == lv || (memcg == ROOT_MEM_CGROUP && l.nid == nid) {
                 workingset_size += l.total(LRU_ACTIVE_FILE) + l.total(LRU_INACTIVE_FILE);
                 if swap_left {
@@ -103,7 +103,7 @@ impl Kernel {
         if workingset {
             ws.restore_anon += 1;
             // lru_note_cost_refault(): the restored folio's I/O counts as anon cost.
-            self.lruvecs[lv].note_cost(false, 1, 0);
+            self.memcg.lruvecs[lv].note_cost(false, 1, 0);
             pg::ACTIVE | pg::WORKINGSET
         } else {
             pg::ACTIVE
@@ -127,7 +127,7 @@ mod tests {
         for _ in 0..3 {
             let p = page(&mut k);
             k.pages.set(p, pg::ANON | pg::ACTIVE);
-            k.lruvecs[0].add_folio(&mut k.pages, p, LRU_ACTIVE_ANON, 0);
+            k.memcg.lruvecs[0].add_folio(&mut k.pages, p, LRU_ACTIVE_ANON, 0);
         }
         k.swap.swapon(crate::mm::swapfile::SwapInfo::new(
             64,

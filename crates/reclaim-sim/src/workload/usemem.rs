@@ -339,7 +339,7 @@ async fn usemem(
             vma,
             k.mm.vmas[vma as usize].start,
             k.clock(),
-            k.workload_memcg,
+            k.memcg.workload,
         )
     };
     let deadline = if p.runtime_s > 0.0 {
