@@ -1,6 +1,6 @@
 //! The state of memory cgroups (`struct mem_cgroup`, include/linux/memcontrol.h): each one's
 //! limits, usage and events. Their code (charging, memory.high, memcg reclaim's entry) is
-//! `mm::memcontrol`; the kernel state holds these (`Kernel::memcgs`).
+//! `mm::memcontrol`; the kernel state holds them with their lruvecs (`Kernel::memcg`).
 
 use serde::Serialize;
 
