@@ -156,6 +156,7 @@ pub(crate) struct Baseline {
 }
 
 pub(crate) fn baseline(k: &Kernel) -> Baseline {
+    let (lock_acq, lock_contended) = k.memcg.lru_lock_counts();
     Baseline {
         at: k.now,
         vmstat: k.vmstat(),
@@ -168,13 +169,8 @@ pub(crate) fn baseline(k: &Kernel) -> Baseline {
         disks: k.block.devices.iter().map(|d| d.stats).collect(),
         sys_ns: k.cpus.total_sys_ns,
         user_ns: k.cpus.total_user_ns,
-        lock_acq: k
-            .memcg
-            .lruvecs
-            .iter()
-            .map(|l| l.lru_lock.acquisitions)
-            .sum(),
-        lock_contended: k.memcg.lruvecs.iter().map(|l| l.lru_lock.contended).sum(),
+        lock_acq,
+        lock_contended,
         oom_retries: k.nr_oom_retries,
         memcg_events: k.memcg.groups.iter().map(|m| m.events).collect(),
     }
@@ -353,20 +349,8 @@ pub(crate) fn finish(
             }
         })
         .collect();
-    let lock_acq: u64 = k
-        .memcg
-        .lruvecs
-        .iter()
-        .map(|l| l.lru_lock.acquisitions)
-        .sum::<u64>()
-        - base.lock_acq;
-    let lock_cont: u64 = k
-        .memcg
-        .lruvecs
-        .iter()
-        .map(|l| l.lru_lock.contended)
-        .sum::<u64>()
-        - base.lock_contended;
+    let (lock_acq, lock_cont) = k.memcg.lru_lock_counts();
+    let (lock_acq, lock_cont) = (lock_acq - base.lock_acq, lock_cont - base.lock_contended);
     let page_events = [
         VmEvent::PgallocDma,
         VmEvent::PgallocDma32,

@@ -81,4 +81,11 @@ impl MemCgroups {
             workload: ROOT_MEM_CGROUP,
         }
     }
+
+    /// The acquisitions of every lruvec's lru_lock, and those of them that had to wait.
+    pub fn lru_lock_counts(&self) -> (u64, u64) {
+        self.lruvecs.iter().fold((0, 0), |(acq, cont), l| {
+            (acq + l.lru_lock.acquisitions, cont + l.lru_lock.contended)
+        })
+    }
 }
