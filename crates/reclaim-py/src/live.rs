@@ -182,6 +182,13 @@ fn usemem(
     .to_string())
 }
 
+/// A live usemem's `latency_us` metrics (JSON text), as the simulated usemem's: its tasks'
+/// `latency_hist` buckets added up, whose samples sum to `sum_ns`.
+#[pyfunction]
+fn usemem_latency_us(buckets: Vec<(u64, u64)>, sum_ns: u128) -> String {
+    serde_json::Value::from(Histogram::from_buckets(buckets, sum_ns).latency_us()).to_string()
+}
+
 /// How far ahead a start time may be: a mistaken clock (CLOCK_REALTIME) would sleep for
 /// decades.
 const MAX_START_LEAD_NS: u64 = 60_000_000_000;
@@ -339,6 +346,7 @@ fn mapped_file_stream(path: &str, nr_bytes: usize) -> PyResult<String> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let live = PyModule::new(m.py(), "live")?;
     live.add_function(wrap_pyfunction!(usemem, &live)?)?;
+    live.add_function(wrap_pyfunction!(usemem_latency_us, &live)?)?;
     live.add_function(wrap_pyfunction!(mmap_latency_probe, &live)?)?;
     live.add_function(wrap_pyfunction!(memhog, &live)?)?;
     live.add_function(wrap_pyfunction!(mapped_file_stream, &live)?)?;

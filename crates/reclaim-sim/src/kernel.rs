@@ -1,27 +1,28 @@
 //! The simulated machine and kernel state: nodes (`pg_data_t`), zones, the page array,
-//! lruvecs, per-CPU state, block devices and their I/Os, and the tasks. The code that runs on
-//! it lives elsewhere: reclaim in `mm::vmscan`, allocation in `mm::page_alloc`, the page
-//! cache in `mm::filemap`, processes and their scheduling in `process`, workloads in
-//! `workload`. This module imports none of them.
+//! lruvecs and memory cgroups, swap, per-CPU state, the block layer, the counters, and the
+//! tasks. The code that runs on it lives elsewhere: reclaim in `mm::vmscan`, allocation in
+//! `mm::page_alloc`, the page cache in `mm::filemap`, processes and their scheduling in
+//! `process`, workloads in `workload`. This module imports none of them: only the state
+//! types of `mm`, `hw` and `sched` (as the kernel's headers hold its structs), the settings
+//! it is built from (`machine`, `variant`) and the boot of its memory (`mm::mm_init`), so no
+//! module imports another in a circle. `Kernel::new` is the list of parts, each built by its
+//! own module.
 
 use crate::engine::{EventKind, Ns};
-use crate::hw::block::{Bios, BlockDevice, DeviceParams, Op};
+use crate::hw::block::{BlockLayer, Op};
 use crate::hw::cpu::Cpus;
 use crate::hw::lock::{Acquired, LockCosts, SpinLock};
-use crate::hw::memory::MemoryBandwidth;
-use crate::mm::lru::{LruAddBatch, Lruvec, NR_LRU_LISTS};
-use crate::mm::memcontrol::{MemCgroup, ROOT_MEM_CGROUP};
+use crate::machine::{Costs, Machine, Sysctl};
+use crate::mm::lru::NR_LRU_LISTS;
+use crate::mm::mem_cgroup::MemCgroups;
+use crate::mm::mm_init::free_area_init;
 use crate::mm::page::Pages;
 use crate::mm::page_ext::PageExt;
-use crate::mm::swap_state::SwapState;
+use crate::mm::percpu::PerCpu;
+use crate::mm::swapfile::SwapState;
 use crate::mm::vma::PageTables;
 use crate::mm::vmstat::{VmEvent, VmEvents, VmstatSnapshot, NR_STAT_ITEMS};
-use crate::mm::zone::{
-    calculate_min_free_kbytes, free_lists, setup_per_zone_lowmem_reserve, setup_per_zone_wmarks,
-    zonelist_kswapd_nodes, PcpCredit, Zone, MAX_NR_ZONES, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS,
-    ZONE_DMA32, ZONE_NORMAL,
-};
-use crate::scenario::machine::{Costs, Machine, Sysctl};
+use crate::mm::zone::{PgData, Zone, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS};
 use crate::sched::{Sched, TaskClass, WaitQueue};
 
 /// Wait queues tasks sleep on until a folio is unlocked or its writeback ends, hashed by
@@ -31,38 +32,6 @@ use crate::variant::Variant;
 
 /// `kswapd_failures` at which a node is considered hopeless (MAX_RECLAIM_RETRIES).
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
-
-/// A NUMA node: `pg_data_t`.
-#[derive(Debug)]
-pub struct PgData {
-    pub node_id: u32,
-    /// Indices into `Kernel::zones` of this node's zones, lowest zone type first.
-    pub zones: Vec<usize>,
-    pub start_pfn: u32,
-    pub end_pfn: u32,
-    pub memory: MemoryBandwidth,
-    /// Task ids of this node's kswapd threads.
-    pub kswapd: Vec<u32>,
-    /// kswapd threads asleep or napping in `kswapd_try_to_sleep`.
-    pub kswapd_wait: WaitQueue,
-    pub kswapd_order: u32,
-    /// MAX_NR_ZONES is the "no request" sentinel.
-    pub kswapd_highest_zoneidx: usize,
-    pub kswapd_failures: u32,
-    /// Direct reclaimers throttled by `throttle_direct_reclaim`; kswapd's `wake_up_all`
-    /// empties it.
-    pub pfmemalloc_wait: WaitQueue,
-    /// NR_ISOLATED_ANON, NR_ISOLATED_FILE.
-    pub nr_isolated: [u64; 2],
-    /// NR_FILE_PAGES.
-    pub nr_file_pages: u64,
-    /// NR_ANON_MAPPED.
-    pub nr_anon_mapped: u64,
-    /// NR_VMSCAN_WRITE (cumulative).
-    pub nr_vmscan_write: u64,
-    /// WORKINGSET_REFAULT_ANON, WORKINGSET_ACTIVATE_ANON, WORKINGSET_RESTORE_ANON.
-    pub workingset: crate::mm::workingset::WorkingsetStats,
-}
 
 pub struct Kernel {
     /// When the running slice started (the event that ran the current task).
@@ -87,12 +56,8 @@ pub struct Kernel {
     pub zones: Vec<Zone>,
     pub zone_lock: Vec<SpinLock>,
     pub nodes: Vec<PgData>,
-    /// One per (memory cgroup, node): `lruvecs[memcg · nr_nodes + nid]`.
-    pub lruvecs: Vec<Lruvec>,
-    /// Memory cgroups by id, the root first (`mm::memcontrol`).
-    pub memcgs: Vec<MemCgroup>,
-    /// The cgroup the workload's tasks run in (the root unless `memory.mode = "cgroup"`).
-    pub workload_memcg: u16,
+    /// The memory cgroups and their lruvecs, one per (cgroup, node) (`mm::mem_cgroup`).
+    pub memcg: MemCgroups,
     /// `node_zonelists[ZONELIST_FALLBACK]` per node: zone indices, local node first, each
     /// node's zones from the highest type down.
     pub zonelists: Vec<Vec<usize>>,
@@ -102,15 +67,10 @@ pub struct Kernel {
     pub events: VmEvents,
     pub sched: Sched,
     pub cpus: Cpus,
-    /// Per CPU: the per-CPU page list refill state (`zone->per_cpu_pageset`, cost only).
-    pub pcp: Vec<PcpCredit>,
-    /// Per CPU: `cpu_fbatches.lru_add`.
-    pub lru_add: Vec<LruAddBatch>,
-    /// Per CPU: the anon folios waiting in `lru_add`, which join the LRU when it drains
-    /// (`mm::swap::Kernel::folio_add_lru_anon`).
-    pub lru_add_anon: Vec<Vec<u32>>,
-    pub devices: Vec<BlockDevice>,
-    pub bios: Bios,
+    /// Per-CPU state: page-list refills, LRU-add batches (`mm::percpu`).
+    pub percpu: PerCpu,
+    /// The block devices and the I/Os in flight (`hw::block`).
+    pub block: BlockLayer,
     pub costs: Costs,
     pub lock_costs: LockCosts,
     pub sysctl: Sysctl,
@@ -129,22 +89,6 @@ pub struct Kernel {
     pub tracer: Option<reclaim_trace::writer::TraceWriter<Box<dyn std::io::Write>>>,
 }
 
-/// The pages of `mb` megabytes, in whole MAX_ORDER blocks (what a node or zone of that size
-/// manages).
-fn whole_blocks(mb: u64) -> u64 {
-    (mb * 256) / MAX_ORDER_NR_PAGES as u64 * MAX_ORDER_NR_PAGES as u64
-}
-
-/// The page frames of machine `m`: each node's memory in whole MAX_ORDER blocks.
-pub fn nr_page_frames(m: &Machine) -> u32 {
-    (whole_blocks(m.memory_mb_per_node) * m.nodes as u64) as u32
-}
-
-/// The zones of machine `m`: one per node, and ZONE_DMA32 on node 0 when it has one.
-pub fn nr_zones(m: &Machine) -> u32 {
-    m.nodes + u32::from(whole_blocks(m.dma32_mb) > 0)
-}
-
 impl Kernel {
     /// Build the machine of a scenario: nodes, zones (all memory free), watermarks, devices
     /// (their jitter generators seeded from `seed`).
@@ -155,124 +99,7 @@ impl Kernel {
         variant: &Variant,
         seed: u64,
     ) -> Kernel {
-        let node_pages = whole_blocks(m.memory_mb_per_node);
-        let dma32_pages = whole_blocks(m.dma32_mb);
-        let nr_pages = nr_page_frames(m);
-        let nr_lists_lru = m.nodes * NR_LRU_LISTS as u32;
-        let mut pages = Pages::new(nr_pages, nr_lists_lru + nr_zones(m) * NR_PAGE_ORDERS as u32);
-        let mut zones = Vec::new();
-        let mut nodes = Vec::new();
-        let mut pfn = 0u32;
-        for nid in 0..m.nodes {
-            let start = pfn;
-            let mut zids = Vec::new();
-            let mut layout = vec![];
-            if nid == 0 && dma32_pages > 0 {
-                layout.push((ZONE_DMA32, dma32_pages));
-                layout.push((ZONE_NORMAL, node_pages - dma32_pages));
-            } else {
-                layout.push((ZONE_NORMAL, node_pages));
-            }
-            for (zone_idx, nr) in layout {
-                let zi = zones.len();
-                let lists = free_lists(&pages, nr_lists_lru + (zi * NR_PAGE_ORDERS) as u32);
-                zones.push(Zone::new(zone_idx, nid, pfn, nr, lists));
-                zids.push(zi);
-                pfn += nr as u32;
-            }
-            nodes.push(PgData {
-                node_id: nid,
-                zones: zids,
-                start_pfn: start,
-                end_pfn: pfn,
-                memory: MemoryBandwidth::new(m.memory_bandwidth_mb_s_per_node),
-                kswapd: vec![],
-                kswapd_wait: WaitQueue::default(),
-                kswapd_order: 0,
-                kswapd_highest_zoneidx: MAX_NR_ZONES,
-                kswapd_failures: 0,
-                pfmemalloc_wait: WaitQueue::default(),
-                nr_isolated: [0; 2],
-                nr_file_pages: 0,
-                nr_anon_mapped: 0,
-                nr_vmscan_write: 0,
-                workingset: Default::default(),
-            });
-        }
-        let lruvecs = (0..m.nodes)
-            .map(|nid| {
-                let base = nid * NR_LRU_LISTS as u32;
-                let lists = std::array::from_fn(|l| pages.list(base + l as u32));
-                Lruvec::new(nid, ROOT_MEM_CGROUP, lists)
-            })
-            .collect();
-        let mut block_zone = vec![0u8; (nr_pages / MAX_ORDER_NR_PAGES) as usize];
-        for (zi, z) in zones.iter_mut().enumerate() {
-            let mut p = z.start_pfn;
-            while p < z.end_pfn() {
-                block_zone[(p / MAX_ORDER_NR_PAGES) as usize] = zi as u8;
-                z.free_one_page(&mut pages, p, (NR_PAGE_ORDERS - 1) as u32);
-                p += MAX_ORDER_NR_PAGES;
-            }
-        }
-        // Boot-time watermarks: min_free_kbytes from all (low) memory, then the reserves.
-        let lowmem_kbytes: u64 = zones.iter().map(|z| z.managed_pages * 4).sum();
-        let min_free_kbytes = if sysctl.min_free_kbytes > 0 {
-            sysctl.min_free_kbytes
-        } else {
-            calculate_min_free_kbytes(lowmem_kbytes, variant.min_free_kbytes_cap)
-        };
-        setup_per_zone_wmarks(&mut zones, min_free_kbytes, sysctl.watermark_scale_factor);
-        for node in &nodes {
-            let mut managed = [0u64; MAX_NR_ZONES];
-            for &zi in &node.zones {
-                managed[zones[zi].zone_idx] = zones[zi].managed_pages;
-            }
-            let reserve = setup_per_zone_lowmem_reserve(&managed);
-            for &zi in &node.zones {
-                zones[zi].lowmem_reserve = reserve[zones[zi].zone_idx];
-            }
-        }
-        let zonelists: Vec<Vec<usize>> = (0..m.nodes)
-            .map(|nid| {
-                let mut order: Vec<u32> = vec![nid];
-                order.extend((0..m.nodes).filter(|&n| n != nid));
-                order
-                    .iter()
-                    .flat_map(|&n| nodes[n as usize].zones.iter().rev().copied())
-                    .collect()
-            })
-            .collect();
-        let kswapd_wake_nodes = zonelists
-            .iter()
-            .flat_map(|zl| (0..MAX_NR_ZONES).map(|hz| zonelist_kswapd_nodes(&zones, zl, hz)))
-            .collect();
-        let zone_lock = zones.iter().map(|z| SpinLock::new(z.nid)).collect();
-        let mut devices = Vec::new();
-        for d in &m.devices {
-            let params = DeviceParams {
-                bandwidth_mb_s: d.bandwidth_mb_s,
-                write_bandwidth_mb_s: d.write_bandwidth_mb_s,
-                latency_us: d.latency_us,
-                write_latency_us: d.write_latency_us,
-                max_request_kb: d.max_request_kb,
-                request_us: d.request_us,
-                seek_us: d.seek_us,
-                queue_depth: d.queue_depth,
-                jitter: d.jitter,
-                latency_jitter: d.latency_jitter,
-                dies: d.dies,
-                program_us: d.program_us,
-            };
-            for i in 0..d.count {
-                let seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ devices.len() as u64;
-                devices.push(BlockDevice::new(
-                    format!("{}{}n1", d.name, i),
-                    &params,
-                    seed,
-                ));
-            }
-        }
+        let mem = free_area_init(m, sysctl, variant);
         let cpus = Cpus::new(m.nodes, m.cpus_per_node);
         let nr_cpus = cpus.nr_cpus() as usize;
         Kernel {
@@ -280,28 +107,23 @@ impl Kernel {
             slice: 0,
             slice_user: 0,
             current: 0,
-            page_ext: PageExt::new(nr_pages),
-            pages,
+            page_ext: PageExt::new(mem.nr_pages),
+            pages: mem.pages,
             mm: PageTables::default(),
             swap: SwapState::new(sysctl, variant),
             page_wait: vec![WaitQueue::default(); PAGE_WAIT_TABLE_SIZE],
             seed,
-            zones,
-            zone_lock,
-            nodes,
-            lruvecs,
-            memcgs: vec![MemCgroup::new(u64::MAX)],
-            workload_memcg: ROOT_MEM_CGROUP,
-            zonelists,
-            kswapd_wake_nodes,
+            zones: mem.zones,
+            zone_lock: mem.zone_lock,
+            nodes: mem.nodes,
+            memcg: MemCgroups::new(mem.lruvecs),
+            zonelists: mem.zonelists,
+            kswapd_wake_nodes: mem.kswapd_wake_nodes,
             events: VmEvents::default(),
             sched: Sched::default(),
             cpus,
-            pcp: vec![PcpCredit::default(); nr_cpus],
-            lru_add: vec![LruAddBatch::default(); nr_cpus],
-            lru_add_anon: vec![Vec::new(); nr_cpus],
-            devices,
-            bios: Bios::default(),
+            percpu: PerCpu::new(nr_cpus),
+            block: BlockLayer::new(&m.devices, seed),
             costs: costs.clone(),
             lock_costs: LockCosts::new(
                 costs.lock_handoff_ns,
@@ -310,8 +132,8 @@ impl Kernel {
             ),
             sysctl: sysctl.clone(),
             variant: variant.clone(),
-            min_free_kbytes,
-            block_zone,
+            min_free_kbytes: mem.min_free_kbytes,
+            block_zone: mem.block_zone,
             nr_oom_retries: 0,
             hugetlb_pages: 0,
             first_kswapd_wake: None,
@@ -409,7 +231,7 @@ impl Kernel {
     /// current time, or later within the current slice).
     #[inline]
     pub fn lru_lock(&mut self, lv: usize, cpu_node: u32, hold: Ns, at: Ns) -> Acquired {
-        self.lruvecs[lv]
+        self.memcg.lruvecs[lv]
             .lru_lock
             .acquire(self.now, at, cpu_node, hold, &self.lock_costs)
     }
@@ -422,9 +244,9 @@ impl Kernel {
     /// `submit_bio()` of I/O `bio` at the current task's clock: the device takes it and says
     /// when it completes.
     pub fn submit_bio(&mut self, bio: u32, bytes: u64) {
-        let (dev, op) = (self.bios[bio].dev, self.bios[bio].op);
+        let (dev, op) = (self.block.bios[bio].dev, self.block.bios[bio].op);
         let at = self.clock();
-        self.bios[bio].done_at = self.devices[dev].submit(op, at, bytes);
+        self.block.bios[bio].done_at = self.block.devices[dev].submit(op, at, bytes);
         if op == Op::Read {
             self.count(VmEvent::PgpginKb, bytes / 1024);
         } else {
@@ -435,15 +257,15 @@ impl Kernel {
     /// `submit_bio()` of swap I/O `bio` at byte `offset` of its device, with its completion
     /// queued (`Bio::end_io`); a rotational device seeks to a non-contiguous offset.
     pub fn submit_bio_endio_at(&mut self, bio: u32, bytes: u64, offset: u64) {
-        let (dev, op) = (self.bios[bio].dev, self.bios[bio].op);
+        let (dev, op) = (self.block.bios[bio].dev, self.block.bios[bio].op);
         let at = self.clock();
-        self.bios[bio].done_at = self.devices[dev].submit_at(op, at, bytes, offset);
+        self.block.bios[bio].done_at = self.block.devices[dev].submit_at(op, at, bytes, offset);
         if op == Op::Read {
             self.count(VmEvent::PgpginKb, bytes / 1024);
         } else {
             self.count(VmEvent::PgpgoutKb, bytes / 1024);
         }
-        let b = &mut self.bios[bio];
+        let b = &mut self.block.bios[bio];
         debug_assert!(!b.endio_queued);
         b.endio_queued = true;
         let at = b.done_at;
@@ -453,7 +275,7 @@ impl Kernel {
     /// Task `tid` waits for I/O `bio`, which has not completed: it goes on the I/O's wait
     /// queue, and the completion event is queued if it is not yet.
     pub fn bio_add_waiter(&mut self, bio: u32, tid: u32) {
-        let b = &mut self.bios[bio];
+        let b = &mut self.block.bios[bio];
         b.waiters.add(tid);
         if !b.endio_queued {
             b.endio_queued = true;
@@ -466,7 +288,7 @@ impl Kernel {
     /// appended to `waiters` (`process::Sim::complete_io` runs each; one may reuse the I/O's
     /// slot, so all are taken first).
     pub fn bio_endio(&mut self, bio: u32, waiters: &mut Vec<u32>) {
-        let b = &mut self.bios[bio];
+        let b = &mut self.block.bios[bio];
         debug_assert!(b.done(self.now));
         b.endio_queued = false;
         while let Some(w) = b.waiters.pop_first() {
@@ -514,7 +336,7 @@ impl Kernel {
     pub fn vmstat(&self) -> VmstatSnapshot {
         let mut stats = [0u64; NR_STAT_ITEMS.len()];
         stats[0] = self.nr_free_pages();
-        for lv in &self.lruvecs {
+        for lv in &self.memcg.lruvecs {
             for (lru, stat) in stats[1..=NR_LRU_LISTS].iter_mut().enumerate() {
                 *stat += lv.total(lru);
             }
@@ -539,6 +361,7 @@ impl Kernel {
     pub fn check_conservation(&self, held: u64) -> Result<(), String> {
         let free = self.nr_free_pages();
         let on_lru: u64 = self
+            .memcg
             .lruvecs
             .iter()
             .map(|lv| (0..NR_LRU_LISTS).map(|l| lv.total(l)).sum::<u64>())
@@ -553,6 +376,7 @@ impl Kernel {
         let held = held
             + self.hugetlb_pages
             + self
+                .percpu
                 .lru_add_anon
                 .iter()
                 .map(|b| b.len() as u64)
@@ -567,7 +391,7 @@ impl Kernel {
 
     /// Walk every list and check the per-zone sizes and flags (slow: tests only).
     pub fn check_lists(&self) -> Result<(), String> {
-        for lv in &self.lruvecs {
+        for lv in &self.memcg.lruvecs {
             for lru in 0..NR_LRU_LISTS {
                 let walked = self.pages.walk_len(lv.list(lru));
                 if walked != lv.total(lru) {

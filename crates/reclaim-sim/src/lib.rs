@@ -9,6 +9,7 @@
 pub mod engine;
 pub mod hw;
 pub mod kernel;
+pub mod machine;
 pub mod mm;
 pub mod process;
 pub mod run;

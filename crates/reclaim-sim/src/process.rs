@@ -119,7 +119,7 @@ pub async fn wait_on_bio(cx: &Cx, bio: u32) {
     loop {
         {
             let mut k = cx.k();
-            if k.bios[bio].done(k.now) {
+            if k.block.bios[bio].done(k.now) {
                 return;
             }
             k.bio_add_waiter(bio, cx.tid);
@@ -193,7 +193,7 @@ impl Sim {
             let mut k = self.k();
             k.now = at;
             k.bio_endio(bio, &mut waiters);
-            if k.bios[bio].end_io != crate::hw::block::EndIo::None {
+            if k.block.bios[bio].end_io != crate::hw::block::EndIo::None {
                 k.end_io(bio);
             }
         }

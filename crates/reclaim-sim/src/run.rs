@@ -6,10 +6,11 @@ use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use crate::engine::{EventKind, Ns, NSEC_PER_SEC};
-use crate::kernel::{nr_page_frames, nr_zones, Kernel};
+use crate::kernel::Kernel;
 use crate::mm::hugetlb::hugetlb_reserve;
 use crate::mm::kswapd::kswapd_run;
 use crate::mm::lru::NR_LRU_LISTS;
+use crate::mm::mm_init::{nr_page_frames, nr_zones};
 use crate::mm::page::Pages;
 use crate::mm::page_ext::PageExt;
 use crate::mm::swapfile::SwapInfo;
@@ -82,9 +83,9 @@ fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
             hugetlb_reserve(&mut kernel, s.memory.free_mb * 256);
         }
         MemoryMode::Cgroup => {
-            kernel.workload_memcg = kernel.mem_cgroup_create(s.memory.limit_mb * 256);
+            kernel.memcg.workload = kernel.mem_cgroup_create(s.memory.limit_mb * 256);
             if s.memory.high_mb > 0 {
-                kernel.memcgs[kernel.workload_memcg as usize].high = s.memory.high_mb * 256;
+                kernel.memcg.groups[kernel.memcg.workload as usize].high = s.memory.high_mb * 256;
             }
         }
         MemoryMode::None => {}

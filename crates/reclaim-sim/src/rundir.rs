@@ -1,7 +1,7 @@
 //! The run directory's contents (docs/rundir.md): the window's counters and samples, each
 //! task's CPU, the result, and writing them out.
 
-use crate::mm::memcontrol::{MemcgEvents, ROOT_MEM_CGROUP};
+use crate::mm::mem_cgroup::{MemcgEvents, ROOT_MEM_CGROUP};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -156,6 +156,7 @@ pub(crate) struct Baseline {
 }
 
 pub(crate) fn baseline(k: &Kernel) -> Baseline {
+    let (lock_acq, lock_contended) = k.memcg.lru_lock_counts();
     Baseline {
         at: k.now,
         vmstat: k.vmstat(),
@@ -165,13 +166,13 @@ pub(crate) fn baseline(k: &Kernel) -> Baseline {
             .iter()
             .map(|t| (t.user_ns, t.sys_ns))
             .collect(),
-        disks: k.devices.iter().map(|d| d.stats).collect(),
+        disks: k.block.devices.iter().map(|d| d.stats).collect(),
         sys_ns: k.cpus.total_sys_ns,
         user_ns: k.cpus.total_user_ns,
-        lock_acq: k.lruvecs.iter().map(|l| l.lru_lock.acquisitions).sum(),
-        lock_contended: k.lruvecs.iter().map(|l| l.lru_lock.contended).sum(),
+        lock_acq,
+        lock_contended,
         oom_retries: k.nr_oom_retries,
-        memcg_events: k.memcgs.iter().map(|m| m.events).collect(),
+        memcg_events: k.memcg.groups.iter().map(|m| m.events).collect(),
     }
 }
 
@@ -253,7 +254,7 @@ impl Samples {
                 0.0
             }
         };
-        for (d, p) in k.devices.iter().zip(&prev.disks) {
+        for (d, p) in k.block.devices.iter().zip(&prev.disks) {
             let (s, p) = (&d.stats, p);
             let rkb = (s.rd_bytes - p.rd_bytes) as f64 / 1024.0 / dt;
             let wkb = (s.wr_bytes - p.wr_bytes) as f64 / 1024.0 / dt;
@@ -348,14 +349,8 @@ pub(crate) fn finish(
             }
         })
         .collect();
-    let lock_acq: u64 = k
-        .lruvecs
-        .iter()
-        .map(|l| l.lru_lock.acquisitions)
-        .sum::<u64>()
-        - base.lock_acq;
-    let lock_cont: u64 =
-        k.lruvecs.iter().map(|l| l.lru_lock.contended).sum::<u64>() - base.lock_contended;
+    let (lock_acq, lock_cont) = k.memcg.lru_lock_counts();
+    let (lock_acq, lock_cont) = (lock_acq - base.lock_acq, lock_cont - base.lock_contended);
     let page_events = [
         VmEvent::PgallocDma,
         VmEvent::PgallocDma32,
@@ -379,9 +374,9 @@ pub(crate) fn finish(
         elapsed_s: elapsed,
         start_condition_met: start_met,
         metrics: work.metrics(elapsed),
-        memcg: (k.workload_memcg != ROOT_MEM_CGROUP).then(|| {
-            let id = k.workload_memcg as usize;
-            let m = &k.memcgs[id];
+        memcg: (k.memcg.workload != ROOT_MEM_CGROUP).then(|| {
+            let id = k.memcg.workload as usize;
+            let m = &k.memcg.groups[id];
             MemcgResult {
                 max_bytes: m.limit * 4096,
                 high_bytes: (m.high != u64::MAX).then(|| m.high * 4096),

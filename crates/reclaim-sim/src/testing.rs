@@ -24,7 +24,7 @@ pub fn swapon(k: &mut Kernel, slots: u32) -> usize {
         0,
         Some(0),
         false,
-        crate::mm::swapfile::SwapAlloc::Cluster,
+        crate::variant::SwapAlloc::Cluster,
         nr_cpus,
     ))
 }
@@ -62,7 +62,7 @@ pub fn zone_of(k: &Kernel, zone_idx: usize) -> usize {
 pub fn add_to_lru(k: &mut Kernel, p: u32) {
     let z = k.page_zonenum(p);
     k.pages.fields_mut(p).owner = 0;
-    k.lruvecs[0].add_folio(&mut k.pages, p, LRU_INACTIVE_FILE, z);
+    k.memcg.lruvecs[0].add_folio(&mut k.pages, p, LRU_INACTIVE_FILE, z);
     k.nodes[0].nr_file_pages += 1;
 }
 

@@ -4,8 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::mm::swapfile::SwapAlloc;
-
 /// Which swap readahead a kernel has (`variant.swap_readahead`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -72,4 +70,15 @@ impl Default for Variant {
             swapcache_reuse_before_5_18: false,
         }
     }
+}
+
+/// The swap slot allocator (`variant.swap_alloc`, `mm::swapfile`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SwapAlloc {
+    /// Per-CPU clusters (6.x).
+    #[default]
+    Cluster,
+    /// One cursor over the area (`scan_swap_map`).
+    Scan,
 }

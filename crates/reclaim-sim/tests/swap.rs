@@ -165,7 +165,7 @@ fn zram_swaps_synchronously_without_readahead() {
     let d = |e| out.after.event(e) - out.before.event(e);
     assert!(d(VmEvent::PswpIn) > 1_000 && d(VmEvent::PswpOut) > 1_000);
     assert_eq!(d(VmEvent::SwapRa), 0, "zram bypasses the swap cache");
-    assert_eq!(k.devices[0].stats.wr_ios, 0, "no block I/O");
+    assert_eq!(k.block.devices[0].stats.wr_ios, 0, "no block I/O");
 }
 
 #[test]
@@ -175,7 +175,7 @@ fn a_cgroup_limit_is_reclaimed_by_memcg_reclaim_counted_in_the_cgroup() {
     check_swap(&k);
     k.check_conservation(0).unwrap();
     k.check_lists().unwrap();
-    let m = &k.memcgs[k.workload_memcg as usize];
+    let m = &k.memcg.groups[k.memcg.workload as usize];
     // Faulting tasks may overshoot by the page each is about to commit (and readahead's).
     assert!(
         m.usage <= m.limit + 64,
@@ -214,7 +214,7 @@ fn new_anon_folios_start_inactive_since_5_9_and_active_before() {
     ] {
         let v = format!("variant.anon_lru_before_5_9={active}");
         let (k, _) = run(&[&v, "run.duration_s=0.002"]);
-        let lv = &k.lruvecs[0];
+        let lv = &k.memcg.lruvecs[0];
         assert!(lv.total(on) > 100, "{v}: {} on the list", lv.total(on));
         assert_eq!(lv.total(off), 0, "{v}");
         k.check_lists().unwrap();
@@ -346,7 +346,7 @@ fn a_zram_area_of_higher_priority_fills_before_the_swap_file_behind_it() {
         zram.inuse_pages
     );
     // Only the file's writes reach the disk.
-    let written = k.devices[0].stats.wr_bytes / 4096;
+    let written = k.block.devices[0].stats.wr_bytes / 4096;
     assert!(
         written < pswpout && written > 1_000,
         "{written} of {pswpout}"
@@ -368,7 +368,7 @@ fn memory_high_throttles_the_cgroup_below_its_limit() {
     ]);
     check_swap(&k);
     k.check_conservation(0).unwrap();
-    let m = &k.memcgs[k.workload_memcg as usize];
+    let m = &k.memcg.groups[k.memcg.workload as usize];
     let memcg = out.result.memcg.as_ref().unwrap();
     assert_eq!(memcg.high_bytes, Some(32 << 20));
     assert!(memcg.events.high > 100, "{:?}", memcg.events);

@@ -328,30 +328,13 @@ class Usemem(Workload):
         }
 
 
-LATENCY_PERCENTILES = (50, 60, 70, 80, 90, 95, 99)
-
-
 def latency_us(results: list[dict[str, Any]]) -> dict[str, float]:
     """The tasks' access latencies added up (each task's `latency_hist`: [bucket floor ns,
     count] pairs, the simulator's buckets): the average and the percentiles in µs, as the
-    simulated usemem's `latency_us`. A percentile is its bucket's floor, as in the simulator."""
-    counts: dict[int, int] = {}
-    for r in results:
-        for floor, n in r.get("latency_hist", []):
-            counts[floor] = counts.get(floor, 0) + n
-    total = sum(counts.values())
-    out: dict[str, float] = {"average": sum(r.get("latency_sum_ns", 0) for r in results) / total / 1e3 if total else 0.0}
-    floors = sorted(counts)
-    for q in LATENCY_PERCENTILES:
-        rank, seen, value = max(1, math.ceil(total * q / 100)), 0, 0
-        for f in floors:
-            seen += counts[f]
-            if seen >= rank:
-                value = f
-                break
-        out[f"p{q}"] = value / 1e3
-    out["samples"] = total
-    return out
+    simulated usemem's `latency_us`, by the simulator's own code."""
+    buckets = [(floor, n) for r in results for floor, n in r.get("latency_hist", [])]
+    sum_ns = sum(r.get("latency_sum_ns", 0) for r in results)
+    return json.loads(_core.live.usemem_latency_us(buckets, sum_ns))
 
 
 # --- mapped-file-stream ------------------------------------------------------------------------

@@ -45,6 +45,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::engine::{Ns, NSEC_PER_SEC};
+use crate::machine::Device;
 use crate::sched::WaitQueue;
 
 /// The direction of an I/O.
@@ -76,6 +77,54 @@ pub struct DeviceParams {
     pub dies: u32,
     /// How long a program keeps its die busy.
     pub program_us: f64,
+}
+
+impl From<&Device> for DeviceParams {
+    fn from(d: &Device) -> DeviceParams {
+        DeviceParams {
+            bandwidth_mb_s: d.bandwidth_mb_s,
+            write_bandwidth_mb_s: d.write_bandwidth_mb_s,
+            latency_us: d.latency_us,
+            write_latency_us: d.write_latency_us,
+            max_request_kb: d.max_request_kb,
+            request_us: d.request_us,
+            seek_us: d.seek_us,
+            queue_depth: d.queue_depth,
+            jitter: d.jitter,
+            latency_jitter: d.latency_jitter,
+            dies: d.dies,
+            program_us: d.program_us,
+        }
+    }
+}
+
+/// The block layer: the machine's devices and the I/Os in flight on them.
+pub struct BlockLayer {
+    pub devices: Vec<BlockDevice>,
+    pub bios: Bios,
+}
+
+impl BlockLayer {
+    /// The devices of `[machine] devices`, `count` of each, named `<name><i>n1`, each with
+    /// its own generator seeded from `seed`.
+    pub fn new(machine_devices: &[Device], seed: u64) -> BlockLayer {
+        let mut devices = Vec::new();
+        for d in machine_devices {
+            let params = DeviceParams::from(d);
+            for i in 0..d.count {
+                let seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ devices.len() as u64;
+                devices.push(BlockDevice::new(
+                    format!("{}{}n1", d.name, i),
+                    &params,
+                    seed,
+                ));
+            }
+        }
+        BlockLayer {
+            devices,
+            bios: Bios::default(),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

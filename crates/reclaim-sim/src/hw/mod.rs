@@ -1,5 +1,5 @@
 //! The simulated hardware: CPUs with per-task accounting, spinlocks whose waiters burn CPU,
-//! and block devices.
+//! block devices (with a flash drive's dies, if modelled), and each node's memory bandwidth.
 
 pub mod block;
 pub mod cpu;

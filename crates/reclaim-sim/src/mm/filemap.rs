@@ -27,7 +27,7 @@ use crate::hw::block::Op;
 use crate::kernel::Kernel;
 use crate::mm::gfp::{Gfp, __GFP_NORETRY, __GFP_NOWARN, GFP_HIGHUSER_MOVABLE};
 use crate::mm::lru::LRU_INACTIVE_FILE;
-use crate::mm::memcontrol::ROOT_MEM_CGROUP;
+use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
 use crate::mm::page::pg;
 use crate::mm::page_alloc::alloc_pages;
 use crate::mm::vmscan::SWAP_CLUSTER_MAX;
@@ -58,7 +58,7 @@ impl Kernel {
             let (nid, zone_idx) = (self.zones[zi].nid, self.zones[zi].zone_idx);
             let lv = self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid);
             let run = &folios[i..i + n];
-            self.lruvecs[lv].add_folio_run(
+            self.memcg.lruvecs[lv].add_folio_run(
                 &mut self.pages,
                 run,
                 LRU_INACTIVE_FILE,
@@ -167,9 +167,9 @@ impl SequentialReader {
         if self.filling.is_empty() {
             return None;
         }
-        let bio = k.bios.alloc(self.device, Op::Read);
+        let bio = k.block.bios.alloc(self.device, Op::Read);
         let bytes = self.filling.len() as u64 * 4096;
-        std::mem::swap(&mut k.bios[bio].pages, &mut self.filling);
+        std::mem::swap(&mut k.block.bios[bio].pages, &mut self.filling);
         k.submit_bio(bio, bytes);
         self.in_flight.push_back(bio);
         Some(bio)
@@ -187,7 +187,7 @@ impl SequentialReader {
             self.sync_read = None;
         }
         let mut k = cx.k();
-        let mut folios = std::mem::take(&mut k.bios[bio].pages);
+        let mut folios = std::mem::take(&mut k.block.bios[bio].pages);
         let n = folios.len() as u64;
         // The read's DMA and the copy's read hit the folios' node, the copy's write ours.
         let now = k.now;
@@ -210,9 +210,9 @@ impl SequentialReader {
             k.charge(lock.total());
         }
         folios.clear();
-        k.bios[bio].pages = folios;
+        k.block.bios[bio].pages = folios;
         let now = k.now;
-        k.bios.put(bio, now);
+        k.block.bios.put(bio, now);
         n * 4096
     }
 }
@@ -262,7 +262,7 @@ mod tests {
         assert!(run_until(&mut sim, 10_000, |s| pgpgin_kb(s) > 0));
         assert_eq!(pgpgin_kb(&sim), 5 * 4, "a window of the five pages read");
         let k = sim.k();
-        assert_eq!(k.bios.nr_in_use(), 1);
+        assert_eq!(k.block.bios.nr_in_use(), 1);
         assert_eq!(
             allocstalls(&k),
             1,
@@ -309,7 +309,7 @@ mod tests {
         // It is copied, after the cut window before it, before anything more is read.
         assert!(run_until(&mut sim, 100_000, |s| pgpgin_kb(s) > 24));
         assert_eq!(
-            sim.k().bios.nr_in_use(),
+            sim.k().block.bios.nr_in_use(),
             1,
             "both earlier reads were copied before the next window was read"
         );

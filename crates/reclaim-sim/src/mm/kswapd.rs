@@ -145,11 +145,11 @@ async fn kswapd_age_node(cx: &Cx, nid: u32, sc: &ScanControl) {
         if !k.can_age_anon_pages() {
             return;
         }
-        let sizes = k.target_lruvec_sizes(nid, crate::mm::memcontrol::ROOT_MEM_CGROUP);
+        let sizes = k.target_lruvec_sizes(nid, crate::mm::mem_cgroup::ROOT_MEM_CGROUP);
         if !inactive_is_low(&sizes, LRU_INACTIVE_ANON, MAX_NR_ZONES - 1) {
             return;
         }
-        k.memcgs.len() as u16
+        k.memcg.groups.len() as u16
     };
     for memcg in 0..nr_memcgs {
         let mut k = cx.k();

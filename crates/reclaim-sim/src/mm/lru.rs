@@ -35,6 +35,17 @@ pub fn is_active_lru(lru: usize) -> bool {
     lru == LRU_ACTIVE_ANON || lru == LRU_ACTIVE_FILE
 }
 
+/// `folio_lru_list()`: the list a folio with `flags` belongs on (file or anon, PG_active).
+#[inline]
+pub fn folio_lru_list(flags: u16) -> usize {
+    let base = if flags & pg::ANON != 0 {
+        LRU_INACTIVE_ANON
+    } else {
+        LRU_INACTIVE_FILE
+    };
+    base + usize::from(flags & pg::ACTIVE != 0)
+}
+
 /// Per-zone list sizes (`lru_zone_size`): a lruvec's, or the sum of a cgroup subtree's.
 pub type ZoneSizes = [[u64; NR_LRU_LISTS]; MAX_NR_ZONES];
 

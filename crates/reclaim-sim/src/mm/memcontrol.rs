@@ -20,69 +20,12 @@
 //! folio is committed (`commit_charge`), so tasks faulting at once can overshoot the limit
 //! by a page each, as the kernel's per-CPU charge stock (64 pages) lets it overshoot.
 
-use serde::Serialize;
-
 use crate::engine::{HZ, JIFFY};
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
+use crate::mm::mem_cgroup::{MemCgroup, ROOT_MEM_CGROUP};
 use crate::mm::vmscan::{try_to_free_mem_cgroup_pages, SWAP_CLUSTER_MAX};
 use crate::process::{sleep_until, Cx};
-
-/// The root memory cgroup's id (`root_mem_cgroup`).
-pub const ROOT_MEM_CGROUP: u16 = 0;
-
-/// A cgroup's event counters: memory.stat's reclaim and fault items and memory.events'.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct MemcgEvents {
-    pub pgscan_kswapd: u64,
-    pub pgscan_direct: u64,
-    pub pgsteal_kswapd: u64,
-    pub pgsteal_direct: u64,
-    /// memory.events `max`: charges that found the cgroup at its limit.
-    pub max: u64,
-    /// memory.events `oom`: reclaim gave up (the OOM killer is not modelled).
-    pub oom: u64,
-    /// memory.events `high`: reclaim for a task that took the cgroup above memory.high.
-    pub high: u64,
-}
-
-impl MemcgEvents {
-    /// The counts since `before`.
-    pub fn since(&self, before: &MemcgEvents) -> MemcgEvents {
-        MemcgEvents {
-            pgscan_kswapd: self.pgscan_kswapd - before.pgscan_kswapd,
-            pgscan_direct: self.pgscan_direct - before.pgscan_direct,
-            pgsteal_kswapd: self.pgsteal_kswapd - before.pgsteal_kswapd,
-            pgsteal_direct: self.pgsteal_direct - before.pgsteal_direct,
-            max: self.max - before.max,
-            oom: self.oom - before.oom,
-            high: self.high - before.high,
-        }
-    }
-}
-
-/// `struct mem_cgroup`: its limit and usage in pages, and its events.
-#[derive(Clone, Debug)]
-pub struct MemCgroup {
-    /// memory.max (u64::MAX: none).
-    pub limit: u64,
-    /// memory.high (u64::MAX: none).
-    pub high: u64,
-    /// memory.current.
-    pub usage: u64,
-    pub events: MemcgEvents,
-}
-
-impl MemCgroup {
-    pub fn new(limit: u64) -> MemCgroup {
-        MemCgroup {
-            limit,
-            high: u64::MAX,
-            usage: 0,
-            events: MemcgEvents::default(),
-        }
-    }
-}
 
 /// `try_charge()` of one page to `memcg` by the task of `cx`: while the cgroup is at its
 /// limit, reclaim from it (`try_to_free_mem_cgroup_pages`, SWAP_CLUSTER_MAX pages a pass);
@@ -96,7 +39,7 @@ pub async fn try_charge(cx: &Cx, memcg: u16) {
         if cx.k().mem_cgroup_charge_fits(memcg, cx.tid) {
             return;
         }
-        cx.k().memcgs[memcg as usize].events.max += 1;
+        cx.k().memcg.groups[memcg as usize].events.max += 1;
         let nr_reclaimed = try_to_free_mem_cgroup_pages(cx, memcg, 1).await;
         if cx.k().mem_cgroup_charge_fits(memcg, cx.tid) {
             return;
@@ -106,7 +49,7 @@ pub async fn try_charge(cx: &Cx, memcg: u16) {
             continue;
         }
         if nr_retries == 0 {
-            cx.k().memcgs[memcg as usize].events.oom += 1;
+            cx.k().memcg.groups[memcg as usize].events.oom += 1;
             return;
         }
         nr_retries -= 1;
@@ -155,7 +98,7 @@ pub async fn mem_cgroup_handle_over_high(cx: &Cx, memcg: u16) {
         let nr_reclaimed = reclaim_high(cx, memcg, goal).await;
         let penalty = {
             let k = cx.k();
-            let m = &k.memcgs[memcg as usize];
+            let m = &k.memcg.groups[memcg as usize];
             calculate_high_delay(m.usage, m.high, nr_pages).min(MAX_HIGH_DELAY_JIFFIES)
         };
         if penalty <= HZ / 100 {
@@ -179,7 +122,7 @@ pub async fn mem_cgroup_handle_over_high(cx: &Cx, memcg: u16) {
 async fn reclaim_high(cx: &Cx, memcg: u16, nr_pages: u64) -> u64 {
     {
         let mut k = cx.k();
-        let m = &mut k.memcgs[memcg as usize];
+        let m = &mut k.memcg.groups[memcg as usize];
         if m.usage <= m.high {
             return 0;
         }
@@ -193,7 +136,7 @@ impl Kernel {
     /// cgroup above memory.high, task `tid` owes it (`memcg_nr_pages_over_high`). The page
     /// counts in the usage once committed.
     fn mem_cgroup_charge_fits(&mut self, memcg: u16, tid: u32) -> bool {
-        let m = &self.memcgs[memcg as usize];
+        let m = &self.memcg.groups[memcg as usize];
         if m.usage >= m.limit {
             return false;
         }
@@ -206,17 +149,17 @@ impl Kernel {
     /// Create a child of the root cgroup with memory.max `limit` pages: its lruvecs (one
     /// per node, their lists added to the page array) follow the root's. Returns its id.
     pub fn mem_cgroup_create(&mut self, limit: u64) -> u16 {
-        let id = u16::try_from(self.memcgs.len()).expect("fewer than 65536 cgroups");
+        let id = u16::try_from(self.memcg.groups.len()).expect("fewer than 65536 cgroups");
         for nid in 0..self.nodes.len() as u32 {
             let first = self.pages.add_lists(NR_LRU_LISTS as u32);
             let lists = std::array::from_fn(|l| self.pages.list(first + l as u32));
-            self.lruvecs.push(Lruvec::new(nid, id, lists));
+            self.memcg.lruvecs.push(Lruvec::new(nid, id, lists));
         }
         debug_assert_eq!(
-            self.lruvecs.len(),
-            self.memcgs.len() * self.nodes.len() + self.nodes.len()
+            self.memcg.lruvecs.len(),
+            self.memcg.groups.len() * self.nodes.len() + self.nodes.len()
         );
-        self.memcgs.push(MemCgroup::new(limit));
+        self.memcg.groups.push(MemCgroup::new(limit));
         id
     }
 
@@ -225,7 +168,7 @@ impl Kernel {
     pub fn mem_cgroup_commit_charge(&mut self, p: u32, memcg: u16) {
         if memcg != ROOT_MEM_CGROUP {
             self.page_ext.memcg_mut()[p as usize] = memcg;
-            self.memcgs[memcg as usize].usage += 1;
+            self.memcg.groups[memcg as usize].usage += 1;
         }
     }
 
@@ -234,7 +177,7 @@ impl Kernel {
         if let Some(m) = self.page_ext.memcg.as_mut() {
             let memcg = std::mem::replace(&mut m[p as usize], ROOT_MEM_CGROUP);
             if memcg != ROOT_MEM_CGROUP {
-                self.memcgs[memcg as usize].usage -= 1;
+                self.memcg.groups[memcg as usize].usage -= 1;
             }
         }
     }

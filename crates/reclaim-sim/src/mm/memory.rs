@@ -12,7 +12,6 @@
 //! (`variant.swapcache_reuse_before_5_18` for the older rule). A synchronous area (zram)
 //! with the slot's only user is read straight
 //! into a new folio, bypassing the swap cache and readahead (SWP_SYNCHRONOUS_IO).
-//!
 
 use crate::kernel::Kernel;
 use crate::mm::gfp::GFP_HIGHUSER_MOVABLE;
@@ -44,7 +43,7 @@ pub async fn handle_mm_fault(
     scratch: &mut SwapinScratch,
 ) -> Fault {
     let fault = __handle_mm_fault(cx, vma, addr, memcg, scratch).await;
-    if memcg != crate::mm::memcontrol::ROOT_MEM_CGROUP {
+    if memcg != crate::mm::mem_cgroup::ROOT_MEM_CGROUP {
         crate::mm::memcontrol::mem_cgroup_handle_over_high(cx, memcg).await;
     }
     fault

@@ -263,18 +263,18 @@ impl Kernel {
     ) {
         let mut taken = 0;
         while taken < n {
-            let pcp = self.pcp[cpu as usize];
+            let pcp = self.percpu.pcp[cpu as usize];
             if pcp.zone != zi || pcp.credit == 0 {
                 let hold = PCP_BATCH as Ns * self.costs.buddy_ns;
                 let at = self.clock();
                 let lock = self.zone_lock(zi, cpu_node, hold, at);
                 self.charge(lock.total());
-                self.pcp[cpu as usize] = PcpCredit {
+                self.percpu.pcp[cpu as usize] = PcpCredit {
                     zone: zi,
                     credit: PCP_BATCH,
                 };
             }
-            let pcp = &mut self.pcp[cpu as usize];
+            let pcp = &mut self.percpu.pcp[cpu as usize];
             let run = (n - taken).min(pcp.credit as usize);
             pcp.credit -= run as u32;
             let got = self.zones[zi].rmqueue_order0_run(&mut self.pages, run, out);

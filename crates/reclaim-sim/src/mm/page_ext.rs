@@ -10,7 +10,7 @@
 //! | `mapcount` | `folio->_mapcount`, page tables mapping it | 2 |
 //! | `memcg` | `folio_memcg()`, the memory cgroup it is charged to | 2 |
 
-use super::memcontrol::ROOT_MEM_CGROUP;
+use super::mem_cgroup::ROOT_MEM_CGROUP;
 
 /// A side array: absent until enabled.
 type Field<T> = Option<Box<[T]>>;

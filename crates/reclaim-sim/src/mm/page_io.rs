@@ -62,8 +62,8 @@ impl Kernel {
             while j < folios.len() && folios[j].0 == folios[j - 1].0 + 1 {
                 j += 1;
             }
-            let bio = self.bios.alloc(dev, op);
-            let b = &mut self.bios[bio];
+            let bio = self.block.bios.alloc(dev, op);
+            let b = &mut self.block.bios[bio];
             b.end_io = end_io;
             b.pages.extend(folios[i..j].iter().map(|&(_, p)| p));
             let offset = base + u64::from(folios[i].0) * PAGE_SIZE;
@@ -74,8 +74,8 @@ impl Kernel {
 
     /// The completion of swap I/O `bio` (`bio->bi_end_io`), which is then put.
     pub fn end_io(&mut self, bio: u32) {
-        let end_io = self.bios[bio].end_io;
-        let pages = std::mem::take(&mut self.bios[bio].pages);
+        let end_io = self.block.bios[bio].end_io;
+        let pages = std::mem::take(&mut self.block.bios[bio].pages);
         for &p in &pages {
             match end_io {
                 EndIo::SwapRead(_) => self.end_swap_read(p),
@@ -83,9 +83,9 @@ impl Kernel {
                 EndIo::None => {}
             }
         }
-        self.bios[bio].pages = pages;
+        self.block.bios[bio].pages = pages;
         let now = self.now;
-        self.bios.put(bio, now);
+        self.block.bios.put(bio, now);
     }
 
     /// `end_swap_bio_read()` of folio `p`: uptodate, unlocked, its waiters woken.
@@ -115,7 +115,7 @@ impl Kernel {
             return;
         }
         let lv = self.folio_lruvec(p);
-        let list = self.lruvecs[lv].list(f.lru as usize);
+        let list = self.memcg.lruvecs[lv].list(f.lru as usize);
         self.pages.unlink(p);
         self.pages.add_tail(list, p);
         self.count(VmEvent::Pgrotated, 1);

@@ -14,8 +14,8 @@ impl Kernel {
     pub fn folio_add_lru_run(&mut self, cpu: u32, lv: usize, n: usize) {
         let mut left = n;
         while left > 0 {
-            left -= self.lru_add[cpu as usize].push(lv, left);
-            if self.lru_add[cpu as usize].is_full() {
+            left -= self.percpu.lru_add[cpu as usize].push(lv, left);
+            if self.percpu.lru_add[cpu as usize].is_full() {
                 self.folio_batch_move_lru(cpu);
             }
         }
@@ -27,15 +27,15 @@ impl Kernel {
     pub fn folio_batch_move_lru(&mut self, cpu: u32) {
         let cpu_node = self.cpus.node_of(cpu);
         let c = cpu as usize;
-        for i in 0..self.lru_add[c].nr_runs() {
-            let (lv, n) = self.lru_add[c].run(i);
+        for i in 0..self.percpu.lru_add[c].nr_runs() {
+            let (lv, n) = self.percpu.lru_add[c].run(i);
             let hold = n * self.costs.lru_add_ns;
             let at = self.clock();
             let lock = self.lru_lock(lv, cpu_node, hold, at);
             self.charge(lock.total());
         }
-        self.lru_add[c].clear();
-        let mut anon = std::mem::take(&mut self.lru_add_anon[c]);
+        self.percpu.lru_add[c].clear();
+        let mut anon = std::mem::take(&mut self.percpu.lru_add_anon[c]);
         for &p in &anon {
             let lv = self.folio_lruvec(p);
             let zone_idx = self.page_zonenum(p);
@@ -44,10 +44,10 @@ impl Kernel {
             } else {
                 LRU_INACTIVE_ANON
             };
-            self.lruvecs[lv].add_folio(&mut self.pages, p, lru, zone_idx);
+            self.memcg.lruvecs[lv].add_folio(&mut self.pages, p, lru, zone_idx);
         }
         anon.clear();
-        self.lru_add_anon[c] = anon;
+        self.percpu.lru_add_anon[c] = anon;
     }
 
     /// `folio_add_lru()` of anon folio `p` (new, or read from swap) by the task on `cpu`: it
@@ -58,7 +58,7 @@ impl Kernel {
     /// once: `LruAddBatch`'s departure.)
     pub fn folio_add_lru_anon(&mut self, cpu: u32, p: u32) {
         let lv = self.folio_lruvec(p);
-        self.lru_add_anon[cpu as usize].push(p);
+        self.percpu.lru_add_anon[cpu as usize].push(p);
         self.folio_add_lru_run(cpu, lv, 1);
     }
 
@@ -127,7 +127,7 @@ impl Kernel {
         let lru = self.pages.fields(p).lru as usize;
         let zone_idx = self.page_zonenum(p);
         let lv = self.folio_lruvec(p);
-        let lruvec = &mut self.lruvecs[lv];
+        let lruvec = &mut self.memcg.lruvecs[lv];
         lruvec.del_folio(&mut self.pages, p, lru, zone_idx);
         self.pages.set(p, pg::ACTIVE);
         self.pages.clear(p, pg::REFERENCED);
@@ -162,11 +162,11 @@ mod tests {
         // batch drains at 15, 30 and 45 folios, and 3 wait for the next caller.
         k.folio_add_lru_run(0, 0, 32);
         k.folio_add_lru_run(0, 0, 16);
-        assert_eq!(k.lruvecs[0].lru_lock.acquisitions, 3);
-        assert_eq!(k.lru_add[0].len(), 3);
+        assert_eq!(k.memcg.lruvecs[0].lru_lock.acquisitions, 3);
+        assert_eq!(k.percpu.lru_add[0].len(), 3);
         assert_eq!(k.slice, 3 * LRU_ADD_BATCH * k.costs.lru_add_ns);
-        assert_eq!(k.lruvecs[1].lru_lock.acquisitions, 0);
-        assert!(k.lru_add[1].is_empty(), "each CPU has its own batch");
+        assert_eq!(k.memcg.lruvecs[1].lru_lock.acquisitions, 0);
+        assert!(k.percpu.lru_add[1].is_empty(), "each CPU has its own batch");
     }
 
     #[test]
@@ -176,10 +176,13 @@ mod tests {
         for lv in [0, 1, 0] {
             k.folio_add_lru_run(0, lv, 5);
         }
-        assert!(k.lru_add[0].is_empty());
-        assert_eq!(k.lruvecs[0].lru_lock.acquisitions, 2);
-        assert_eq!(k.lruvecs[1].lru_lock.acquisitions, 1);
-        assert_eq!(k.lruvecs[1].lru_lock.hold_ns, 5 * 2 * k.costs.lru_add_ns); // remote: ×2
+        assert!(k.percpu.lru_add[0].is_empty());
+        assert_eq!(k.memcg.lruvecs[0].lru_lock.acquisitions, 2);
+        assert_eq!(k.memcg.lruvecs[1].lru_lock.acquisitions, 1);
+        assert_eq!(
+            k.memcg.lruvecs[1].lru_lock.hold_ns,
+            5 * 2 * k.costs.lru_add_ns
+        ); // remote: ×2
     }
 
     #[test]
@@ -203,14 +206,17 @@ mod tests {
             }
             k2.folio_add_lru_run(0, lv, n);
             assert_eq!(k1.slice, k2.slice);
-            assert_eq!(k1.lru_add[0].len(), k2.lru_add[0].len());
+            assert_eq!(k1.percpu.lru_add[0].len(), k2.percpu.lru_add[0].len());
         }
         for lv in 0..2 {
-            let (l1, l2) = (&k1.lruvecs[lv].lru_lock, &k2.lruvecs[lv].lru_lock);
+            let (l1, l2) = (
+                &k1.memcg.lruvecs[lv].lru_lock,
+                &k2.memcg.lruvecs[lv].lru_lock,
+            );
             assert_eq!(l1.acquisitions, l2.acquisitions);
             assert_eq!(l1.hold_ns, l2.hold_ns);
         }
-        assert!(k1.lruvecs[1].lru_lock.acquisitions > 1);
+        assert!(k1.memcg.lruvecs[1].lru_lock.acquisitions > 1);
     }
 
     /// A page of zone list 0 on node 0's inactive file list.
@@ -218,7 +224,7 @@ mod tests {
         let zi = k.zonelists[0][0];
         let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
         let z = k.page_zonenum(p);
-        k.lruvecs[0].add_folio(&mut k.pages, p, lru, z);
+        k.memcg.lruvecs[0].add_folio(&mut k.pages, p, lru, z);
         p
     }
 
@@ -228,10 +234,10 @@ mod tests {
         let p = page_on_lru(&mut k, LRU_INACTIVE_FILE);
         assert!(!k.folio_mark_accessed(p));
         assert!(k.pages.flags(p) & pg::REFERENCED != 0);
-        assert_eq!(k.lruvecs[0].total(LRU_INACTIVE_FILE), 1);
+        assert_eq!(k.memcg.lruvecs[0].total(LRU_INACTIVE_FILE), 1);
         assert!(k.folio_mark_accessed(p));
-        assert_eq!(k.lruvecs[0].total(LRU_INACTIVE_FILE), 0);
-        assert_eq!(k.lruvecs[0].total(LRU_ACTIVE_FILE), 1);
+        assert_eq!(k.memcg.lruvecs[0].total(LRU_INACTIVE_FILE), 0);
+        assert_eq!(k.memcg.lruvecs[0].total(LRU_ACTIVE_FILE), 1);
         assert_eq!(k.pages.flags(p) & (pg::ACTIVE | pg::REFERENCED), pg::ACTIVE);
         assert!(
             !k.folio_mark_accessed(p),
@@ -289,9 +295,12 @@ mod tests {
             assert_eq!(one.pages.fields(p).lru, all.pages.fields(p).lru);
         }
         for lru in [LRU_INACTIVE_FILE, LRU_ACTIVE_FILE] {
-            let list = one.lruvecs[0].list(lru);
+            let list = one.memcg.lruvecs[0].list(lru);
             assert!(one.pages.iter(list).eq(all.pages.iter(list)), "list {lru}");
-            assert_eq!(one.lruvecs[0].total(lru), all.lruvecs[0].total(lru));
+            assert_eq!(
+                one.memcg.lruvecs[0].total(lru),
+                all.memcg.lruvecs[0].total(lru)
+            );
         }
     }
 }

@@ -23,12 +23,10 @@ use crate::kernel::Kernel;
 use crate::mm::gfp::GFP_HIGHUSER_MOVABLE;
 use crate::mm::page::pg;
 use crate::mm::page_alloc::alloc_pages;
-use crate::mm::swapfile::{SwapInfo, NO_PAGE};
+use crate::mm::swapfile::NO_PAGE;
 use crate::mm::vma::{pte_kind, swp_entry, swp_type_offset, PteKind, SwapRaInfo};
 use crate::mm::vmstat::VmEvent;
 use crate::process::Cx;
-use crate::scenario::machine::Sysctl;
-use crate::variant::{SwapReadahead, Variant};
 
 /// `SWAP_RA_ORDER_CEILING`: VMA readahead reads at most 2^5 pages.
 pub const SWAP_RA_ORDER_CEILING: u32 = 5;
@@ -36,121 +34,6 @@ pub const SWAP_RA_ORDER_CEILING: u32 = 5;
 pub const SWAP_RA_HITS_MAX: u32 = 63;
 /// Pages per page-table page (`PTRS_PER_PTE`): VMA readahead stays inside the fault's.
 pub const PTRS_PER_PTE: u32 = 512;
-
-/// Swap areas and the readahead state shared by all of them.
-pub struct SwapState {
-    /// Areas by `swp_type`, in swapon order.
-    pub areas: Vec<SwapInfo>,
-    /// `swap_avail_heads`: the areas by falling priority, those of equal priority in the
-    /// order they take their next turn.
-    avail: Vec<usize>,
-    /// `least_priority`: the last default priority given.
-    least_priority: i32,
-    /// `swapin_readahead_hits`: hits of cluster readahead since the last window.
-    pub readahead_hits: u32,
-    /// `swapin_nr_pages()`'s `prev_offset` and `last_readahead_pages`.
-    pub prev_offset: u32,
-    pub last_readahead_pages: u32,
-    /// `page_cluster`: readahead windows are at most 2^page_cluster pages.
-    pub page_cluster: u32,
-    /// `enable_vma_readahead` (the kernel's sysfs switch, and the model's variant).
-    pub enable_vma_readahead: bool,
-}
-
-impl SwapState {
-    pub fn new(sysctl: &Sysctl, variant: &Variant) -> SwapState {
-        SwapState {
-            areas: Vec::new(),
-            avail: Vec::new(),
-            least_priority: -1,
-            readahead_hits: 0,
-            prev_offset: 0,
-            last_readahead_pages: 0,
-            page_cluster: sysctl.page_cluster,
-            enable_vma_readahead: sysctl.vma_ra_enabled
-                && variant.swap_readahead == SwapReadahead::Vma,
-        }
-    }
-
-    /// `swapon()` of area `si`: it takes the next `swp_type`, and its place in the
-    /// allocation order behind the areas of higher or equal priority. A negative priority
-    /// is the default (`swapon` without `-p`): the kernel's `setup_swap_info()` gives such
-    /// areas −2, −3, … in swapon order, so the first fills first. Departure: the kernel
-    /// lifts a default-priority area to the top on its own NUMA node (per-node
-    /// `swap_avail_heads`); the model's areas belong to no node.
-    pub fn swapon(&mut self, mut si: SwapInfo) -> usize {
-        if si.prio < 0 {
-            self.least_priority -= 1;
-            si.prio = self.least_priority;
-        }
-        let area = self.areas.len();
-        let at = self
-            .avail
-            .iter()
-            .position(|&a| self.areas[a].prio < si.prio)
-            .unwrap_or(self.avail.len());
-        self.areas.push(si);
-        self.avail.insert(at, area);
-        area
-    }
-
-    /// `get_swap_pages()` for one slot: from the highest-priority area with one free, areas
-    /// of equal priority taking turns (each is requeued behind its equals as it is tried,
-    /// `plist_requeue`). Departures: the kernel's per-CPU swap slots cache (until 6.14)
-    /// takes 64 slots from an area at a time, so equal areas alternate by batches, not by
-    /// slots; and the kernel takes a full area off the list and puts it back behind its
-    /// equals when a slot frees, where the model's keeps its place.
-    pub fn get_swap_page(&mut self, cpu: u32) -> Option<(usize, u32)> {
-        let mut tried = 0u32; // each area once
-        let mut i = 0;
-        while i < self.avail.len() {
-            let area = self.avail[i];
-            if tried & (1 << area) != 0 || self.areas[area].nr_free() == 0 {
-                i += 1;
-                continue;
-            }
-            tried |= 1 << area;
-            let prio = self.areas[area].prio;
-            let mut j = i;
-            while j + 1 < self.avail.len() && self.areas[self.avail[j + 1]].prio == prio {
-                self.avail.swap(j, j + 1);
-                j += 1;
-            }
-            if let Some(slot) = self.areas[area].get_swap_page(cpu) {
-                return Some((area, slot));
-            }
-            // Full after all: its next equal, if any, moved up into place i.
-            if j == i {
-                i += 1;
-            }
-        }
-        None
-    }
-
-    /// `total_swap_pages`.
-    pub fn total_swap_pages(&self) -> u64 {
-        self.areas.iter().map(|a| u64::from(a.max - 1)).sum()
-    }
-
-    /// `get_nr_swap_pages()`: free slots.
-    pub fn nr_swap_pages(&self) -> u64 {
-        self.areas.iter().map(|a| a.nr_free()).sum()
-    }
-
-    /// `vm_swap_full()`: more than half the swap space in use.
-    pub fn vm_swap_full(&self) -> bool {
-        self.nr_swap_pages() * 2 < self.total_swap_pages()
-    }
-
-    /// `swap_use_vma_readahead()`.
-    pub fn use_vma_readahead(&self) -> bool {
-        self.enable_vma_readahead && !self.areas.iter().any(|a| a.rotational)
-    }
-
-    pub fn state_bytes(&self) -> u64 {
-        self.areas.iter().map(|a| a.state_bytes()).sum()
-    }
-}
 
 /// `__swapin_nr_pages()`: the readahead window after `hits` hits, for a fault at `offset`
 /// after one at `prev_offset` that read `prev_win` pages. "+ 2" is the kernel's own.
@@ -464,9 +347,11 @@ pub struct SwapFault {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::swapfile::SwapAlloc;
+    use crate::machine::Sysctl;
+    use crate::mm::swapfile::{SwapInfo, SwapState};
     use crate::mm::vma::swp_pte;
     use crate::testing::kernel_with;
+    use crate::variant::{SwapAlloc, Variant};
 
     #[test]
     fn slots_come_from_the_highest_priority_area_then_from_equals_in_turn() {
@@ -596,7 +481,7 @@ mod tests {
             };
             assert_eq!(active, expected, "before_5_9 = {before_5_9}");
             // VMA readahead read nothing beyond page 14 (11 read ahead, 11 hit).
-            let lv = &k.lruvecs[0];
+            let lv = &k.memcg.lruvecs[0];
             assert_eq!(lv.total(LRU_ACTIVE_ANON), expected.len() as u64);
             assert_eq!(lv.total(LRU_INACTIVE_ANON), 15 - expected.len() as u64);
             k.check_lists().unwrap();

@@ -4,7 +4,8 @@
 //! slot its page was written to). An anon folio's owner is the index of the entry that maps
 //! it, which makes the reverse map (`folio_referenced`, `try_to_unmap`) one array access.
 //!
-//! Departure: no page-table pages, PMDs or TLB; the dirty bit is kept on the folio
+//! Departure: no page-table pages, PMDs or TLB (reclaim charges only a TLB flush's IPIs,
+//! `mm::vmscan_folio`); the dirty bit is kept on the folio
 //! (`pg::DIRTY`, set by each write), where `try_to_unmap` would move it.
 
 /// A page-table entry.

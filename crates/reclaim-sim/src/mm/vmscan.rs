@@ -8,15 +8,21 @@
 //! `lru_lock` between two batches, as they do on a real machine; the kernel's own
 //! `cond_resched()` is once per round of `shrink_lruvec`.
 //!
-//! Left out so far (each noted where it would act): anon pages and swap, dirty/writeback
-//! folios and their throttling, memcg reclaim, slab shrinkers, compaction, and the workingset
-//! shadow entries (seed 000 ran with them disabled).
+//! Global and memcg reclaim (`try_to_free_mem_cgroup_pages`, the target cgroup's lruvecs
+//! only) of file and anon folios; `get_scan_count` balances the two by `swappiness` and the
+//! decayed costs. What becomes of each isolated folio is `shrink_folio_list`
+//! (`mm::vmscan_folio`): freed, kept, activated, or written to swap. Anon evictions leave
+//! workingset shadows (`mm::workingset`).
+//!
+//! Left out so far (each noted where it would act): dirty page-cache folios, their writeback
+//! and its throttling (`reclaim_throttle`), slab shrinkers, compaction, memory.min/low
+//! protection, the retry with `force_deactivate`, and page-cache shadow entries.
 
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::gfp::{gfp_zone, Gfp};
 use crate::mm::lru::*;
-use crate::mm::memcontrol::ROOT_MEM_CGROUP;
-use crate::mm::page::{pg, NO_OWNER};
+use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
+use crate::mm::page::pg;
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{MAX_NR_ZONES, WMARK_MIN, ZONE_NORMAL};
 use crate::process::{cond_resched, schedule, sleep_until, Cx};
@@ -94,6 +100,11 @@ impl Isolated {
     /// Folios scanned to take them.
     pub fn nr_scanned(&self) -> u64 {
         self.nr_scanned
+    }
+
+    /// The list they were taken from.
+    pub fn lru(&self) -> usize {
+        self.lru
     }
 
     /// An empty batch for folios isolated from `lru`.
@@ -216,7 +227,7 @@ pub async fn shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
 /// (`mem_cgroup_iter`): every cgroup for global reclaim, the target alone for memcg reclaim
 /// (the model's cgroups have no children). Protections (memory.min/low) are not modelled.
 async fn shrink_node_memcgs(cx: &Cx, nid: u32, sc: &mut ScanControl) {
-    let nr_memcgs = cx.k().memcgs.len() as u16;
+    let nr_memcgs = cx.k().memcg.groups.len() as u16;
     for memcg in 0..nr_memcgs {
         if Kernel::is_cgroup_reclaim(sc.target_mem_cgroup) && memcg != sc.target_mem_cgroup {
             continue;
@@ -275,7 +286,8 @@ async fn shrink_lruvec(cx: &Cx, lv: usize, sc: &mut ScanControl) {
     // Even if not all anon was scanned, keep the inactive anon list full enough.
     let age = {
         let k = cx.k();
-        k.can_age_anon_pages() && k.lruvecs[lv].inactive_is_low(LRU_INACTIVE_ANON, sc.reclaim_idx)
+        k.can_age_anon_pages()
+            && k.memcg.lruvecs[lv].inactive_is_low(LRU_INACTIVE_ANON, sc.reclaim_idx)
     };
     if age {
         cx.k()
@@ -339,7 +351,7 @@ async fn swap_wait_for_tag(cx: &Cx) {
             let mut k = cx.k();
             let now = k.clock();
             match k.swap.areas.iter().find_map(|a| a.dev) {
-                Some(dev) => k.devices[dev].tags_full(now),
+                Some(dev) => k.block.devices[dev].tags_full(now),
                 None => None,
             }
         };
@@ -357,9 +369,9 @@ impl Kernel {
     pub fn zone_reclaimable_pages(&self, zi: usize) -> u64 {
         let z = &self.zones[zi];
         let anon = self.swap.nr_swap_pages() > 0;
-        (0..self.memcgs.len() as u16)
+        (0..self.memcg.groups.len() as u16)
             .map(|memcg| {
-                let lruvec = &self.lruvecs[self.mem_cgroup_lruvec(memcg, z.nid)];
+                let lruvec = &self.memcg.lruvecs[self.mem_cgroup_lruvec(memcg, z.nid)];
                 let sizes = &lruvec.zone_size[z.zone_idx];
                 let mut nr = sizes[LRU_INACTIVE_FILE] + sizes[LRU_ACTIVE_FILE];
                 if anon {
@@ -375,11 +387,11 @@ impl Kernel {
     /// or for global reclaim the sum over every cgroup's lruvec of the node.
     pub fn target_lruvec_sizes(&self, nid: u32, target: u16) -> ZoneSizes {
         if Kernel::is_cgroup_reclaim(target) {
-            return self.lruvecs[self.mem_cgroup_lruvec(target, nid)].zone_size;
+            return self.memcg.lruvecs[self.mem_cgroup_lruvec(target, nid)].zone_size;
         }
-        let mut sizes = self.lruvecs[self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid)].zone_size;
-        for memcg in 1..self.memcgs.len() as u16 {
-            let other = &self.lruvecs[self.mem_cgroup_lruvec(memcg, nid)].zone_size;
+        let mut sizes = self.memcg.lruvecs[self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid)].zone_size;
+        for memcg in 1..self.memcg.groups.len() as u16 {
+            let other = &self.memcg.lruvecs[self.mem_cgroup_lruvec(memcg, nid)].zone_size;
             for (z, o) in sizes.iter_mut().zip(other) {
                 for (a, b) in z.iter_mut().zip(o) {
                     *a += b;
@@ -509,7 +521,7 @@ impl Kernel {
     /// costs of each type. Departure: the costs are the lruvec's own, where the kernel takes
     /// the target lruvec's, whose costs `lru_note_cost` also adds up the cgroup tree.
     fn get_scan_count(&self, lv: usize, sc: &ScanControl) -> [u64; NR_EVICTABLE] {
-        let lruvec = &self.lruvecs[lv];
+        let lruvec = &self.memcg.lruvecs[lv];
         let swap_space = self.swap.nr_swap_pages() > 0;
         #[derive(PartialEq)]
         enum Balance {
@@ -563,7 +575,7 @@ impl Kernel {
         sc: &ScanControl,
         dst: &mut Isolated,
     ) -> (u64, u64) {
-        let list = self.lruvecs[lv].list(lru);
+        let list = self.memcg.lruvecs[lv].list(lru);
         let mut scan = 0;
         let mut total_scan = 0;
         let mut skipped = [0u64; MAX_NR_ZONES];
@@ -596,7 +608,7 @@ impl Kernel {
         }
         dst.n = n;
         // update_lru_sizes(): the per-zone counts, once for the batch.
-        let zone_size = &mut self.lruvecs[lv].zone_size;
+        let zone_size = &mut self.memcg.lruvecs[lv].zone_size;
         for (z, &t) in taken.iter().enumerate() {
             zone_size[z][lru] -= t;
         }
@@ -638,7 +650,7 @@ impl Kernel {
             nr_taken,
             lru,
         );
-        let nid = self.lruvecs[lv].nid;
+        let nid = self.memcg.lruvecs[lv].nid;
         self.nodes[nid as usize].nr_isolated[file as usize] += nr_taken;
         if sc.kswapd && nr_scanned > 0 {
             self.first_kswapd_scan.get_or_insert(now);
@@ -649,74 +661,15 @@ impl Kernel {
         batch.nr_scanned = nr_scanned;
     }
 
-    /// The second half of `shrink_inactive_list()`: `shrink_folio_list()` decides each folio
-    /// (outside the lock), the freed folios go back to the buddy allocator under zone->lock
-    /// (`free_unref_folios`), the rest back to the LRU head under lru_lock
-    /// (`move_folios_to_lru`). Returns the pages reclaimed.
-    fn shrink_folio_list(
-        &mut self,
-        lv: usize,
-        batch: &Isolated,
-        sc: &ScanControl,
-        cpu_node: u32,
-    ) -> u64 {
-        let nid = self.lruvecs[lv].nid;
-        let file = is_file_lru(batch.lru);
-        if !file {
-            return self.shrink_anon_folio_list(lv, batch, sc, cpu_node);
-        }
-        let mut freed: [u32; SWAP_CLUSTER_MAX as usize] = [0; SWAP_CLUSTER_MAX as usize];
-        let mut nr_freed = 0;
-        let mut kept: [u32; SWAP_CLUSTER_MAX as usize] = [0; SWAP_CLUSTER_MAX as usize];
-        let mut nr_kept = 0;
-        for &p in &batch.pages[..batch.n] {
-            if self.shrink_folio(p) {
-                freed[nr_freed] = p;
-                nr_freed += 1;
-            } else {
-                kept[nr_kept] = p;
-                nr_kept += 1;
-            }
-        }
-        let c = &self.costs;
-        // Memory-bound: struct page, mapping and xarray cache misses, slower as the node's
-        // memory load grows (hw/memory.rs), as the copy to user space is.
-        let work = self.nodes[nid as usize]
-            .memory
-            .scale(batch.n as u64 * c.shrink_folio_ns);
-        self.charge(work);
-        self.free_isolated_folios(&freed[..nr_freed], cpu_node);
-        // move_folios_to_lru(): lru_lock is taken even for an empty list. Kept folios are
-        // locked ones (a read in flight): they go back to the list they came from.
-        let at = self.clock();
-        let hold = (nr_kept as u64).max(1) * self.costs.putback_ns;
-        let lock = self.lru_lock(lv, cpu_node, hold, at);
-        self.charge(lock.total());
-        for &p in &kept[..nr_kept] {
-            let zone_idx = self.page_zonenum(p);
-            self.lruvecs[lv].add_folio(&mut self.pages, p, batch.lru, zone_idx);
-        }
-        let reclaimed = nr_freed as u64;
-        let pgdat = &mut self.nodes[nid as usize];
-        pgdat.nr_isolated[file as usize] -= batch.n as u64;
-        pgdat.nr_file_pages -= if file { reclaimed } else { 0 };
-        self.lruvecs[lv].note_cost(file, 0, batch.nr_scanned - reclaimed.min(batch.nr_scanned));
-        self.count_reclaim(lv, sc, VmEvent::pgsteal(sc.kswapd), reclaimed);
-        self.count(VmEvent::pgsteal_type(file), reclaimed);
-        self.count(VmEvent::Pgfree, reclaimed);
-        self.trace_lru_shrink_inactive(nid, batch.nr_scanned, reclaimed, 0, 0, sc.priority, file);
-        reclaimed
-    }
-
     /// A PGSCAN_*/PGSTEAL_* count of reclaim on lruvec `lv`: in /proc/vmstat unless it is
     /// memcg reclaim, and always in the lruvec's cgroup's events (`__count_memcg_events`).
     pub(crate) fn count_reclaim(&mut self, lv: usize, sc: &ScanControl, e: VmEvent, n: u64) {
         if !Kernel::is_cgroup_reclaim(sc.target_mem_cgroup) {
             self.count(e, n);
         }
-        let memcg = self.lruvecs[lv].memcg;
+        let memcg = self.memcg.lruvecs[lv].memcg;
         if memcg != ROOT_MEM_CGROUP {
-            let ev = &mut self.memcgs[memcg as usize].events;
+            let ev = &mut self.memcg.groups[memcg as usize].events;
             match e {
                 VmEvent::PgscanKswapd => ev.pgscan_kswapd += n,
                 VmEvent::PgscanDirect => ev.pgscan_direct += n,
@@ -741,22 +694,6 @@ impl Kernel {
         }
     }
 
-    /// `shrink_folio_list()`'s decision for one folio: a folio whose lock is taken (its read
-    /// is in flight) is kept; any other is a clean, unmapped page-cache folio, which
-    /// `folio_check_references()` lets go (referenced or not: RECLAIM_CLEAN or RECLAIM) and
-    /// `__remove_mapping()` takes out of the page cache (no shadow entry: workingset off).
-    /// Returns whether it was freed. Dirty, mapped and anon folios arrive with the writeback
-    /// and swap models.
-    fn shrink_folio(&mut self, p: u32) -> bool {
-        let d = self.pages.fields_mut(p);
-        if d.flags & pg::LOCKED != 0 {
-            return false;
-        }
-        d.owner = NO_OWNER;
-        d.flags = 0;
-        true
-    }
-
     /// `shrink_active_list()`: every folio that is not an executable mapped file folio is
     /// deactivated (PG_workingset set, head of the inactive list).
     pub(crate) fn shrink_active_list(
@@ -767,7 +704,7 @@ impl Kernel {
         sc: &ScanControl,
         cpu_node: u32,
     ) {
-        let list = self.lruvecs[lv].list(lru);
+        let list = self.memcg.lruvecs[lv].list(lru);
         let mut taken = 0u64;
         let mut mapped = 0u64;
         while taken < nr_to_scan {
@@ -775,7 +712,7 @@ impl Kernel {
                 break;
             };
             let zone_idx = self.page_zonenum(p);
-            let lruvec = &mut self.lruvecs[lv];
+            let lruvec = &mut self.memcg.lruvecs[lv];
             lruvec.del_folio(&mut self.pages, p, lru, zone_idx);
             self.pages.clear(p, pg::ACTIVE);
             self.pages.set(p, pg::WORKINGSET);
@@ -791,7 +728,7 @@ impl Kernel {
         }
         self.count(VmEvent::Pgrefill, taken);
         self.count(VmEvent::Pgdeactivate, taken);
-        let nid = self.lruvecs[lv].nid;
+        let nid = self.memcg.lruvecs[lv].nid;
         self.trace_lru_shrink_active(nid, taken, 0, taken, 0, sc.priority, is_file_lru(lru));
         let now = self.clock();
         let c = &self.costs;

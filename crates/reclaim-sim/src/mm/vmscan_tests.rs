@@ -25,7 +25,7 @@ fn skipped_folios_go_back_in_their_order() {
     let (total_scan, taken) = k.isolate_lru_folios(0, 1, LRU_INACTIVE_FILE, &sc, &mut batch);
     assert_eq!((total_scan, taken), (4, 1));
     assert_eq!(batch.pages[0], pages[3]);
-    let list = k.lruvecs[0].list(LRU_INACTIVE_FILE);
+    let list = k.memcg.lruvecs[0].list(LRU_INACTIVE_FILE);
     assert_eq!(
         k.pages.tail(list),
         Some(pages[0]),

@@ -187,6 +187,14 @@ impl VmEvents {
     }
 }
 
+/// A node's workingset counters (node stat items in the kernel's /proc/vmstat).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WorkingsetStats {
+    pub refault_anon: u64,
+    pub activate_anon: u64,
+    pub restore_anon: u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,7 +27,7 @@
 
 use crate::kernel::Kernel;
 use crate::mm::lru::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
-use crate::mm::memcontrol::ROOT_MEM_CGROUP;
+use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
 use crate::mm::page::pg;
 
 /// A shadow is present (a slot without one holds 0).
@@ -37,22 +37,14 @@ const SHADOW_WORKINGSET: u64 = 1 << 62;
 const LRUVEC_SHIFT: u32 = 40;
 const AGE_MASK: u64 = (1 << LRUVEC_SHIFT) - 1;
 
-/// A node's workingset counters (node stat items in the kernel's /proc/vmstat).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct WorkingsetStats {
-    pub refault_anon: u64,
-    pub activate_anon: u64,
-    pub restore_anon: u64,
-}
-
 impl Kernel {
     /// `workingset_age_nonresident()`: age lruvec `lv` and its ancestors by `nr`.
     pub fn workingset_age_nonresident(&mut self, lv: usize, nr: u64) {
-        self.lruvecs[lv].nonresident_age += nr;
-        let (memcg, nid) = (self.lruvecs[lv].memcg, self.lruvecs[lv].nid);
+        self.memcg.lruvecs[lv].nonresident_age += nr;
+        let (memcg, nid) = (self.memcg.lruvecs[lv].memcg, self.memcg.lruvecs[lv].nid);
         if memcg != ROOT_MEM_CGROUP {
             let root = self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid);
-            self.lruvecs[root].nonresident_age += nr;
+            self.memcg.lruvecs[root].nonresident_age += nr;
         }
     }
 
@@ -60,7 +52,7 @@ impl Kernel {
     pub fn workingset_eviction(&mut self, p: u32, target_memcg: u16) -> u64 {
         let nid = self.zones[self.page_zone(p)].nid;
         let lv = self.mem_cgroup_lruvec(target_memcg, nid);
-        let age = self.lruvecs[lv].nonresident_age & AGE_MASK;
+        let age = self.memcg.lruvecs[lv].nonresident_age & AGE_MASK;
         self.workingset_age_nonresident(lv, 1);
         let workingset = if self.pages.flags(p) & pg::WORKINGSET != 0 {
             SHADOW_WORKINGSET
@@ -76,13 +68,13 @@ impl Kernel {
         debug_assert!(shadow & SHADOW_PRESENT != 0);
         let lv = ((shadow & !(SHADOW_PRESENT | SHADOW_WORKINGSET)) >> LRUVEC_SHIFT) as usize;
         let eviction = shadow & AGE_MASK;
-        let refault = self.lruvecs[lv].nonresident_age & AGE_MASK;
+        let refault = self.memcg.lruvecs[lv].nonresident_age & AGE_MASK;
         let distance = refault.wrapping_sub(eviction) & AGE_MASK;
         // lruvec_page_state() of the eviction lruvec: the root's is the whole node's.
-        let (memcg, nid) = (self.lruvecs[lv].memcg, self.lruvecs[lv].nid);
+        let (memcg, nid) = (self.memcg.lruvecs[lv].memcg, self.memcg.lruvecs[lv].nid);
         let swap_left = self.swap.areas.iter().any(|si| si.nr_free() > 0);
         let mut workingset_size = 0;
-        for (i, l) in self.lruvecs.iter().enumerate() {
+        for (i, l) in self.memcg.lruvecs.iter().enumerate() {
             if i == lv || (memcg == ROOT_MEM_CGROUP && l.nid == nid) {
                 workingset_size += l.total(LRU_ACTIVE_FILE) + l.total(LRU_INACTIVE_FILE);
                 if swap_left {
@@ -111,7 +103,7 @@ impl Kernel {
         if workingset {
             ws.restore_anon += 1;
             // lru_note_cost_refault(): the restored folio's I/O counts as anon cost.
-            self.lruvecs[lv].note_cost(false, 1, 0);
+            self.memcg.lruvecs[lv].note_cost(false, 1, 0);
             pg::ACTIVE | pg::WORKINGSET
         } else {
             pg::ACTIVE
@@ -122,7 +114,7 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use crate::mm::lru::LRU_ACTIVE_ANON;
-    use crate::mm::memcontrol::ROOT_MEM_CGROUP;
+    use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
     use crate::mm::page::pg;
     use crate::testing::kernel_with;
 
@@ -135,14 +127,14 @@ mod tests {
         for _ in 0..3 {
             let p = page(&mut k);
             k.pages.set(p, pg::ANON | pg::ACTIVE);
-            k.lruvecs[0].add_folio(&mut k.pages, p, LRU_ACTIVE_ANON, 0);
+            k.memcg.lruvecs[0].add_folio(&mut k.pages, p, LRU_ACTIVE_ANON, 0);
         }
         k.swap.swapon(crate::mm::swapfile::SwapInfo::new(
             64,
             0,
             Some(0),
             false,
-            crate::mm::swapfile::SwapAlloc::Cluster,
+            crate::variant::SwapAlloc::Cluster,
             k.cpus.nr_cpus(),
         ));
         let evicted = page(&mut k);

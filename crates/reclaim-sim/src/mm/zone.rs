@@ -7,6 +7,8 @@
 //! highatomic reserves, and ZONE_DMA (16 MiB, too small to matter here).
 
 use super::page::{pg, ListId, Pages, NO_OWNER};
+use crate::hw::memory::MemoryBandwidth;
+use crate::sched::WaitQueue;
 
 pub const ZONE_DMA: usize = 0;
 pub const ZONE_DMA32: usize = 1;
@@ -51,6 +53,38 @@ pub struct Zone {
 pub struct PcpCredit {
     pub zone: usize,
     pub credit: u32,
+}
+
+/// A NUMA node: `pg_data_t`.
+#[derive(Debug)]
+pub struct PgData {
+    pub node_id: u32,
+    /// Indices into `Kernel::zones` of this node's zones, lowest zone type first.
+    pub zones: Vec<usize>,
+    pub start_pfn: u32,
+    pub end_pfn: u32,
+    pub memory: MemoryBandwidth,
+    /// Task ids of this node's kswapd threads.
+    pub kswapd: Vec<u32>,
+    /// kswapd threads asleep or napping in `kswapd_try_to_sleep`.
+    pub kswapd_wait: WaitQueue,
+    pub kswapd_order: u32,
+    /// MAX_NR_ZONES is the "no request" sentinel.
+    pub kswapd_highest_zoneidx: usize,
+    pub kswapd_failures: u32,
+    /// Direct reclaimers throttled by `throttle_direct_reclaim`; kswapd's `wake_up_all`
+    /// empties it.
+    pub pfmemalloc_wait: WaitQueue,
+    /// NR_ISOLATED_ANON, NR_ISOLATED_FILE.
+    pub nr_isolated: [u64; 2],
+    /// NR_FILE_PAGES.
+    pub nr_file_pages: u64,
+    /// NR_ANON_MAPPED.
+    pub nr_anon_mapped: u64,
+    /// NR_VMSCAN_WRITE (cumulative).
+    pub nr_vmscan_write: u64,
+    /// WORKINGSET_REFAULT_ANON, WORKINGSET_ACTIVATE_ANON, WORKINGSET_RESTORE_ANON.
+    pub workingset: super::vmstat::WorkingsetStats,
 }
 
 /// The free lists of one zone: list ids `first .. first + NR_PAGE_ORDERS` of `pages`.

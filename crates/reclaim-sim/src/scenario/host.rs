@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::machine::{Costs, Device};
+use crate::machine::{Costs, Device};
 
 /// A host profile, as `reclaimlab host probe` writes it.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -16,7 +16,7 @@ use crate::workload;
 pub mod backend;
 pub mod host;
 pub mod live;
-pub mod machine;
+pub use crate::machine;
 pub use backend::Backend;
 pub use host::{host_profile_path, HostProfile, SwapProbe};
 pub use live::{LiveOptions, Memory, MemoryMode, Swap, SwapKind};

@@ -157,7 +157,7 @@ impl Workload for Dd {
             (
                 k.nodes.len() as u32,
                 k.cpus.nr_cpus_per_node,
-                k.devices.len(),
+                k.block.devices.len(),
                 k.sysctl.read_ahead_kb,
                 k.variant.readahead_noretry,
             )
@@ -237,7 +237,7 @@ async fn dd_direct(cx: Cx, file: File, bytes: Rc<RefCell<Vec<u64>>>) {
             let mut k = cx.k();
             let setup = k.costs.syscall_ns + k.costs.dio_request_ns;
             k.charge(setup);
-            let bio = k.bios.alloc(file.device, Op::Read);
+            let bio = k.block.bios.alloc(file.device, Op::Read);
             k.submit_bio(bio, file.block_bytes);
             bio
         };
@@ -245,7 +245,7 @@ async fn dd_direct(cx: Cx, file: File, bytes: Rc<RefCell<Vec<u64>>>) {
         {
             let mut k = cx.k();
             let now = k.now;
-            k.bios.put(bio, now);
+            k.block.bios.put(bio, now);
         }
         bytes.borrow_mut()[file.slot] += file.block_bytes;
     }

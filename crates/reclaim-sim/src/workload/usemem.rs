@@ -117,6 +117,9 @@ pub struct Histogram {
 
 const SUB_BITS: u32 = 6;
 
+/// The percentiles of a usemem's `latency_us`.
+pub const LATENCY_PERCENTILES: [u32; 7] = [50, 60, 70, 80, 90, 95, 99];
+
 impl Histogram {
     fn bucket(v: Ns) -> usize {
         if v < (1 << SUB_BITS) {
@@ -190,6 +193,31 @@ impl Histogram {
             }
         }
         0
+    }
+
+    /// The histogram of buckets as `buckets()` gives them, several histograms' added up (a
+    /// bucket may come more than once), whose samples sum to `sum_ns`: a live usemem's tasks'.
+    /// A value that is not a bucket's floor counts in the bucket that holds it.
+    pub fn from_buckets(buckets: impl IntoIterator<Item = (Ns, u64)>, sum_ns: u128) -> Histogram {
+        let mut h = Histogram::default();
+        for (floor, n) in buckets {
+            h.record_n(floor, n);
+        }
+        h.sum_ns = sum_ns;
+        h
+    }
+
+    /// A usemem's `latency_us` metrics, simulated or live: the average and the
+    /// `LATENCY_PERCENTILES` in µs (a percentile is its bucket's floor), and the samples.
+    pub fn latency_us(&self) -> serde_json::Map<String, serde_json::Value> {
+        let us = |ns: Ns| ns as f64 / NSEC_PER_USEC as f64;
+        let mut lat = serde_json::Map::new();
+        lat.insert("average".into(), (self.mean() / 1e3).into());
+        for q in LATENCY_PERCENTILES {
+            lat.insert(format!("p{q}"), us(self.percentile(q as f64)).into());
+        }
+        lat.insert("samples".into(), self.total.into());
+        lat
     }
 
     /// The non-empty buckets as (lowest value in ns, count), lowest first: what a live
@@ -286,13 +314,6 @@ impl Workload for Usemem {
             task_kb_s.push(b as f64 / 1024.0 / elapsed_s);
             latency.merge(&t.latency.since(&before.latency));
         }
-        let us = |ns: Ns| ns as f64 / NSEC_PER_USEC as f64;
-        let mut lat = serde_json::Map::new();
-        lat.insert("average".into(), (latency.mean() / 1e3).into());
-        for q in [50, 60, 70, 80, 90, 95, 99] {
-            lat.insert(format!("p{q}"), us(latency.percentile(q as f64)).into());
-        }
-        lat.insert("samples".into(), latency.total.into());
         let mut m = Metrics::new();
         m.insert("tasks".into(), self.params.tasks.into());
         m.insert("random".into(), self.params.random.into());
@@ -303,7 +324,7 @@ impl Workload for Usemem {
             (bytes as f64 / 1024.0 / elapsed_s).into(),
         );
         m.insert("task_kB_s".into(), task_kb_s.into());
-        m.insert("latency_us".into(), lat.into());
+        m.insert("latency_us".into(), latency.latency_us().into());
         m
     }
 }
@@ -331,7 +352,7 @@ async fn usemem(
             vma,
             k.mm.vmas[vma as usize].start,
             k.clock(),
-            k.workload_memcg,
+            k.memcg.workload,
         )
     };
     let deadline = if p.runtime_s > 0.0 {

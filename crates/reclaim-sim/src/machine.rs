@@ -1,6 +1,8 @@
 //! The sections of a scenario that describe the simulated machine and its kernel's tunables:
 //! `[machine]` (nodes, CPUs, memory, block devices), `[sysctl]` and `[costs]`. The kernel is
-//! built from these alone (`Kernel::new`).
+//! built from these and the variant (`Kernel::new`), so they live below it, beside
+//! `variant`, and import nothing of the crate; the scenario (`scenario`, above the kernel)
+//! reads them from its file and re-exports them as `scenario::machine`.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,28 +1,38 @@
-//! `shrink_folio_list()` for a batch isolated from an anon list (mm/vmscan.c, 6.x), the
-//! half of reclaim that swaps: for each folio, in the kernel's order,
+//! `shrink_folio_list()` (mm/vmscan.c, 6.x, read at ~6.14): the fate of each folio
+//! `shrink_inactive_list()` isolated, file or anon, in one function as the kernel's, then the
+//! freed folios back to the buddy allocator (`free_unref_folios()`) and the others back to
+//! the LRU (`move_folios_to_lru()`). For each folio, in the kernel's order:
 //!
-//! 1. locked (a swap-in in flight): keep;
-//! 2. under writeback: PG_reclaim, and activate (the kernel's "case 2");
-//! 3. mapped: `folio_check_references()` through the reverse map: a young entry (cleared
-//!    by the check) keeps the folio, and activates it if PG_referenced was set too
-//!    (a second trip round the inactive list; before v5.9 at once,
-//!    `variant.anon_lru_before_5_9`); otherwise `add_to_swap()` gives it a slot
-//!    (no slot left: activate) and `try_to_unmap()` replaces the entry by the swap entry;
-//! 4. dirty: `try_to_unmap_flush_dirty()`, then `pageout()` → `swap_writeout()`
-//!    (`swap_writepage()` before 6.16):
-//!    PG_writeback and PG_reclaim, the write submitted, the folio kept (its completion
-//!    rotates it to the inactive tail). The flush waits for the TLBs of the CPUs the
-//!    unmapped entry's mm is running on: a folio of a task running on another CPU costs a
-//!    round of IPIs (`costs.tlb_flush_ipi_ns`, 0 unless measured: one round per folio, as
-//!    each unmap leaves a writable entry pending; the interrupted CPU's own time is not
-//!    charged);
-//! 5. clean and in the swap cache: `__remove_mapping()` → `__delete_from_swap_cache()`, and
-//!    the folio is freed (the slot stays with the page table's swap entry).
+//! 1. locked (a read or a swap-in in flight: `folio_trylock()` fails): keep;
+//! 2. under writeback: PG_reclaim, and activate (the kernel's "case 2"; only swap writes
+//!    set PG_writeback so far);
+//! 3. `folio_check_references()`: a mapped folio (only anon folios are mapped so far) is
+//!    checked through the reverse map: a young entry (cleared by the check) keeps it, and
+//!    activates it if PG_referenced was set too (a second trip round the inactive list;
+//!    before v5.9 at once, `variant.anon_lru_before_5_9`); an unmapped page-cache folio is
+//!    reclaimed, referenced or not (PAGEREF_RECLAIM_CLEAN or PAGEREF_RECLAIM);
+//! 4. anon and not in the swap cache: `add_to_swap()` gives it a slot (no slot left:
+//!    activate);
+//! 5. mapped: `try_to_unmap()` replaces the entry by the swap entry;
+//! 6. dirty: `try_to_unmap_flush_dirty()`, then `pageout()` → `swap_writeout()`
+//!    (`swap_writepage()` before 6.16): PG_writeback and PG_reclaim, the write submitted,
+//!    the folio kept (its completion rotates it to the inactive tail). The flush waits for
+//!    the TLBs of the CPUs the unmapped entry's mm is running on: a folio of a task running
+//!    on another CPU costs a round of IPIs (`costs.tlb_flush_ipi_ns`, 0 unless measured: one
+//!    round per folio, as each unmap leaves a writable entry pending; the interrupted CPU's
+//!    own time is not charged). Only anon folios are dirty so far: dirty page-cache folios
+//!    and their writeback come here with the writeback model;
+//! 7. clean: `__remove_mapping()` takes it out of the page cache (no shadow entry: the
+//!    page-cache workingset is not modelled) or the swap cache (`__delete_from_swap_cache()`,
+//!    the slot staying with the page table's swap entry, and a shadow left in it), and the
+//!    folio is freed.
 //!
-//! Departures: `reclaim_throttle()` on writeback and the
-//! `nr_immediate` / PGDAT_WRITEBACK paths are not modelled (swap-out waits for the device's
-//! tags instead, `vmscan::swap_wait_for_tag`); reclaim does not `lru_add_drain()` the per-CPU
-//! batches first, so up to 15 new anon folios per CPU stay out of its reach.
+//! Departures: `reclaim_throttle()` on writeback and the `nr_immediate` / PGDAT_WRITEBACK
+//! paths are not modelled (swap-out waits for the device's tags instead,
+//! `vmscan::swap_wait_for_tag`); reclaim does not `lru_add_drain()` the per-CPU batches
+//! first, so up to 15 new anon folios per CPU stay out of its reach. An anon folio kept
+//! locked counts in the tracepoint's `nr_ref_keep` (the kernel counts only PAGEREF_KEEP
+//! there, as the file side here does).
 //!
 //! `activate_locked` frees the swap of a folio it activates when swap is more than half full
 //! (`mem_cgroup_swap_full()` → `folio_free_swap()`): a folio mapped again while its write
@@ -32,16 +42,18 @@
 //! slots only the swap cache holds when swap is half full.
 
 use crate::kernel::Kernel;
-use crate::mm::lru::{LRU_ACTIVE_ANON, LRU_INACTIVE_ANON};
+use crate::mm::lru::{folio_lru_list, is_file_lru};
 use crate::mm::page::{pg, NO_OWNER};
 use crate::mm::vma::{swp_entry, swp_pte};
 use crate::mm::vmscan::{Isolated, ScanControl, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::VmEvent;
 use crate::sched::Req;
 
-/// `shrink_folio_list()`'s verdict on one anon folio.
+/// `shrink_folio_list()`'s verdict on one folio.
 enum Verdict {
-    /// Back to the inactive list (`keep` / `keep_locked`).
+    /// Back to its list, locked by another (`keep_locked` after a failed trylock).
+    KeepLocked,
+    /// Back to the inactive list (`keep_locked`, PAGEREF_KEEP).
     Keep,
     /// To the active list (`activate_locked`).
     Activate,
@@ -53,6 +65,9 @@ enum Verdict {
 
 const BATCH: usize = SWAP_CLUSTER_MAX as usize;
 
+/// A folio of the put-back list that a synchronous write freed.
+const FREED: u32 = u32::MAX;
+
 /// What a batch's unmapping costs: the folios unmapped, and of those the ones whose TLB
 /// flush needs another CPU.
 #[derive(Default)]
@@ -62,51 +77,58 @@ struct Unmapped {
 }
 
 impl Kernel {
-    /// The second half of `shrink_inactive_list()` for an anon batch (the file half is
-    /// `Kernel::shrink_folio_list`). Returns the pages reclaimed.
-    pub(crate) fn shrink_anon_folio_list(
+    /// The second half of `shrink_inactive_list()`: `shrink_folio_list()` decides each folio
+    /// of `batch` (outside the lock), the swap writes are submitted, the freed folios go back
+    /// to the buddy allocator under zone->lock (`free_unref_folios`), the rest back to the
+    /// LRU under lru_lock (`move_folios_to_lru`). Returns the pages reclaimed.
+    pub(crate) fn shrink_folio_list(
         &mut self,
         lv: usize,
         batch: &Isolated,
         sc: &ScanControl,
         cpu_node: u32,
     ) -> u64 {
-        let nid = self.lruvecs[lv].nid;
+        let nid = self.memcg.lruvecs[lv].nid;
+        let file = is_file_lru(batch.lru());
         let cpu = self.sched.tasks[self.current as usize].cpu;
         let mut freed = [0u32; BATCH];
         let mut nr_freed = 0;
-        let mut back = [(0u32, false); BATCH];
+        let mut back = [0u32; BATCH];
         let mut nr_back = 0;
-        let mut writes = [(0usize, 0u32, 0u32); BATCH];
+        // (area, slot, index in `back`) of each folio to write.
+        let mut writes = [(0usize, 0u32, 0usize); BATCH];
         let mut nr_writes = 0;
         let (mut nr_activate, mut nr_ref_keep) = (0u64, 0u64);
         let mut unmapped = Unmapped::default();
         for &p in batch.pages() {
-            match self.anon_folio_verdict(p, cpu, sc, &mut unmapped) {
+            match self.folio_verdict(p, cpu, sc, &mut unmapped) {
                 Verdict::Free => {
                     freed[nr_freed] = p;
                     nr_freed += 1;
+                    continue;
                 }
                 Verdict::Pageout(area, slot) => {
-                    writes[nr_writes] = (area, slot, p);
+                    writes[nr_writes] = (area, slot, nr_back);
                     nr_writes += 1;
-                    back[nr_back] = (p, false);
-                    nr_back += 1;
                 }
-                v => {
-                    let activate = matches!(v, Verdict::Activate);
-                    if activate {
-                        self.activate_locked_free_swap(p);
-                    }
-                    nr_activate += u64::from(activate);
-                    nr_ref_keep += u64::from(!activate);
-                    back[nr_back] = (p, activate);
-                    nr_back += 1;
+                Verdict::Activate => {
+                    self.activate_locked(p);
+                    nr_activate += 1;
                 }
+                Verdict::Keep => nr_ref_keep += 1,
+                Verdict::KeepLocked => nr_ref_keep += u64::from(!file),
             }
+            back[nr_back] = p;
+            nr_back += 1;
         }
         let c = &self.costs;
-        let work = batch.pages().len() as u64 * (c.shrink_folio_ns + c.folio_referenced_ns)
+        // Memory-bound: struct page, mapping and xarray cache misses, slower as the node's
+        // memory load grows (hw/memory.rs), as the copy to user space is. An anon folio's
+        // reverse map is walked (`folio_referenced()`), a page-cache folio's is empty.
+        let nr = batch.pages().len() as u64;
+        let rmap_walks = if file { 0 } else { nr };
+        let work = nr * c.shrink_folio_ns
+            + rmap_walks * c.folio_referenced_ns
             + unmapped.folios * c.swap_out_ns
             + unmapped.remote_flushes * c.tlb_flush_ipi_ns;
         let work = self.nodes[nid as usize].memory.scale(work);
@@ -115,9 +137,9 @@ impl Kernel {
         for area in 0..self.swap.areas.len() {
             let mut group = [(0u32, 0u32); BATCH];
             let mut n = 0;
-            for &(a, slot, p) in &writes[..nr_writes] {
+            for &(a, slot, i) in &writes[..nr_writes] {
                 if a == area {
-                    group[n] = (slot, p);
+                    group[n] = (slot, back[i]);
                     n += 1;
                 }
             }
@@ -125,62 +147,73 @@ impl Kernel {
                 // A synchronous area wrote them already: clean, they are freed now (the
                 // kernel's PAGE_SUCCESS without writeback, "try to free the folio below");
                 // the putback below skips them.
-                for &(slot, p) in &group[..n] {
-                    self.remove_anon_folio(p, area, slot, sc.target_mem_cgroup);
-                    freed[nr_freed] = p;
-                    nr_freed += 1;
+                for &(a, slot, i) in &writes[..nr_writes] {
+                    if a == area {
+                        self.remove_mapping(back[i], area, slot, sc.target_mem_cgroup);
+                        freed[nr_freed] = back[i];
+                        nr_freed += 1;
+                        back[i] = FREED;
+                    }
                 }
             }
         }
         self.free_isolated_folios(&freed[..nr_freed], cpu_node);
-        // move_folios_to_lru(): kept folios to the inactive head, activated ones to the
-        // active list, each activation ageing the lruvec (5.9 on: workingset_age_nonresident).
+        // move_folios_to_lru(): lru_lock is taken even for an empty list. Kept folios go
+        // back to the head of their list, activated ones to the active list, each
+        // activation ageing the lruvec (5.9 on: workingset_age_nonresident).
         let at = self.clock();
         let hold = (nr_back as u64).max(1) * self.costs.putback_ns;
         let lock = self.lru_lock(lv, cpu_node, hold, at);
         self.charge(lock.total());
-        for &(p, activate) in &back[..nr_back] {
-            if self.pages.flags(p) & pg::ANON == 0 {
-                continue; // written synchronously and freed above
+        for &p in &back[..nr_back] {
+            if p == FREED {
+                continue;
             }
             let zone_idx = self.page_zonenum(p);
-            let lru = if activate {
-                self.pages.set(p, pg::ACTIVE);
-                LRU_ACTIVE_ANON
-            } else {
-                LRU_INACTIVE_ANON
-            };
-            self.lruvecs[lv].add_folio(&mut self.pages, p, lru, zone_idx);
+            let lru = folio_lru_list(self.pages.flags(p));
+            self.memcg.lruvecs[lv].add_folio(&mut self.pages, p, lru, zone_idx);
         }
         if !self.variant.anon_lru_before_5_9 && nr_activate > 0 {
             self.workingset_age_nonresident(lv, nr_activate);
         }
         let reclaimed = nr_freed as u64;
-        self.nodes[nid as usize].nr_isolated[0] -= batch.pages().len() as u64;
-        self.lruvecs[lv].note_cost(
-            false,
+        let pgdat = &mut self.nodes[nid as usize];
+        pgdat.nr_isolated[file as usize] -= nr;
+        if file {
+            pgdat.nr_file_pages -= reclaimed;
+        }
+        let nr_scanned = batch.nr_scanned();
+        self.memcg.lruvecs[lv].note_cost(
+            file,
             nr_writes as u64,
-            batch.nr_scanned() - reclaimed.min(batch.nr_scanned()),
+            nr_scanned - reclaimed.min(nr_scanned),
         );
         self.count_reclaim(lv, sc, VmEvent::pgsteal(sc.kswapd), reclaimed);
-        self.count(VmEvent::pgsteal_type(false), reclaimed);
+        self.count(VmEvent::pgsteal_type(file), reclaimed);
         self.count(VmEvent::Pgfree, reclaimed);
         self.count(VmEvent::Pgactivate, nr_activate);
         self.trace_lru_shrink_inactive(
             nid,
-            batch.nr_scanned(),
+            nr_scanned,
             reclaimed,
             nr_activate,
             nr_ref_keep,
             sc.priority,
-            false,
+            file,
         );
         reclaimed
     }
 
     /// `activate_locked`: "not a candidate for swapping, so reclaim swap space" when swap is
-    /// more than half full. `folio_free_swap()` frees it only from a folio not under
-    /// writeback whose slot no page table names (a folio mapped again during its write).
+    /// more than half full, then PG_active. `folio_free_swap()` frees the swap only of a
+    /// folio not under writeback whose slot no page table names (a folio mapped again during
+    /// its write).
+    fn activate_locked(&mut self, p: u32) {
+        self.activate_locked_free_swap(p);
+        self.pages.set(p, pg::ACTIVE);
+    }
+
+    /// `activate_locked`'s `folio_free_swap()` when `mem_cgroup_swap_full()`.
     fn activate_locked_free_swap(&mut self, p: u32) {
         let flags = self.pages.fields(p).flags;
         if flags & pg::SWAPCACHE == 0 || flags & pg::WRITEBACK != 0 || !self.swap.vm_swap_full() {
@@ -194,9 +227,9 @@ impl Kernel {
         self.pages.set(p, pg::DIRTY);
     }
 
-    /// Steps 1–5 of the module's list for folio `p` (reclaimed by a task on `cpu` for
+    /// Steps 1–7 of the module's list for folio `p` (reclaimed by a task on `cpu` for
     /// `sc`); a folio unmapped here is counted in `unmapped`.
-    fn anon_folio_verdict(
+    fn folio_verdict(
         &mut self,
         p: u32,
         cpu: u32,
@@ -204,62 +237,48 @@ impl Kernel {
         unmapped: &mut Unmapped,
     ) -> Verdict {
         let flags = self.pages.flags(p);
+        if flags & (pg::LOCKED | pg::WRITEBACK | pg::MAPPED | pg::ANON | pg::DIRTY) == 0 {
+            // Steps 1-6 pass a clean, unmapped page-cache folio that is neither locked nor
+            // under writeback (most of a page-cache reclaimer's): straight to step 7.
+            return self.remove_page_cache_folio(p);
+        }
         if flags & pg::LOCKED != 0 {
-            return Verdict::Keep;
+            return Verdict::KeepLocked;
         }
         if flags & pg::WRITEBACK != 0 {
             self.pages.set(p, pg::RECLAIM);
             return Verdict::Activate;
         }
+        // folio_check_references().
         let referenced_folio = self.pages.test_and_clear(p, pg::REFERENCED);
-        if flags & pg::MAPPED != 0 {
-            let idx = self.pages.fields(p).owner;
-            if self.mm.test_and_clear_young(idx) {
-                if self.variant.anon_lru_before_5_9 {
-                    return Verdict::Activate;
-                }
-                self.pages.set(p, pg::REFERENCED);
-                return if referenced_folio {
-                    Verdict::Activate
-                } else {
-                    Verdict::Keep
-                };
+        if flags & pg::MAPPED != 0 && self.mm.test_and_clear_young(self.pages.fields(p).owner) {
+            if self.variant.anon_lru_before_5_9 {
+                return Verdict::Activate;
             }
-            // add_to_swap(): a slot, and the folio joins the swap cache, dirty (a folio mapped
-            // again while its write was in flight is in it already).
-            let (area, slot) = if flags & pg::SWAPCACHE != 0 {
-                self.folio_swap_entry(p)
+            self.pages.set(p, pg::REFERENCED);
+            return if referenced_folio {
+                Verdict::Activate
             } else {
-                let Some((area, slot)) = self.swap.get_swap_page(cpu) else {
-                    return Verdict::Activate;
-                };
-                self.swap.areas[area].cache[slot as usize] = p;
-                self.page_ext.swap_mut()[p as usize] = swp_entry(area, slot);
-                (area, slot)
+                Verdict::Keep
             };
-            // try_to_unmap(): the entry becomes the swap entry, which holds the slot.
-            let si = &mut self.swap.areas[area];
-            si.swap_duplicate(slot);
-            self.mm.ptes[idx as usize] = swp_pte(area, slot);
-            let f = self.pages.fields_mut(p);
-            f.owner = slot;
-            f.flags = (f.flags & !pg::MAPPED) | pg::SWAPCACHE | pg::DIRTY;
-            let nid = self.zones[self.page_zone(p)].nid;
-            self.nodes[nid as usize].nr_anon_mapped -= 1;
-            unmapped.folios += 1;
-            // Dirty now, so written below after try_to_unmap_flush_dirty(). x86's
-            // should_flush_tlb() interrupts only a CPU whose loaded mm is the owner's and is
-            // not lazy: here, the owner runnable on another CPU. Departure: runnable stands
-            // for running (a CPU's other task may hold it), and the owner's one CPU for its
-            // mm_cpumask (the model does not migrate tasks).
-            if self.costs.tlb_flush_ipi_ns > 0 {
-                let owner =
-                    &self.sched.tasks[self.mm.vmas[self.mm.vma_of(idx)].owner_task as usize];
-                let remote = owner.cpu != cpu && matches!(owner.req, Req::Run);
-                unmapped.remote_flushes += u64::from(remote);
-            }
         }
-        debug_assert!(self.pages.flags(p) & pg::SWAPCACHE != 0);
+        let anon = flags & pg::ANON != 0;
+        // add_to_swap(): a slot, and the folio joins the swap cache, dirty (a folio mapped
+        // again while its write was in flight is in it already).
+        if anon && flags & pg::SWAPCACHE == 0 {
+            let Some((area, slot)) = self.swap.get_swap_page(cpu) else {
+                return Verdict::Activate;
+            };
+            self.swap.areas[area].cache[slot as usize] = p;
+            self.page_ext.swap_mut()[p as usize] = swp_entry(area, slot);
+            self.pages.set(p, pg::SWAPCACHE | pg::DIRTY);
+        }
+        if flags & pg::MAPPED != 0 {
+            self.try_to_unmap(p, cpu, unmapped);
+        }
+        if !anon {
+            return self.remove_page_cache_folio(p);
+        }
         let (area, slot) = self.folio_swap_entry(p);
         if self.pages.flags(p) & pg::DIRTY != 0 {
             // pageout() → swap_writepage().
@@ -267,14 +286,49 @@ impl Kernel {
             f.flags = (f.flags & !pg::DIRTY) | pg::WRITEBACK | pg::RECLAIM;
             return Verdict::Pageout(area, slot);
         }
-        self.remove_anon_folio(p, area, slot, sc.target_mem_cgroup);
+        self.remove_mapping(p, area, slot, sc.target_mem_cgroup);
         Verdict::Free
+    }
+
+    /// `__remove_mapping()` of clean, unmapped page-cache folio `p`: out of the page cache
+    /// (no shadow entry), ready to be freed.
+    #[inline]
+    fn remove_page_cache_folio(&mut self, p: u32) -> Verdict {
+        let d = self.pages.fields_mut(p);
+        d.owner = NO_OWNER;
+        d.flags = 0;
+        Verdict::Free
+    }
+
+    /// `try_to_unmap()` of anon folio `p`, in the swap cache, by a task on `cpu`: its page
+    /// table entry becomes the swap entry, which holds the slot, and the folio is dirty.
+    fn try_to_unmap(&mut self, p: u32, cpu: u32, unmapped: &mut Unmapped) {
+        let (area, slot) = self.folio_swap_entry(p);
+        let idx = self.pages.fields(p).owner;
+        self.swap.areas[area].swap_duplicate(slot);
+        self.mm.ptes[idx as usize] = swp_pte(area, slot);
+        let f = self.pages.fields_mut(p);
+        f.owner = slot;
+        f.flags = (f.flags & !pg::MAPPED) | pg::SWAPCACHE | pg::DIRTY;
+        let nid = self.zones[self.page_zone(p)].nid;
+        self.nodes[nid as usize].nr_anon_mapped -= 1;
+        unmapped.folios += 1;
+        // Dirty now, so written after try_to_unmap_flush_dirty(). x86's should_flush_tlb()
+        // interrupts only a CPU whose loaded mm is the owner's and is not lazy: here, the
+        // owner runnable on another CPU. Departure: runnable stands for running (a CPU's
+        // other task may hold it), and the owner's one CPU for its mm_cpumask (the model does
+        // not migrate tasks).
+        if self.costs.tlb_flush_ipi_ns > 0 {
+            let owner = &self.sched.tasks[self.mm.vmas[self.mm.vma_of(idx)].owner_task as usize];
+            let remote = owner.cpu != cpu && matches!(owner.req, Req::Run);
+            unmapped.remote_flushes += u64::from(remote);
+        }
     }
 
     /// `__remove_mapping()` of clean swap-cache folio `p` at `slot` of `area`, reclaimed for
     /// `target_memcg`: out of the swap cache and its cgroup, ready to be freed, its shadow
     /// left in the slot if the area keeps shadows (`workingset_eviction()`, since 5.9).
-    fn remove_anon_folio(&mut self, p: u32, area: usize, slot: u32, target_memcg: u16) {
+    fn remove_mapping(&mut self, p: u32, area: usize, slot: u32, target_memcg: u16) {
         if self.swap.areas[area].keeps_shadows() {
             let shadow = self.workingset_eviction(p, target_memcg);
             self.swap.areas[area].set_shadow(slot, shadow);
@@ -350,7 +404,7 @@ mod tests {
             let sc = ScanControl::new(false, 32, 0, 0);
             let mut unmapped = Unmapped::default();
             for p in [own, other] {
-                let v = k.anon_folio_verdict(p, 0, &sc, &mut unmapped);
+                let v = k.folio_verdict(p, 0, &sc, &mut unmapped);
                 assert!(matches!(v, Verdict::Pageout(..)));
             }
             assert_eq!(unmapped.folios, 2);

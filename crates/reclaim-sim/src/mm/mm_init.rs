@@ -1,0 +1,160 @@
+//! Booting the memory: the page array, each node's zones with all their memory free
+//! (`free_area_init()`, mm/mm_init.c, 6.x), the boot-time watermarks and lowmem reserves
+//! (`init_per_zone_wmark_min()`), the nodes' root lruvecs, and the zonelists
+//! (`build_all_zonelists()`). One node's memory is one pfn range; node 0 starts with
+//! ZONE_DMA32 when `[machine] dma32_mb` is set, and every node has a ZONE_NORMAL.
+
+use crate::hw::lock::SpinLock;
+use crate::hw::memory::MemoryBandwidth;
+use crate::machine::{Machine, Sysctl};
+use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
+use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
+use crate::mm::page::Pages;
+use crate::mm::zone::{
+    calculate_min_free_kbytes, free_lists, setup_per_zone_lowmem_reserve, setup_per_zone_wmarks,
+    zonelist_kswapd_nodes, PgData, Zone, MAX_NR_ZONES, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS,
+    ZONE_DMA32, ZONE_NORMAL,
+};
+use crate::sched::WaitQueue;
+use crate::variant::Variant;
+
+/// The memory part of the kernel, as boot leaves it.
+pub struct MemoryInit {
+    pub nr_pages: u32,
+    pub pages: Pages,
+    pub zones: Vec<Zone>,
+    pub zone_lock: Vec<SpinLock>,
+    pub nodes: Vec<PgData>,
+    /// The root cgroup's lruvec of each node.
+    pub lruvecs: Vec<Lruvec>,
+    pub zonelists: Vec<Vec<usize>>,
+    pub kswapd_wake_nodes: Vec<Vec<u32>>,
+    /// pfn → zone lookup: the zone index of each MAX_ORDER block.
+    pub block_zone: Vec<u8>,
+    pub min_free_kbytes: u64,
+}
+
+/// The pages of `mb` megabytes, in whole MAX_ORDER blocks (what a node or zone of that size
+/// manages).
+fn whole_blocks(mb: u64) -> u64 {
+    (mb * 256) / MAX_ORDER_NR_PAGES as u64 * MAX_ORDER_NR_PAGES as u64
+}
+
+/// The page frames of machine `m`: each node's memory in whole MAX_ORDER blocks.
+pub fn nr_page_frames(m: &Machine) -> u32 {
+    (whole_blocks(m.memory_mb_per_node) * m.nodes as u64) as u32
+}
+
+/// The zones of machine `m`: one per node, and ZONE_DMA32 on node 0 when it has one.
+pub fn nr_zones(m: &Machine) -> u32 {
+    m.nodes + u32::from(whole_blocks(m.dma32_mb) > 0)
+}
+
+/// `free_area_init()` and the rest of the memory's boot for machine `m`.
+pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> MemoryInit {
+    let node_pages = whole_blocks(m.memory_mb_per_node);
+    let dma32_pages = whole_blocks(m.dma32_mb);
+    let nr_pages = nr_page_frames(m);
+    let nr_lists_lru = m.nodes * NR_LRU_LISTS as u32;
+    let mut pages = Pages::new(nr_pages, nr_lists_lru + nr_zones(m) * NR_PAGE_ORDERS as u32);
+    let mut zones = Vec::new();
+    let mut nodes = Vec::new();
+    let mut pfn = 0u32;
+    for nid in 0..m.nodes {
+        let start = pfn;
+        let mut zids = Vec::new();
+        let mut layout = vec![];
+        if nid == 0 && dma32_pages > 0 {
+            layout.push((ZONE_DMA32, dma32_pages));
+            layout.push((ZONE_NORMAL, node_pages - dma32_pages));
+        } else {
+            layout.push((ZONE_NORMAL, node_pages));
+        }
+        for (zone_idx, nr) in layout {
+            let zi = zones.len();
+            let lists = free_lists(&pages, nr_lists_lru + (zi * NR_PAGE_ORDERS) as u32);
+            zones.push(Zone::new(zone_idx, nid, pfn, nr, lists));
+            zids.push(zi);
+            pfn += nr as u32;
+        }
+        nodes.push(PgData {
+            node_id: nid,
+            zones: zids,
+            start_pfn: start,
+            end_pfn: pfn,
+            memory: MemoryBandwidth::new(m.memory_bandwidth_mb_s_per_node),
+            kswapd: vec![],
+            kswapd_wait: WaitQueue::default(),
+            kswapd_order: 0,
+            kswapd_highest_zoneidx: MAX_NR_ZONES,
+            kswapd_failures: 0,
+            pfmemalloc_wait: WaitQueue::default(),
+            nr_isolated: [0; 2],
+            nr_file_pages: 0,
+            nr_anon_mapped: 0,
+            nr_vmscan_write: 0,
+            workingset: Default::default(),
+        });
+    }
+    let lruvecs = (0..m.nodes)
+        .map(|nid| {
+            let base = nid * NR_LRU_LISTS as u32;
+            let lists = std::array::from_fn(|l| pages.list(base + l as u32));
+            Lruvec::new(nid, ROOT_MEM_CGROUP, lists)
+        })
+        .collect();
+    let mut block_zone = vec![0u8; (nr_pages / MAX_ORDER_NR_PAGES) as usize];
+    for (zi, z) in zones.iter_mut().enumerate() {
+        let mut p = z.start_pfn;
+        while p < z.end_pfn() {
+            block_zone[(p / MAX_ORDER_NR_PAGES) as usize] = zi as u8;
+            z.free_one_page(&mut pages, p, (NR_PAGE_ORDERS - 1) as u32);
+            p += MAX_ORDER_NR_PAGES;
+        }
+    }
+    // Boot-time watermarks: min_free_kbytes from all (low) memory, then the reserves.
+    let lowmem_kbytes: u64 = zones.iter().map(|z| z.managed_pages * 4).sum();
+    let min_free_kbytes = if sysctl.min_free_kbytes > 0 {
+        sysctl.min_free_kbytes
+    } else {
+        calculate_min_free_kbytes(lowmem_kbytes, variant.min_free_kbytes_cap)
+    };
+    setup_per_zone_wmarks(&mut zones, min_free_kbytes, sysctl.watermark_scale_factor);
+    for node in &nodes {
+        let mut managed = [0u64; MAX_NR_ZONES];
+        for &zi in &node.zones {
+            managed[zones[zi].zone_idx] = zones[zi].managed_pages;
+        }
+        let reserve = setup_per_zone_lowmem_reserve(&managed);
+        for &zi in &node.zones {
+            zones[zi].lowmem_reserve = reserve[zones[zi].zone_idx];
+        }
+    }
+    let zonelists: Vec<Vec<usize>> = (0..m.nodes)
+        .map(|nid| {
+            let mut order: Vec<u32> = vec![nid];
+            order.extend((0..m.nodes).filter(|&n| n != nid));
+            order
+                .iter()
+                .flat_map(|&n| nodes[n as usize].zones.iter().rev().copied())
+                .collect()
+        })
+        .collect();
+    let kswapd_wake_nodes = zonelists
+        .iter()
+        .flat_map(|zl| (0..MAX_NR_ZONES).map(|hz| zonelist_kswapd_nodes(&zones, zl, hz)))
+        .collect();
+    let zone_lock = zones.iter().map(|z| SpinLock::new(z.nid)).collect();
+    MemoryInit {
+        nr_pages,
+        pages,
+        zones,
+        zone_lock,
+        nodes,
+        lruvecs,
+        zonelists,
+        kswapd_wake_nodes,
+        block_zone,
+        min_free_kbytes,
+    }
+}
