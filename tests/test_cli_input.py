@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from reclaimlab import _core
 from reclaimlab.cli import cli
 from reclaimlab.simulate.capacity import FIXED_BYTES, CapacityError, fit_jobs, mem_available, point_need
-from reclaimlab.simulate.runner import Point, points
+from reclaimlab.simulate.runner import points
 
 
 def invoke(*args: str):
@@ -88,7 +88,7 @@ def test_an_oversized_machine_is_refused_with_the_numbers_before_any_allocation(
     assert "Traceback" not in p.stderr and "panicked" not in p.stderr
     text = " ".join(p.stdout.split())
     (huge,) = points(small_scenario, HUGE[1::2])
-    need = point_need(huge.scenario_toml)
+    need = point_need(huge)
     assert need > 32 << 30  # 2³¹ page descriptors of 16 bytes
     assert f"this run needs {need / 2**30:.1f} GiB of memory" in text, text
     assert "available (MemAvailable)" in text and "machine.memory_mb_per_node" in text
@@ -98,15 +98,15 @@ def test_an_oversized_machine_is_refused_with_the_numbers_before_any_allocation(
 def test_the_need_is_the_estimate_of_the_resolved_scenario(small_scenario: Path) -> None:
     (small,) = points(small_scenario)
     (huge,) = points(small_scenario, HUGE[1::2])
-    state = _core.page_state_bytes_needed(huge.scenario_toml)
+    state = _core.page_state_bytes_needed(huge)
     assert state >= (2**31) * 16  # the descriptors of 2³¹ page frames
-    assert point_need(huge.scenario_toml) > state + FIXED_BYTES
-    assert point_need(small.scenario_toml) < 1 << 30
+    assert point_need(huge) > state + FIXED_BYTES
+    assert point_need(small) < 1 << 30
 
 
 def test_workers_are_lowered_to_what_fits_and_a_point_too_big_is_refused(small_scenario: Path) -> None:
-    pts = [Point(f"p={i}", p.scenario_toml) for i, p in enumerate(points(small_scenario) * 4)]
-    need = point_need(pts[0].scenario_toml)
+    pts = [p.with_label(f"p={i}") for i, p in enumerate(points(small_scenario) * 4)]
+    need = point_need(pts[0])
     notes: list[str] = []
     assert fit_jobs(pts, 8, available=10 * need, note=notes.append) == 4  # no more workers than points
     assert fit_jobs(pts, 4, available=int(2.5 * need), note=notes.append) == 2

@@ -49,11 +49,11 @@ def test_the_probe_describes_this_machine_and_a_host_scenario_uses_it(host_profi
     else:
         assert host.MIN_FAULT_NS <= costs["anon_fault_ns"] < 100_000
     (swap_point,) = points(ROOT / "scenarios/live/usemem-swap-ra.toml", [])
-    point_costs = tomllib.loads(swap_point.scenario_toml)["costs"]
+    point_costs = tomllib.loads(swap_point.toml)["costs"]
     assert point_costs["usemem_page_ns"] == costs["usemem_page_ns"]
     assert point_costs["anon_fault_ns"] == costs.get("anon_fault_ns", 1200)
     (point,) = points(ROOT / "scenarios/live/dd-squeeze.toml", ["workload.tasks=1"])
-    machine = tomllib.loads(point.scenario_toml)["machine"]
+    machine = tomllib.loads(point.toml)["machine"]
     assert machine["memory_mb_per_node"] == profile["memory_mb_per_node"]
     assert machine["devices"][0]["name"] == profile["device"]["name"]
 

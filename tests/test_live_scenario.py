@@ -81,7 +81,7 @@ def test_every_shipped_scenario_is_one_format(host_profile: Path) -> None:
 def test_a_host_scenario_is_this_hosts_machine(host_profile: Path) -> None:
     host_profile.write_text(HOST_PROFILE)
     (point,) = sim_points(ROOT / "scenarios/live/dd-squeeze.toml", ["workload.tasks=2"])
-    doc = tomllib.loads(point.scenario_toml)
+    doc = tomllib.loads(point.toml)
     assert "from" not in doc["machine"]
     assert doc["machine"]["memory_mb_per_node"] == 8192 and doc["machine"]["cpus_per_node"] == 2
     assert doc["machine"]["devices"][0]["name"] == "vdz" and doc["machine"]["devices"][0]["bandwidth_mb_s"] == 1500.0
@@ -89,7 +89,7 @@ def test_a_host_scenario_is_this_hosts_machine(host_profile: Path) -> None:
     assert "read_ahead_kb" not in doc.get("sysctl", {})
     # explicit keys win over the profile
     (point,) = sim_points(ROOT / "scenarios/live/dd-squeeze.toml", ["workload.tasks=2", "machine.cpus_per_node=4"])
-    assert tomllib.loads(point.scenario_toml)["machine"]["cpus_per_node"] == 4
+    assert tomllib.loads(point.toml)["machine"]["cpus_per_node"] == 4
     # a live run of the same file sets none of the host's sysctls
     (_, live), *_ = load(ROOT / "scenarios/live/dd-squeeze.toml").points()
     assert live.sysctl == {}

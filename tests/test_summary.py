@@ -116,7 +116,7 @@ def test_usemem_row(tmp_path: Path) -> None:
 
 def simulated_dd_run(out: Path) -> RunDir:
     (point,) = points(ROOT / "scenarios" / "small.toml", ["run.duration_s=0.2", "run.sample_interval_s=0.05"])
-    _core.run_scenario(point.scenario_toml, out)
+    _core.run_scenario(point, out)
     return read_rundir(out)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from pathlib import Path
 
 import click
@@ -15,15 +14,19 @@ SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 
 def shipped_scenarios(root: Path = SCENARIO_DIR) -> list[tuple[Path, str]]:
     """Every scenario file under `root` (a TOML file with a `name` or `description`; the
-    seeds' reference tables are not scenarios), with its description, by path."""
+    seeds' reference tables are not scenarios), with its description, by path. Those in
+    `bench/` are the benchmarks' (`reclaimlab bench`), said so."""
+    from reclaimlab import _core
+
     found = []
     for path in sorted(root.rglob("*.toml")):
-        try:
-            doc = tomllib.loads(path.read_text())
-        except (OSError, tomllib.TOMLDecodeError):
-            continue
-        if "name" in doc or "description" in doc:
-            found.append((path, str(doc.get("description") or doc.get("name", ""))))
+        heading = _core.scenario_heading(path)
+        if heading is not None:
+            name, description = heading
+            about = description or name
+            if path.parent == root / "bench":
+                about = f"benchmark ({name}): the scenario `reclaimlab bench` simulates, docs/benchmarks.md"
+            found.append((path, about))
     return found
 
 

@@ -1,11 +1,16 @@
 //! `reclaimlab._core` simulator functions: load and resolve scenarios, expand sweeps, run a
 //! scenario into a run directory. Scenario errors become `ValueError`s whose text names the
 //! file, the key and what was expected.
+//!
+//! A scenario is parsed and checked once, by `sweep_points`: each point travels as a
+//! `ResolvedScenario` holding the checked `Scenario`, which `run_scenario` and
+//! `page_state_bytes_needed` take as it is.
 
 use pyo3::exceptions::{PyFileExistsError, PyOSError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyType;
 use reclaim_sim::run::Interrupted;
-use reclaim_sim::scenario::{host_profile_path, Backend, HostProfile};
+use reclaim_sim::scenario::{host_profile_path, parse_override, Backend, HostProfile};
 use reclaim_sim::{workload, Scenario};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -16,8 +21,124 @@ fn backend_of(name: &str) -> PyResult<Backend> {
     })
 }
 
+fn backend_name(b: Backend) -> &'static str {
+    match b {
+        Backend::Simulator => "sim",
+        Backend::Live => "live",
+    }
+}
+
 fn value_error(e: reclaim_sim::ScenarioError) -> PyErr {
     PyValueError::new_err(e.to_string())
+}
+
+/// One point of a scenario, resolved (every default filled in, overrides and the sweep's
+/// value applied) and checked for a backend: its `label` (empty for a scenario without a
+/// sweep), its canonical `toml` (the run directory's scenario.toml) and the `Scenario`
+/// itself, which runs without being parsed or checked again.
+///
+/// It pickles (for the worker processes) as its label, canonical TOML and backend; the
+/// unpickling constructor `_from_checked` trusts that text — it deserialises the `Scenario`
+/// from it without the scenario's checks, which the text passed when it was resolved.
+#[pyclass(frozen, module = "reclaimlab._core")]
+pub struct ResolvedScenario {
+    label: String,
+    toml: String,
+    backend: Backend,
+    scenario: Scenario,
+}
+
+impl ResolvedScenario {
+    fn new(label: String, scenario: Scenario, backend: Backend) -> Self {
+        ResolvedScenario {
+            label,
+            toml: scenario.to_toml(),
+            backend,
+            scenario,
+        }
+    }
+}
+
+/// What a `ResolvedScenario` pickles as: `_from_checked`'s label, canonical TOML and backend.
+type Pickled = (String, String, &'static str);
+
+#[pymethods]
+impl ResolvedScenario {
+    /// The sweep point's label, e.g. `workload.tasks=16`; empty without a sweep.
+    #[getter]
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The resolved scenario as TOML, every default filled in.
+    #[getter]
+    fn toml(&self) -> &str {
+        &self.toml
+    }
+
+    /// The resolved scenario as JSON text (what a live run reads its settings from).
+    #[getter]
+    fn json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.scenario).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// The scenario's `name`.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.scenario.name
+    }
+
+    /// The backend it was checked for: "sim" or "live".
+    #[getter]
+    fn backend(&self) -> &'static str {
+        backend_name(self.backend)
+    }
+
+    /// The same point under another label (a seed's tables name points by test and count).
+    fn with_label(&self, label: String) -> Self {
+        ResolvedScenario {
+            label,
+            toml: self.toml.clone(),
+            backend: self.backend,
+            scenario: self.scenario.clone(),
+        }
+    }
+
+    /// A point whose canonical TOML was checked for `backend` when it was resolved
+    /// (pickle's constructor): deserialised as it is, without the scenario's checks.
+    #[classmethod]
+    fn _from_checked(
+        _cls: &Bound<'_, PyType>,
+        label: String,
+        toml: String,
+        backend: &str,
+    ) -> PyResult<Self> {
+        let scenario: Scenario = toml::from_str(&toml)
+            .map_err(|e| PyValueError::new_err(format!("not a resolved scenario: {e}")))?;
+        Ok(ResolvedScenario {
+            label,
+            toml,
+            backend: backend_of(backend)?,
+            scenario,
+        })
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Pickled)> {
+        let me = slf.get();
+        Ok((
+            slf.get_type().getattr("_from_checked")?,
+            (me.label.clone(), me.toml.clone(), backend_name(me.backend)),
+        ))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ResolvedScenario(label={:?}, name={:?}, backend={:?})",
+            self.label,
+            self.scenario.name,
+            backend_name(self.backend)
+        )
+    }
 }
 
 /// The resolved scenario (every default filled in, overrides applied) as TOML text, checked
@@ -30,27 +151,61 @@ fn resolve_scenario(path: &str, overrides: Vec<String>, backend: &str) -> PyResu
     Ok(s.to_toml())
 }
 
-/// The sweep points of a scenario: `[(label, resolved_toml, resolved_json)]`, every point
-/// checked for `backend` ("sim" or "live"); one unlabelled point when the scenario has no
-/// sweep.
+/// The sweep points of a scenario, each a `ResolvedScenario` checked for `backend` ("sim"
+/// or "live"); one unlabelled point when the scenario has no sweep.
 #[pyfunction]
 #[pyo3(signature = (path, overrides=vec![], backend="sim"))]
 fn sweep_points(
     path: &str,
     overrides: Vec<String>,
     backend: &str,
-) -> PyResult<Vec<(String, String, String)>> {
+) -> PyResult<Vec<ResolvedScenario>> {
     let backend = backend_of(backend)?;
     let s = Scenario::load(std::path::Path::new(path), &overrides).map_err(value_error)?;
     let pts = s.sweep_points(path).map_err(value_error)?;
     pts.into_iter()
         .map(|(label, p)| {
             p.check_backend(backend, path).map_err(value_error)?;
-            let json =
-                serde_json::to_string(&p).map_err(|e| PyValueError::new_err(e.to_string()))?;
-            Ok((label, p.to_toml(), json))
+            Ok(ResolvedScenario::new(label, p, backend))
         })
         .collect()
+}
+
+/// Whether the scenario file, with its `--set` overrides, describes its machine as this
+/// host (`[machine] from = "host"`), read before it is resolved, since resolving it needs
+/// the host profile. False for a file that cannot be read: resolving it says why.
+#[pyfunction]
+#[pyo3(signature = (path, overrides=vec![]))]
+fn needs_host_profile(path: &str, overrides: Vec<String>) -> bool {
+    let is_host = |v: &toml::Value| v.as_str() == Some("host");
+    // The last `--set` of the key wins, as when the scenario is resolved.
+    if let Some(v) = overrides.iter().rev().find_map(|o| {
+        parse_override(o)
+            .ok()
+            .filter(|(k, _)| k == "machine.from")
+            .map(|(_, v)| v)
+    }) {
+        return is_host(&v);
+    }
+    let Ok(table) = std::fs::read_to_string(path).map(|t| t.parse::<toml::Table>()) else {
+        return false;
+    };
+    table
+        .ok()
+        .and_then(|t| t.get("machine")?.get("from").map(is_host))
+        .unwrap_or(false)
+}
+
+/// A TOML file's top-level `name` and `description` (`reclaimlab scenarios`' listing of
+/// the shipped files), None for a file that has neither or is not TOML.
+#[pyfunction]
+fn scenario_heading(path: PathBuf) -> Option<(String, String)> {
+    let table: toml::Table = std::fs::read_to_string(path).ok()?.parse().ok()?;
+    let field = |k: &str| table.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    match (field("name"), field("description")) {
+        (None, None) => None,
+        (name, description) => Some((name.unwrap_or_default(), description.unwrap_or_default())),
+    }
 }
 
 /// A table (JSON text) as TOML text, for the run directory's scenario.toml.
@@ -76,7 +231,8 @@ fn host_profile_toml(json: &str) -> PyResult<String> {
     Ok(profile.to_toml())
 }
 
-/// Run a resolved scenario (TOML text) and write its run directory, complete or not at all:
+/// Run a resolved scenario (a `ResolvedScenario` checked for the simulator) and write its
+/// run directory, complete or not at all:
 /// its files go into a hidden `staging_dir` renamed into place at the end (with `overwrite`,
 /// replacing what `out_dir` held whole). `progress(fraction)` is called now and then.
 /// Returns result.json's text.
@@ -85,17 +241,26 @@ fn host_profile_toml(json: &str) -> PyResult<String> {
 /// to run pending signal handlers and `progress`. If either raises (KeyboardInterrupt on
 /// ^C) the run stops there, its staging directory is removed, and the exception is raised.
 #[pyfunction]
-#[pyo3(signature = (scenario_toml, out_dir, overwrite=false, progress=None))]
+#[pyo3(signature = (scenario, out_dir, overwrite=false, progress=None))]
 fn run_scenario(
     py: Python<'_>,
-    scenario_toml: &str,
+    scenario: Py<ResolvedScenario>,
     out_dir: PathBuf,
     overwrite: bool,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    let s = Scenario::parse(scenario_toml, "<scenario>", &[]).map_err(value_error)?;
-    s.check_backend(Backend::Simulator, "<scenario>")
-        .map_err(value_error)?;
+    let point = scenario.get();
+    if point.backend != Backend::Simulator {
+        return Err(PyValueError::new_err(format!(
+            "{}: resolved for a live run, not for the simulator",
+            if point.label.is_empty() {
+                "the scenario"
+            } else {
+                &point.label
+            }
+        )));
+    }
+    let s = &point.scenario;
     check_run_dir_free(out_dir.clone(), overwrite)?;
     let os_error =
         |path: &Path, e: std::io::Error| PyOSError::new_err(format!("{}: {e}", path.display()));
@@ -129,7 +294,7 @@ fn run_scenario(
                 ControlFlow::Continue,
             )
         };
-        reclaim_sim::run::simulate(&s, trace, &mut poll).map(|(_, out)| out)
+        reclaim_sim::run::simulate(s, trace, &mut poll).map(|(_, out)| out)
     });
     let out = match (out, stopped) {
         (Ok(out), None) => out,
@@ -147,13 +312,12 @@ fn run_scenario(
     Ok(out.result_json)
 }
 
-/// The bytes of per-page state a run of a resolved scenario (TOML text) comes to at most
+/// The bytes of per-page state a run of a resolved scenario comes to at most
 /// (`run::page_state_bytes_needed`: page descriptors, side arrays, page tables, swap map),
 /// computed without building its machine.
 #[pyfunction]
-fn page_state_bytes_needed(scenario_toml: &str) -> PyResult<u64> {
-    let s = Scenario::parse(scenario_toml, "<scenario>", &[]).map_err(value_error)?;
-    Ok(reclaim_sim::run::page_state_bytes_needed(&s))
+fn page_state_bytes_needed(scenario: &Bound<'_, ResolvedScenario>) -> u64 {
+    reclaim_sim::run::page_state_bytes_needed(&scenario.get().scenario)
 }
 
 /// A staging directory, removed when dropped unless committed: a run stopped or failed
@@ -238,7 +402,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(workload_columns, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
+    m.add_class::<ResolvedScenario>()?;
     m.add_function(wrap_pyfunction!(sweep_points, m)?)?;
+    m.add_function(wrap_pyfunction!(needs_host_profile, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_heading, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(page_state_bytes_needed, m)?)?;
     m.add_function(wrap_pyfunction!(host_profile_file, m)?)?;

@@ -3,23 +3,20 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use reclaim_sim::Scenario;
 
-const SCENARIO: &str = r#"
-name = "bench"
-[machine]
-nodes = 2
-cpus_per_node = 8
-memory_mb_per_node = 1024
-devices = [{ count = 4, bandwidth_mb_s = 3281, latency_us = 430, max_request_kb = 512 }]
-[workload]
-kind = "dd"
-tasks = 12
-[run]
-duration_s = 2.0
-start_at = "kswapd_wake"
-"#;
+/// `reclaimlab bench`'s scenario (scenarios/bench/dd.toml), made small: 8 CPUs and 1 GiB
+/// per node, 12 readers, 2 s.
+const SCENARIO: &str = include_str!("../../../scenarios/bench/dd.toml");
+const SETS: [&str; 5] = [
+    "machine.cpus_per_node=8",
+    "machine.memory_mb_per_node=1024",
+    "machine.dma32_mb=0",
+    "workload.tasks=12",
+    "run.duration_s=2.0",
+];
 
 fn bench(c: &mut Criterion) {
-    let s = Scenario::parse(SCENARIO, "bench", &[]).expect("scenario");
+    let sets = SETS.map(String::from);
+    let s = Scenario::parse(SCENARIO, "scenarios/bench/dd.toml", &sets).expect("scenario");
     let events = reclaim_sim::run(&s, None, &mut |_| {})
         .result
         .model

@@ -7,7 +7,10 @@ use reclaim_sim::run::simulate;
 use reclaim_sim::{RunOutput, Scenario};
 use std::ops::ControlFlow;
 
-/// Two nodes of `mb` MiB, 52 CPUs each, eight NVMe drives (seed 000's machine, less memory).
+/// `reclaimlab bench`'s scenario (seed 000's machine: two nodes of 52 CPUs, eight NVMe
+/// drives) with `mb` MiB per node and a 64 MiB DMA32 zone.
+const BENCH_DD: &str = include_str!("../../../scenarios/bench/dd.toml");
+
 fn scenario(
     tasks: u32,
     kswapd_threads: u32,
@@ -16,28 +19,18 @@ fn scenario(
     duration: f64,
     start: &str,
 ) -> Scenario {
-    let text = format!(
-        r#"
-name = "test"
-[machine]
-nodes = 2
-cpus_per_node = 52
-memory_mb_per_node = {mb}
-dma32_mb = 64
-devices = [{{ name = "nvme", count = 8, bandwidth_mb_s = 3360, latency_us = 430, max_request_kb = 512 }}]
-[variant]
-kswapd_threads = {kswapd_threads}
-[workload]
-kind = "dd"
-tasks = {tasks}
-direct = {direct}
-[run]
-start_at = "{start}"
-duration_s = {duration}
-sample_interval_s = 0.5
-"#
-    );
-    Scenario::parse(&text, "test.toml", &[]).expect("scenario")
+    let sets = [
+        "name=\"test\"".to_string(),
+        format!("machine.memory_mb_per_node={mb}"),
+        "machine.dma32_mb=64".to_string(),
+        format!("variant.kswapd_threads={kswapd_threads}"),
+        format!("workload.tasks={tasks}"),
+        format!("workload.direct={direct}"),
+        format!("run.start_at=\"{start}\""),
+        format!("run.duration_s={duration:?}"),
+        "run.sample_interval_s=0.5".to_string(),
+    ];
+    Scenario::parse(BENCH_DD, "scenarios/bench/dd.toml", &sets).expect("scenario")
 }
 
 fn counters(text: &str) -> Vec<u64> {

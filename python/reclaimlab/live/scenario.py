@@ -100,4 +100,4 @@ def load(path: Path | str, sets: list[str] | tuple[str, ...] = ()) -> LiveSweep:
         points = _core.sweep_points(str(path), list(sets), "live")
     except ValueError as e:
         raise ScenarioError(str(e)) from None
-    return LiveSweep(str(path), [LiveScenario(str(path), label, json.loads(js), text) for label, text, js in points])
+    return LiveSweep(str(path), [LiveScenario(str(path), p.label, json.loads(p.json), p.toml) for p in points])

@@ -28,6 +28,23 @@ LONG_COLUMNS = list(DD_SOURCES)
 Row = dict[str, float | None]  # a table row: column header → value
 
 
+# The seed's machine: 378 GiB per node (756 GB over 2 nodes), what --scale multiplies; a
+# scaled node keeps at least 2 GiB, and its DMA32 zone an eighth of it, at most 3 GiB.
+NODE_MB, DMA32_MB, MIN_NODE_MB = 387072, 3072, 2048
+
+
+def overrides(scale: float, duration: float | None) -> list[str]:
+    """`--set`s that scale the seed's memory by `scale` and its 300 s stage to `duration`."""
+    out = []
+    if scale != 1.0:
+        mb = NODE_MB * scale
+        out.append(f"machine.memory_mb_per_node={max(MIN_NODE_MB, int(mb) // 4 * 4)}")
+        out.append(f"machine.dma32_mb={min(DMA32_MB, max(0, int(mb) // 8))}")
+    if duration is not None:
+        out.append(f"run.duration_s={duration}")
+    return out
+
+
 def scenario_dir() -> Path:
     """scenarios/seed000 of the source tree (the package is used from its checkout)."""
     return SCENARIO_DIR

@@ -18,6 +18,9 @@ POLICIES = ("cluster", "vma")  # the seed's base and optimized kernels
 # the swap file). DMA32 stays whole up to the node's size.
 NODE_MB, DMA32_MB, SEQ_MB, RAND_MB, SWAP_MB = 16384, 3072, 12800, 3840, 65536
 
+# `reclaimlab bench --swap`: the experiment at 1/8 of its memory, 10 s (`overrides(*BENCH)`).
+BENCH = (1 / 8, 10)
+
 ROWS = [  # (row label, key in reference.toml and in columns_of)
     ("throughput KB/s", "throughput_kB_s"),
     ("latency.average µs", "latency_average"),

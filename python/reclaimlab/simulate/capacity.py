@@ -38,9 +38,9 @@ class CapacityError(RuntimeError):
     has and what to change."""
 
 
-def point_need(scenario_toml: str) -> int:
-    """Bytes a point of this resolved scenario needs at most while it runs."""
-    return int(_core.page_state_bytes_needed(scenario_toml) * STATE_FACTOR) + FIXED_BYTES
+def point_need(point: Point) -> int:
+    """Bytes a point needs at most while it runs."""
+    return int(_core.page_state_bytes_needed(point) * STATE_FACTOR) + FIXED_BYTES
 
 
 def mem_available(meminfo: Path = MEMINFO) -> int | None:
@@ -70,7 +70,7 @@ def fit_jobs(pts: Sequence[Point], jobs: int, available: int | None = None,
     jobs = max(1, min(jobs, len(pts)))
     if available is None or not pts:
         return jobs
-    needs = sorted(((point_need(p.scenario_toml), p.label) for p in pts), reverse=True)
+    needs = sorted(((point_need(p), p.label) for p in pts), reverse=True)
     need, label = needs[0]
     if need > available:
         what = f"point {label}" if label else "this run"

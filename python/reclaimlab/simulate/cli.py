@@ -6,7 +6,6 @@ import json
 import resource
 import sys
 import time
-import tomllib
 from pathlib import Path
 from typing import NoReturn
 
@@ -14,7 +13,9 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from reclaimlab import _core
 from reclaimlab.rundir import RunDir, read_rundir
+from reclaimlab.scenarios import SCENARIO_DIR
 from reclaimlab.seeds import seed000, seed002
 from reclaimlab.simulate.capacity import CapacityError, fit_jobs
 from reclaimlab.simulate.runner import Point, ScenarioError, points, run_points
@@ -66,20 +67,6 @@ def _default_out(name: str) -> Path:
     return Path("runs") / f"{name}-{stamp}"
 
 
-def _needs_host_profile(scenario: str, overrides: tuple[str, ...]) -> bool:
-    """Whether the scenario (with its --set) describes its machine as this host."""
-    try:
-        with open(scenario, "rb") as f:
-            machine = tomllib.load(f).get("machine", {})
-    except (tomllib.TOMLDecodeError, OSError):
-        return False  # the core reports it, naming the file
-    for o in overrides:
-        key, _, value = o.partition("=")
-        if key.strip() == "machine.from":
-            return value.strip().strip('"') == "host"
-    return isinstance(machine, dict) and machine.get("from") == "host"
-
-
 @click.command()
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a scenario key (TOML value), e.g. --set workload.tasks=16.")
@@ -93,7 +80,7 @@ def run(scenario: str, overrides: tuple[str, ...], out: Path | None, force: bool
     directory per point. With --live-and-sim, also run it live and set the two side by side."""
     if as_json and live_and_sim:
         raise click.UsageError("--json does not apply to --live-and-sim (compare the two with `reclaimlab compare --json`)")
-    if _needs_host_profile(scenario, overrides):
+    if _core.needs_host_profile(scenario, list(overrides)):
         from reclaimlab.host import ProbeError, ensure_profile
 
         try:
@@ -173,17 +160,10 @@ def _print_results(runs: list[RunDir], title: str) -> None:
 def _seed000_points(tests: list[int], tasks: list[int] | None, memory_scale: float, duration: float | None, sets: tuple[str, ...] = ()) -> list[tuple[int, Point]]:
     out = []
     for test in tests:
-        overrides = list(sets)
-        if memory_scale != 1.0:
-            mb = 387072 * memory_scale
-            overrides.append(f"machine.memory_mb_per_node={max(2048, int(mb) // 4 * 4)}")
-            overrides.append(f"machine.dma32_mb={min(3072, max(0, int(mb) // 8))}")
-        if duration is not None:
-            overrides.append(f"run.duration_s={duration}")
-        for p in points(seed000.scenario_dir() / f"test{test}.toml", overrides):
+        for p in points(seed000.scenario_dir() / f"test{test}.toml", [*sets, *seed000.overrides(memory_scale, duration)]):
             n = int(p.label.split("=")[1]) if p.label else None
             if tasks is None or n in tasks:
-                out.append((test, Point(f"test{test}/{p.label}", p.scenario_toml)))
+                out.append((test, p.with_label(f"test{test}/{p.label}")))
     return out
 
 
@@ -259,30 +239,8 @@ def demo(out: Path | None, jobs: int | None) -> None:
                ("run.sample_interval_s=1",))  # fmt: skip
 
 
-BENCH_SCENARIO = """
-name = "bench"
-seed = 1
-[machine]
-nodes = 2
-cpus_per_node = 52
-memory_mb_per_node = {mb}
-dma32_mb = 1024
-devices = [{{ name = "nvme", count = 8, bandwidth_mb_s = 3360, latency_us = 430, max_request_kb = 512 }}]
-[variant]
-kswapd_threads = {threads}
-[workload]
-kind = "dd"
-tasks = {tasks}
-[run]
-start_at = "kswapd_wake"
-duration_s = {duration}
-"""
-
-
-# The swap benchmark: seed 002's experiment at 1/8 of its memory (VMA readahead), 10 s.
-SWAP_BENCH_SETS = ["machine.memory_mb_per_node=2048", "machine.dma32_mb=1024", "workload.size_mb=1600",
-                   "workload.background.size_mb=480", "swap.size_mb=8192",
-                   "run.duration_s=10", "workload.runtime_s=10", "workload.background.runtime_s=10"]  # fmt: skip
+# `reclaimlab bench`'s scenario; its options set these keys.
+BENCH_SCENARIO = SCENARIO_DIR / "bench" / "dd.toml"
 
 
 @click.command()
@@ -299,23 +257,20 @@ def bench(swap: bool, memory_gb: float, tasks: int, duration: float, kswapd_thre
     scaled down (see docs/benchmarks.md)."""
     import tempfile
 
-    from reclaimlab import _core
-
-    if swap:
-        from reclaimlab.seeds import seed002
-
-        pts = _core.sweep_points(str(seed002.SCENARIO), SWAP_BENCH_SETS, "sim")
-        text = next(toml for label, toml, _ in pts if label.endswith("=vma"))
-    else:
-        text = BENCH_SCENARIO.format(mb=int(memory_gb * 1024), tasks=tasks, duration=duration, threads=kswapd_threads)
     try:
-        fit_jobs([Point("", text)], 1)
-    except (CapacityError, ValueError) as e:  # ValueError: the scenario's own check
+        if swap:
+            point = next(p for p in points(seed002.SCENARIO, seed002.overrides(*seed002.BENCH)) if p.label.endswith("=vma"))
+        else:
+            sets = [f"machine.memory_mb_per_node={int(memory_gb * 1024)}", f"workload.tasks={tasks}",
+                    f"variant.kswapd_threads={kswapd_threads}", f"run.duration_s={duration}"]  # fmt: skip
+            (point,) = points(BENCH_SCENARIO, sets)
+        fit_jobs([point], 1)
+    except (CapacityError, ScenarioError) as e:
         _fail(str(e))
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
         try:
-            res = json.loads(_core.run_scenario(text, Path(d) / "run", False))
+            res = json.loads(_core.run_scenario(point, Path(d) / "run", False))
         except ValueError as e:
             _fail(str(e))
         wall = time.perf_counter() - t0

@@ -7,7 +7,6 @@ import multiprocessing
 import os
 import shutil
 import time
-from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -20,12 +19,10 @@ from reclaimlab.rundir import is_rundir
 from reclaimlab.interrupts import Interrupted, Terminated, die_with_parent, signal_of, signals_unwind, unwind_on_signals
 
 
-@dataclass(frozen=True)
-class Point:
-    """One simulation: a label (empty for a scenario without a sweep) and its resolved TOML."""
-
-    label: str
-    scenario_toml: str
+# One simulation: a sweep point resolved and checked once, in Rust, by `points`; its `label`
+# (empty for a scenario without a sweep) and canonical `toml`. It is run as it is, and goes to
+# a worker process pickled as its canonical TOML, which the worker trusts.
+Point = _core.ResolvedScenario
 
 
 class ScenarioError(ValueError):
@@ -35,7 +32,7 @@ class ScenarioError(ValueError):
 def points(path: str | Path, overrides: Iterable[str] = ()) -> list[Point]:
     """The sweep points of a scenario file, overrides applied."""
     try:
-        return [Point(label, toml) for label, toml, _ in _core.sweep_points(str(path), list(overrides), "sim")]
+        return _core.sweep_points(str(path), list(overrides), "sim")
     except ValueError as e:
         raise ScenarioError(str(e)) from None
 
@@ -76,7 +73,7 @@ def run_points(pts: list[Point], out: Path, force: bool = False, jobs: int | Non
                 if jobs == 1 or len(pts) == 1:
                     for p in pts:
                         sub = progress.add_task(p.label or "run", total=1.0)
-                        _core.run_scenario(p.scenario_toml, point_dir(where, p), force, lambda f, s=sub: progress.update(s, completed=f))
+                        _core.run_scenario(p, point_dir(where, p), force, lambda f, s=sub: progress.update(s, completed=f))
                         progress.remove_task(sub)
                         finished.append(p)
                         progress.advance(task)
@@ -143,7 +140,7 @@ def _run_in_workers(pts: list[Point], where: Path, jobs: int, done: Callable[[Po
             while queue and len(running) < jobs:
                 p = queue.pop(0)
                 recv, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_worker, args=(p.scenario_toml, point_dir(where, p), send, os.getpid()), name=f"reclaimlab {_name(p)}")
+                proc = ctx.Process(target=_worker, args=(p, point_dir(where, p), send, os.getpid()), name=f"reclaimlab {_name(p)}")
                 proc.start()
                 send.close()
                 running[proc] = (p, recv)
@@ -176,13 +173,13 @@ def _stop(procs: list[Any]) -> None:
             proc.join()
 
 
-def _worker(scenario_toml: str, out_dir: Path, send: Connection, parent: int) -> None:
+def _worker(point: Point, out_dir: Path, send: Connection, parent: int) -> None:
     """One point in a worker process: its outcome ("done", "interrupted" or "error" and the
     exception) goes to the parent through `send`."""
     die_with_parent(parent)
     unwind_on_signals()
     try:
-        _core.run_scenario(scenario_toml, out_dir, False)
+        _core.run_scenario(point, out_dir, False)
         send.send(("done", None))
     except (KeyboardInterrupt, Terminated):
         send.send(("interrupted", None))
