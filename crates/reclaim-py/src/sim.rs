@@ -141,16 +141,6 @@ impl ResolvedScenario {
     }
 }
 
-/// The resolved scenario (every default filled in, overrides applied) as TOML text, checked
-/// for `backend` ("sim" or "live").
-#[pyfunction]
-#[pyo3(signature = (path, overrides=vec![], backend="sim"))]
-fn resolve_scenario(path: &str, overrides: Vec<String>, backend: &str) -> PyResult<String> {
-    let s = Scenario::load_for(std::path::Path::new(path), &overrides, backend_of(backend)?)
-        .map_err(value_error)?;
-    Ok(s.to_toml())
-}
-
 /// The sweep points of a scenario, each a `ResolvedScenario` checked for `backend` ("sim"
 /// or "live"); one unlabelled point when the scenario has no sweep.
 #[pyfunction]
@@ -401,7 +391,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(commit_run_dir, m)?)?;
     m.add_function(wrap_pyfunction!(workload_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(workload_columns, m)?)?;
-    m.add_function(wrap_pyfunction!(resolve_scenario, m)?)?;
     m.add_class::<ResolvedScenario>()?;
     m.add_function(wrap_pyfunction!(sweep_points, m)?)?;
     m.add_function(wrap_pyfunction!(needs_host_profile, m)?)?;
