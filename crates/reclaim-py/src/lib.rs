@@ -5,6 +5,7 @@
 use pyo3::prelude::*;
 
 mod live;
+mod machine;
 mod probe;
 mod sim;
 mod trace;
@@ -13,6 +14,7 @@ mod trace;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sim::register(m)?;
     live::register(m)?;
+    machine::register(m)?;
     probe::register(m)?;
     trace::register(m)?;
     Ok(())
