@@ -601,6 +601,24 @@ mod tests {
     }
 
     #[test]
+    fn a_section_names_its_own_keys_and_the_machine_its_devices() {
+        let bad = Device {
+            jitter: 2.0,
+            ..Device::default()
+        };
+        let e = bad.validate().unwrap_err();
+        assert_eq!(e.key, "jitter");
+        let machine = Machine {
+            devices: vec![Device::default(), bad],
+            ..Machine::default()
+        };
+        let e = machine.validate().unwrap_err();
+        assert_eq!(e.key, "devices[1].jitter");
+        assert_eq!(e.message, "expected a fraction from 0 to 1");
+        assert_eq!(Machine::default().validate(), Ok(()));
+    }
+
+    #[test]
     fn sysctl_keys_are_the_settings_fields() {
         let mut fields = sysctl_fields();
         let mut keys: Vec<String> = SYSCTL_KEYS.iter().map(|k| k.key.to_string()).collect();
