@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reclaimlab.live.backend import MiB, BackendError
+from reclaimlab.live.backend import SYSCTLS, MiB, BackendError
 from reclaimlab.live.fake import FakeBackend
 from reclaimlab.live.journal import Journal, JournalError, journal_path
 from reclaimlab.live.tracefs import TraceSession
@@ -61,6 +61,17 @@ def test_restore_undoes_in_reverse_order_and_removes_the_journal(fake: FakeBacke
     ]
     assert fake.files["/proc/sys/vm/page-cluster"] == "3"
     assert not journal_path().exists()
+
+
+def test_the_sysctl_files_come_from_the_scenario_schema() -> None:
+    # Every [sysctl] key but read_ahead_kb (a block queue's, which a live run refuses), in
+    # the order `live check` lists them.
+    assert list(SYSCTLS) == [
+        "min_free_kbytes", "watermark_scale_factor", "watermark_boost_factor", "swappiness",
+        "dirty_ratio", "dirty_background_ratio", "page_cluster", "vma_ra_enabled",
+    ]
+    assert SYSCTLS["page_cluster"] == "/proc/sys/vm/page-cluster"
+    assert SYSCTLS["vma_ra_enabled"] == "/sys/kernel/mm/swap/vma_ra_enabled"
 
 
 def test_unknown_sysctl_is_refused(fake: FakeBackend) -> None:

@@ -6,6 +6,7 @@
 use pyo3::prelude::*;
 
 mod live;
+mod machine;
 mod probe;
 mod sim;
 mod trace;
@@ -14,6 +15,7 @@ mod trace;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sim::register(m)?;
     live::register(m)?;
+    machine::register(m)?;
     probe::register(m)?;
     trace::register(m)?;
     Ok(())

@@ -2,9 +2,42 @@
 //! `[machine]` (nodes, CPUs, memory, block devices), `[sysctl]` and `[costs]`. The kernel is
 //! built from these and the variant (`Kernel::new`), so they live below it, beside
 //! `variant`, and import nothing of the crate; the scenario (`scenario`, above the kernel)
-//! reads them from its file and re-exports them as `scenario::machine`.
+//! reads them from its file and re-exports them as `scenario::machine`. Each section checks
+//! its own ranges beside its fields (`validate`); `SYSCTL_KEYS` says where a live run writes
+//! each `[sysctl]` key.
 
 use serde::{Deserialize, Serialize};
+
+/// A section's value out of range: its key within the section (`devices[0].jitter`) and what
+/// was expected. Each section checks its own keys (`validate`, beside its fields, for what
+/// serde's types cannot say); `Scenario::validate` adds the file and the section's name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invalid {
+    pub key: String,
+    pub message: String,
+}
+
+impl Invalid {
+    /// `key` is out of range: `message` says what was expected.
+    pub fn err<T>(key: impl Into<String>, message: impl Into<String>) -> Result<T, Invalid> {
+        Err(Invalid {
+            key: key.into(),
+            message: message.into(),
+        })
+    }
+
+    /// The same error, its key inside `outer` (`devices[0]` + `jitter`).
+    pub fn within(self, outer: &str) -> Invalid {
+        Invalid {
+            key: format!("{outer}.{}", self.key),
+            ..self
+        }
+    }
+}
+
+/// The most flash dies a device may have: a drive of the largest size with the smallest dies
+/// has a few thousand.
+const MAX_DIES: u32 = 16_384;
 
 /// The simulated hardware. Memory is per node; node 0 also holds ZONE_DMA32 (the first 4 GiB
 /// of physical memory on x86-64, less the DMA zone, which is not modelled).
@@ -32,6 +65,47 @@ pub struct Machine {
     pub sysctl: SysctlSettings,
 }
 
+impl Machine {
+    /// The ranges of `[machine]`'s keys and of each device's (`[machine.sysctl]` is checked
+    /// as a `[sysctl]`, by the scenario).
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if self.nodes == 0 || self.nodes > 64 {
+            return Invalid::err("nodes", "expected 1 to 64 nodes");
+        }
+        if self.cpus_per_node == 0 {
+            return Invalid::err("cpus_per_node", "expected at least one CPU per node");
+        }
+        if self.memory_mb_per_node < 64 {
+            return Invalid::err("memory_mb_per_node", "expected at least 64 MB per node");
+        }
+        if self.dma32_mb >= self.memory_mb_per_node {
+            return Invalid::err("dma32_mb", "expected less than memory_mb_per_node");
+        }
+        let pages = self.nodes as u64 * self.memory_mb_per_node * 256;
+        if pages >= (u32::MAX as u64) - 4096 {
+            return Invalid::err(
+                "memory_mb_per_node",
+                "expected at most 16 TiB in all (32-bit page frame numbers)",
+            );
+        }
+        let bandwidth = self.memory_bandwidth_mb_s_per_node;
+        if bandwidth < 0.0 || !bandwidth.is_finite() {
+            return Invalid::err(
+                "memory_bandwidth_mb_s_per_node",
+                "expected a non-negative number (0: unlimited)",
+            );
+        }
+        if self.devices.is_empty() || self.devices.iter().all(|d| d.count == 0) {
+            return Invalid::err("devices", "expected at least one block device");
+        }
+        for (i, d) in self.devices.iter().enumerate() {
+            d.validate()
+                .map_err(|e| e.within(&format!("devices[{i}]")))?;
+        }
+        Ok(())
+    }
+}
+
 impl Default for Machine {
     fn default() -> Self {
         Machine {
@@ -51,7 +125,8 @@ impl Default for Machine {
 /// `latency_us` (fixed, or its mean with `latency_jitter`) per I/O that overlaps other
 /// requests' transfers (NVMe's internal parallelism), `write_latency_us` for writes if
 /// given (a drive whose writes complete in its write cache while reads wait for the
-/// flash). `count` identical devices are created (hw/block.rs).
+/// flash). `count` identical devices are created (hw/block.rs), each built from this struct
+/// itself: it is the one definition of a device's keys.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Device {
@@ -96,6 +171,78 @@ pub struct Device {
     /// The queue's `rotational` flag: a swap area on it turns VMA swap readahead off
     /// (unless `[swap] nonrotational` marks it otherwise for the run).
     pub rotational: bool,
+}
+
+impl Device {
+    /// Write bandwidth: `write_bandwidth_mb_s`, else the read bandwidth.
+    pub fn write_mb_s(&self) -> f64 {
+        self.write_bandwidth_mb_s.unwrap_or(self.bandwidth_mb_s)
+    }
+
+    /// What one program of a flash die writes: `program_us` of the write bandwidth, shared
+    /// by the `dies` (so that all of them programming together write at that bandwidth).
+    pub fn program_bytes(&self) -> f64 {
+        self.write_mb_s() * self.program_us / f64::from(self.dies.max(1))
+    }
+
+    /// The ranges of the device's keys, and the dies' with their program time.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if self.bandwidth_mb_s <= 0.0 || !self.bandwidth_mb_s.is_finite() {
+            return Invalid::err("bandwidth_mb_s", "expected a positive number");
+        }
+        for (key, v) in [
+            ("latency_us", Some(self.latency_us)),
+            ("write_latency_us", self.write_latency_us),
+        ] {
+            if v.is_some_and(|v| v < 0.0 || !v.is_finite()) {
+                return Invalid::err(key, "expected a non-negative number");
+            }
+        }
+        for (key, v) in [
+            ("jitter", self.jitter),
+            ("latency_jitter", self.latency_jitter),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Invalid::err(key, "expected a fraction from 0 to 1");
+            }
+        }
+        if self.program_us < 0.0 || !self.program_us.is_finite() {
+            return Invalid::err("program_us", "expected a non-negative number");
+        }
+        if (self.dies > 0) != (self.program_us > 0.0) {
+            return Invalid::err(
+                "dies",
+                "expected `dies` and `program_us` together (both 0: no dies modelled)",
+            );
+        }
+        if self.dies > MAX_DIES {
+            return Invalid::err("dies", format!("expected at most {MAX_DIES}"));
+        }
+        if self.dies > 0 {
+            if self.rotational {
+                return Invalid::err(
+                    "dies",
+                    "expected a flash drive's dies on a non-rotational device",
+                );
+            }
+            let program_bytes = self.program_bytes();
+            if program_bytes < 4096.0 {
+                return Invalid::err(
+                    "program_us",
+                    format!(
+                        "expected a program of at least one 4 KiB page: {program_bytes:.0} \
+                         bytes per program at {} MB/s over {} dies",
+                        self.write_mb_s(),
+                        self.dies
+                    ),
+                );
+            }
+        }
+        if self.max_request_kb < 4 {
+            return Invalid::err("max_request_kb", "expected at least 4");
+        }
+        Ok(())
+    }
 }
 
 impl Default for Device {
@@ -189,6 +336,52 @@ impl SysctlSettings {
         table.try_into().unwrap_or_else(|_| self.clone())
     }
 
+    /// The range of each key the table sets: the first out of range.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let checks: [(&str, bool, &str); 7] = [
+            (
+                "swappiness",
+                self.swappiness.is_some_and(|v| v > 200),
+                "expected 0 to 200",
+            ),
+            (
+                "watermark_scale_factor",
+                self.watermark_scale_factor
+                    .is_some_and(|v| v == 0 || v > 3000),
+                "expected 1 to 3000",
+            ),
+            (
+                "read_ahead_kb",
+                self.read_ahead_kb.is_some_and(|v| v < 4),
+                "expected at least 4",
+            ),
+            (
+                "min_free_kbytes",
+                self.min_free_kbytes == Some(0),
+                "expected a positive number of KiB (leave it out for the kernel's own)",
+            ),
+            (
+                "dirty_ratio",
+                self.dirty_ratio.is_some_and(|v| v > 100),
+                "expected 0 to 100",
+            ),
+            (
+                "dirty_background_ratio",
+                self.dirty_background_ratio.is_some_and(|v| v > 100),
+                "expected 0 to 100",
+            ),
+            (
+                "page_cluster",
+                self.page_cluster.is_some_and(|v| v > 10),
+                "expected 0 to 10",
+            ),
+        ];
+        match checks.into_iter().find(|(_, bad, _)| *bad) {
+            Some((key, _, expected)) => Invalid::err(key, expected),
+            None => Ok(()),
+        }
+    }
+
     /// The values the simulated kernel runs with.
     pub fn effective(&self) -> Sysctl {
         let d = Sysctl::default();
@@ -205,21 +398,67 @@ impl SysctlSettings {
     }
 }
 
-/// Sysctls a live run may set that the simulator does not model yet, and why: a scenario
-/// that sets one is refused by the simulator rather than run without it.
-pub const UNMODELLED_SYSCTLS: &[(&str, &str)] = &[
-    (
-        "watermark_boost_factor",
-        "watermark boosting needs migratetype fallbacks, which are not modelled",
-    ),
-    (
-        "dirty_ratio",
-        "dirty pages and writeback are not modelled yet (seed 001)",
-    ),
-    (
-        "dirty_background_ratio",
-        "dirty pages and writeback are not modelled yet (seed 001)",
-    ),
+/// One key of `[sysctl]`: the file a live run writes it to, and whether the simulator
+/// models it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SysctlKey {
+    pub key: &'static str,
+    /// The file a live run writes the value to; `None` for `read_ahead_kb`, each block
+    /// queue's own attribute, which a live run leaves as it is (and refuses the key).
+    pub file: Option<&'static str>,
+    /// Why the simulator does not model the key, if it does not: a scenario that sets one is
+    /// refused by the simulator rather than run without it.
+    pub unmodelled: Option<&'static str>,
+}
+
+/// Every key of `SysctlSettings` (a test keeps the two the same), in the order `reclaimlab
+/// live check` lists them; the live runner reads the files from here (`_core.live`).
+pub const SYSCTL_KEYS: &[SysctlKey] = &[
+    SysctlKey {
+        key: "min_free_kbytes",
+        file: Some("/proc/sys/vm/min_free_kbytes"),
+        unmodelled: None,
+    },
+    SysctlKey {
+        key: "watermark_scale_factor",
+        file: Some("/proc/sys/vm/watermark_scale_factor"),
+        unmodelled: None,
+    },
+    SysctlKey {
+        key: "watermark_boost_factor",
+        file: Some("/proc/sys/vm/watermark_boost_factor"),
+        unmodelled: Some("watermark boosting needs migratetype fallbacks, which are not modelled"),
+    },
+    SysctlKey {
+        key: "swappiness",
+        file: Some("/proc/sys/vm/swappiness"),
+        unmodelled: None,
+    },
+    SysctlKey {
+        key: "dirty_ratio",
+        file: Some("/proc/sys/vm/dirty_ratio"),
+        unmodelled: Some("dirty pages and writeback are not modelled yet (seed 001)"),
+    },
+    SysctlKey {
+        key: "dirty_background_ratio",
+        file: Some("/proc/sys/vm/dirty_background_ratio"),
+        unmodelled: Some("dirty pages and writeback are not modelled yet (seed 001)"),
+    },
+    SysctlKey {
+        key: "page_cluster",
+        file: Some("/proc/sys/vm/page-cluster"),
+        unmodelled: None,
+    },
+    SysctlKey {
+        key: "vma_ra_enabled",
+        file: Some("/sys/kernel/mm/swap/vma_ra_enabled"),
+        unmodelled: None,
+    },
+    SysctlKey {
+        key: "read_ahead_kb",
+        file: None,
+        unmodelled: None,
+    },
 ];
 
 /// CPU cost, in nanoseconds, of each operation the model charges. The defaults are for a
@@ -284,6 +523,24 @@ pub struct Costs {
     pub zram_write_ns: u64,
 }
 
+impl Costs {
+    pub fn validate(&self) -> Result<(), Invalid> {
+        // An access of usemem must take time, or its loop would never reach its slice's end.
+        for (key, ns) in [
+            ("usemem_page_ns", self.usemem_page_ns),
+            ("usemem_word_ns", self.usemem_word_ns),
+        ] {
+            if ns == 0 {
+                return Invalid::err(key, "expected at least 1 ns");
+            }
+        }
+        if self.remote_factor < 1.0 || !self.remote_factor.is_finite() {
+            return Invalid::err("remote_factor", "expected a number ≥ 1");
+        }
+        Ok(())
+    }
+}
+
 impl Default for Costs {
     fn default() -> Self {
         Costs {
@@ -327,4 +584,47 @@ fn is_zero_u64(v: &u64) -> bool {
 /// `is_zero` for `u32` keys.
 fn is_zero_u32(v: &u32) -> bool {
     *v == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `SysctlSettings`'s fields, from serde's refusal of a key it does not have.
+    fn sysctl_fields() -> Vec<String> {
+        let e = toml::from_str::<SysctlSettings>("none_such = 1").unwrap_err();
+        let message = e.message().to_string();
+        let (_, list) = message.split_once("expected one of ").expect("the fields");
+        list.split(", ")
+            .map(|f| f.trim_matches('`').to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_section_names_its_own_keys_and_the_machine_its_devices() {
+        let bad = Device {
+            jitter: 2.0,
+            ..Device::default()
+        };
+        let e = bad.validate().unwrap_err();
+        assert_eq!(e.key, "jitter");
+        let machine = Machine {
+            devices: vec![Device::default(), bad],
+            ..Machine::default()
+        };
+        let e = machine.validate().unwrap_err();
+        assert_eq!(e.key, "devices[1].jitter");
+        assert_eq!(e.message, "expected a fraction from 0 to 1");
+        assert_eq!(Machine::default().validate(), Ok(()));
+    }
+
+    #[test]
+    fn sysctl_keys_are_the_settings_fields() {
+        let mut fields = sysctl_fields();
+        let mut keys: Vec<String> = SYSCTL_KEYS.iter().map(|k| k.key.to_string()).collect();
+        assert_eq!(fields.len(), 9, "{fields:?}");
+        fields.sort();
+        keys.sort();
+        assert_eq!(fields, keys);
+    }
 }

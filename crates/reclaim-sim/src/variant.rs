@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::machine::Invalid;
+
 /// Which swap readahead a kernel has (`variant.swap_readahead`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -56,6 +58,15 @@ pub struct Variant {
 /// Keeps a resolved scenario's text as it was before a switch that is off by default existed.
 fn is_false(v: &bool) -> bool {
     !*v
+}
+
+impl Variant {
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if !(1..=16).contains(&self.kswapd_threads) {
+            return Invalid::err("kswapd_threads", "expected 1 to 16 (MAX_KSWAPD_THREADS)");
+        }
+        Ok(())
+    }
 }
 
 impl Default for Variant {

@@ -23,22 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol, Sequence
 
+from reclaimlab import _core
 from reclaimlab.live.journal import Entry, Journal
 
 MiB = 1 << 20
 HUGEPAGE_BYTES_DEFAULT = 2 * MiB
 
-# Scenario [sysctl] key → the file it lives in.
-SYSCTLS: dict[str, str] = {
-    "min_free_kbytes": "/proc/sys/vm/min_free_kbytes",
-    "watermark_scale_factor": "/proc/sys/vm/watermark_scale_factor",
-    "watermark_boost_factor": "/proc/sys/vm/watermark_boost_factor",
-    "swappiness": "/proc/sys/vm/swappiness",
-    "dirty_ratio": "/proc/sys/vm/dirty_ratio",
-    "dirty_background_ratio": "/proc/sys/vm/dirty_background_ratio",
-    "page_cluster": "/proc/sys/vm/page-cluster",
-    "vma_ra_enabled": "/sys/kernel/mm/swap/vma_ra_enabled",
-}
+# Scenario [sysctl] key → the file a live run writes it to (defined once, beside the
+# scenario's [sysctl] table: reclaim_sim::machine::SYSCTL_KEYS).
+SYSCTLS: dict[str, str] = dict(_core.machine.sysctl_files())
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
 # The part of a squeeze's hugetlb pages the kernel may fail to reserve before the run is
 # refused: a page or two of fragmentation is noise, more leaves the workload another machine.

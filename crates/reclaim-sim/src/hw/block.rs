@@ -55,49 +55,6 @@ pub enum Op {
     Write,
 }
 
-/// How a device is built (from a scenario's `[[machine.devices]]`).
-#[derive(Clone, Debug)]
-pub struct DeviceParams {
-    pub bandwidth_mb_s: f64,
-    /// Write bandwidth; the read bandwidth when not given.
-    pub write_bandwidth_mb_s: Option<f64>,
-    pub latency_us: f64,
-    /// Write completion latency; the read latency when not given.
-    pub write_latency_us: Option<f64>,
-    pub max_request_kb: u64,
-    pub request_us: f64,
-    /// Seek time before a request that does not continue the previous one (0: none).
-    pub seek_us: f64,
-    /// Requests in flight at most (0: no limit).
-    pub queue_depth: u32,
-    pub jitter: f64,
-    /// Fraction of each request's completion latency drawn from an exponential distribution.
-    pub latency_jitter: f64,
-    /// Flash dies the writes are programmed onto (0: none modelled).
-    pub dies: u32,
-    /// How long a program keeps its die busy.
-    pub program_us: f64,
-}
-
-impl From<&Device> for DeviceParams {
-    fn from(d: &Device) -> DeviceParams {
-        DeviceParams {
-            bandwidth_mb_s: d.bandwidth_mb_s,
-            write_bandwidth_mb_s: d.write_bandwidth_mb_s,
-            latency_us: d.latency_us,
-            write_latency_us: d.write_latency_us,
-            max_request_kb: d.max_request_kb,
-            request_us: d.request_us,
-            seek_us: d.seek_us,
-            queue_depth: d.queue_depth,
-            jitter: d.jitter,
-            latency_jitter: d.latency_jitter,
-            dies: d.dies,
-            program_us: d.program_us,
-        }
-    }
-}
-
 /// The block layer: the machine's devices and the I/Os in flight on them.
 pub struct BlockLayer {
     pub devices: Vec<BlockDevice>,
@@ -110,14 +67,9 @@ impl BlockLayer {
     pub fn new(machine_devices: &[Device], seed: u64) -> BlockLayer {
         let mut devices = Vec::new();
         for d in machine_devices {
-            let params = DeviceParams::from(d);
             for i in 0..d.count {
                 let seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ devices.len() as u64;
-                devices.push(BlockDevice::new(
-                    format!("{}{}n1", d.name, i),
-                    &params,
-                    seed,
-                ));
+                devices.push(BlockDevice::new(format!("{}{}n1", d.name, i), d, seed));
             }
         }
         BlockLayer {
@@ -183,12 +135,13 @@ pub struct DiskStats {
 }
 
 impl BlockDevice {
-    pub fn new(name: String, p: &DeviceParams, seed: u64) -> BlockDevice {
+    /// One device of `[[machine.devices]]` (`p.count` is `BlockLayer::new`'s).
+    pub fn new(name: String, p: &Device, seed: u64) -> BlockDevice {
         let per_ns = |mb_s: f64| mb_s * 1e6 / NSEC_PER_SEC as f64;
         BlockDevice {
             name,
             read_bandwidth: per_ns(p.bandwidth_mb_s),
-            write_bandwidth: per_ns(p.write_bandwidth_mb_s.unwrap_or(p.bandwidth_mb_s)),
+            write_bandwidth: per_ns(p.write_mb_s()),
             latency: (p.latency_us * 1e3) as Ns,
             write_latency: (p.write_latency_us.unwrap_or(p.latency_us) * 1e3) as Ns,
             max_request_bytes: p.max_request_kb * 1024,
@@ -203,11 +156,7 @@ impl BlockDevice {
             latency_jitter: p.latency_jitter,
             die_free_at: vec![0; p.dies as usize],
             program_ns: (p.program_us * 1e3) as Ns,
-            program_bytes: program_bytes(
-                p.write_bandwidth_mb_s.unwrap_or(p.bandwidth_mb_s),
-                p.program_us,
-                p.dies,
-            ),
+            program_bytes: p.program_bytes(),
             unprogrammed: 0.0,
             next_die: 0,
             rng: Pcg64Mcg::seed_from_u64(seed),
@@ -302,12 +251,6 @@ impl BlockDevice {
         }
         done
     }
-}
-
-/// What one program of a flash die writes: `program_us` of the write bandwidth, shared by
-/// the `dies` (so that all of them programming together write at that bandwidth).
-pub fn program_bytes(write_mb_s: f64, program_us: f64, dies: u32) -> f64 {
-    write_mb_s * program_us / f64::from(dies.max(1))
 }
 
 impl BlockDevice {
@@ -466,19 +409,10 @@ mod tests {
 
     #[test]
     fn a_seek_is_paid_only_off_the_previous_request() {
-        let p = DeviceParams {
-            bandwidth_mb_s: 100.0,
-            write_bandwidth_mb_s: None,
-            latency_us: 0.0,
-            write_latency_us: None,
+        let p = Device {
             max_request_kb: 1024,
-            request_us: 0.0,
             seek_us: 8000.0,
-            queue_depth: 0,
-            jitter: 0.0,
-            latency_jitter: 0.0,
-            dies: 0,
-            program_us: 0.0,
+            ..params(100.0, 0.0, 0.0)
         };
         let mut d = BlockDevice::new("sda".into(), &p, 1);
         let t0 = d.submit_at(Op::Write, 0, 4096, 0); // from 0: no seek
@@ -491,20 +425,13 @@ mod tests {
 
     use super::*;
 
-    fn params(bandwidth_mb_s: f64, latency_us: f64, jitter: f64) -> DeviceParams {
-        DeviceParams {
+    fn params(bandwidth_mb_s: f64, latency_us: f64, jitter: f64) -> Device {
+        Device {
             bandwidth_mb_s,
-            write_bandwidth_mb_s: None,
             latency_us,
-            write_latency_us: None,
             max_request_kb: 4096,
-            request_us: 0.0,
-            seek_us: 0.0,
-            queue_depth: 0,
             jitter,
-            latency_jitter: 0.0,
-            dies: 0,
-            program_us: 0.0,
+            ..Device::default()
         }
     }
 
@@ -517,7 +444,7 @@ mod tests {
 
     #[test]
     fn a_write_completes_after_its_own_latency_and_frees_its_tag_first() {
-        let p = DeviceParams {
+        let p = Device {
             write_latency_us: Some(20.0),
             queue_depth: 2,
             ..params(4000.0, 100.0, 0.0)
@@ -567,7 +494,7 @@ mod tests {
 
     #[test]
     fn latency_jitter_keeps_the_mean_and_reorders_completions() {
-        let p = DeviceParams {
+        let p = Device {
             latency_jitter: 1.0,
             ..params(4000.0, 100.0, 0.0)
         };
@@ -610,7 +537,7 @@ mod tests {
         // at half the bandwidth keep each die busy half the time, and a read that finds its
         // die busy waits for the rest of the program: 2 ms on average (half of the half of
         // 8 ms), on top of its 100 µs.
-        let p = DeviceParams {
+        let p = Device {
             dies: 4,
             program_us: 8_000.0,
             ..params(1000.0, 100.0, 0.0)
@@ -650,7 +577,7 @@ mod tests {
         // One die, 1 ms programs of 1 MB at 1000 MB/s: a 3 MB write, transferred in 3 ms,
         // queues three programs on the die from its arrival, back to back until 6 ms. A
         // read arriving at 4 ms waits for the second program to end (5 ms), not the third.
-        let p = DeviceParams {
+        let p = Device {
             dies: 1,
             program_us: 1_000.0,
             ..params(1000.0, 100.0, 0.0)

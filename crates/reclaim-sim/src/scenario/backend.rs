@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{MemoryMode, Scenario, ScenarioError, StartAt, StopAt, UNMODELLED_SYSCTLS};
+use super::{MemoryMode, Scenario, ScenarioError, StartAt, StopAt, SYSCTL_KEYS};
 use crate::variant::Variant;
 use crate::workload;
 
@@ -53,10 +53,11 @@ impl Scenario {
                     ("machine.sysctl", &self.machine.sysctl),
                 ] {
                     let set = toml::Table::try_from(sysctl).unwrap_or_default();
-                    if let Some((key, why)) = UNMODELLED_SYSCTLS
+                    let unmodelled = SYSCTL_KEYS
                         .iter()
-                        .find(|(k, _)| set.contains_key(*k))
-                    {
+                        .filter_map(|k| Some((k.key, k.unmodelled?)))
+                        .find(|(k, _)| set.contains_key(*k));
+                    if let Some((key, why)) = unmodelled {
                         return refuse(
                             &format!("{prefix}.{key}"),
                             &format!("not modelled: {why}; remove the key"),

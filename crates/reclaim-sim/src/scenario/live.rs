@@ -6,6 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::machine::Invalid;
+use crate::mm::vma::MAX_SWAPFILES;
+
 /// How memory is constrained for the run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -34,6 +37,34 @@ pub struct Memory {
     /// A live squeeze never leaves less than this available to the rest of the machine, and
     /// stops the workload if available memory falls below a quarter of it.
     pub margin_mb: u64,
+}
+
+impl Memory {
+    /// Each mode's size, and the margin.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if self.mode == MemoryMode::Cgroup && self.limit_mb == 0 {
+            return Invalid::err(
+                "limit_mb",
+                "memory.mode = \"cgroup\" needs a limit above 0 MiB",
+            );
+        }
+        if self.high_mb > 0 && self.mode != MemoryMode::Cgroup {
+            return Invalid::err(
+                "high_mb",
+                "memory.high is a cgroup's: it needs memory.mode = \"cgroup\"",
+            );
+        }
+        if self.mode == MemoryMode::Squeeze && self.free_mb == 0 {
+            return Invalid::err(
+                "free_mb",
+                "memory.mode = \"squeeze\" needs free memory above 0 MiB",
+            );
+        }
+        if self.margin_mb < 256 {
+            return Invalid::err("margin_mb", "expected at least 256 MiB");
+        }
+        Ok(())
+    }
 }
 
 impl Default for Memory {
@@ -83,11 +114,52 @@ impl Swap {
     /// The scenario key `key` of area `i` in `[swap]` then `also` order: `swap.size_mb`,
     /// `swap.also[0].size_mb`, …
     pub fn area_key(i: usize, key: &str) -> String {
+        format!("swap.{}", Self::key_within(i, key))
+    }
+
+    /// `area_key` within `[swap]`: `size_mb`, `also[0].size_mb`, …
+    fn key_within(i: usize, key: &str) -> String {
         if i == 0 {
-            format!("swap.{key}")
+            key.to_string()
         } else {
-            format!("swap.also[{}].{key}", i - 1)
+            format!("also[{}].{key}", i - 1)
         }
+    }
+
+    /// Each area's kind, size and priority; further areas only with a first, and at most
+    /// `MAX_SWAPFILES` in all.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        for (i, area) in std::iter::once(self).chain(&self.also).enumerate() {
+            let key = |k: &str| Self::key_within(i, k);
+            if i > 0 && area.kind == SwapKind::None {
+                return Invalid::err(
+                    key("kind"),
+                    "expected \"file\" or \"zram\" for a further area",
+                );
+            }
+            if area.kind != SwapKind::None && area.size_mb == 0 {
+                return Invalid::err(
+                    key("size_mb"),
+                    "swap.kind other than \"none\" needs a size above 0 MiB",
+                );
+            }
+            if !(-1..=32767).contains(&area.priority) {
+                return Invalid::err(key("priority"), "expected -1 to 32767");
+            }
+            if i > 0 && !area.also.is_empty() {
+                return Invalid::err(key("also"), "further areas go in the top [swap]'s also");
+            }
+        }
+        if !self.also.is_empty() && self.kind == SwapKind::None {
+            return Invalid::err(
+                "kind",
+                "expected \"file\" or \"zram\" when swap.also has areas",
+            );
+        }
+        if self.areas().count() > MAX_SWAPFILES {
+            return Invalid::err("also", format!("at most {MAX_SWAPFILES} swap areas"));
+        }
+        Ok(())
     }
 
     /// Every area: this one, then `also`'s (none when `kind = "none"`).
@@ -124,6 +196,18 @@ pub struct LiveOptions {
     pub timeout_s: f64,
     /// Block devices to mark non-rotational for the run.
     pub nonrotational: Vec<String>,
+}
+
+impl LiveOptions {
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if self.trace_buffer_kb == 0 {
+            return Invalid::err("trace_buffer_kb", "expected a positive size in KiB per CPU");
+        }
+        if self.timeout_s.is_nan() || self.timeout_s <= 0.0 {
+            return Invalid::err("timeout_s", "expected a positive number of seconds");
+        }
+        Ok(())
+    }
 }
 
 impl Default for LiveOptions {

@@ -20,11 +20,9 @@ pub use crate::machine;
 pub use backend::Backend;
 pub use host::{host_profile_path, HostProfile, SwapProbe};
 pub use live::{LiveOptions, Memory, MemoryMode, Swap, SwapKind};
-pub use machine::{Costs, Device, Machine, Sysctl, SysctlSettings, UNMODELLED_SYSCTLS};
-
-/// The most flash dies a device may have: a drive of the largest size with the smallest dies
-/// has a few thousand.
-const MAX_DIES: u32 = 16_384;
+pub use machine::{
+    Costs, Device, Invalid, Machine, Sysctl, SysctlKey, SysctlSettings, SYSCTL_KEYS,
+};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -135,6 +133,23 @@ impl Default for RunWindow {
     }
 }
 
+impl RunWindow {
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if !(1..=1000).contains(&self.repeats) {
+            return Invalid::err("repeats", "expected 1 to 1000 runs per point");
+        }
+        for (key, s) in [
+            ("duration_s", self.duration_s),
+            ("sample_interval_s", self.sample_interval_s),
+        ] {
+            if s.is_nan() || s <= 0.0 || !s.is_finite() {
+                return Invalid::err(key, "expected a positive number of seconds");
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A scenario that could not be read: names the file, the key and what was expected.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScenarioError {
@@ -222,230 +237,28 @@ impl Scenario {
         Ok(scenario)
     }
 
+    /// Each section's own checks (`validate` beside its fields), in the order of the file's
+    /// sections; `[machine.sysctl]` is checked as a `[sysctl]`, after the scenario's own.
     fn validate(&self, file: &str) -> Result<(), ScenarioError> {
-        let err = |key: &str, message: &str| {
-            Err(ScenarioError {
+        let within = |section: &'static str| {
+            move |e: Invalid| ScenarioError {
                 file: file.into(),
-                key: key.into(),
-                message: message.into(),
-            })
+                key: format!("{section}.{}", e.key),
+                message: e.message,
+            }
         };
-        let m = &self.machine;
-        if m.nodes == 0 || m.nodes > 64 {
-            return err("machine.nodes", "expected 1 to 64 nodes");
-        }
-        if m.cpus_per_node == 0 {
-            return err(
-                "machine.cpus_per_node",
-                "expected at least one CPU per node",
-            );
-        }
-        if m.memory_mb_per_node < 64 {
-            return err(
-                "machine.memory_mb_per_node",
-                "expected at least 64 MB per node",
-            );
-        }
-        if m.dma32_mb >= m.memory_mb_per_node {
-            return err("machine.dma32_mb", "expected less than memory_mb_per_node");
-        }
-        let pages = m.nodes as u64 * m.memory_mb_per_node * 256;
-        if pages >= (u32::MAX as u64) - 4096 {
-            return err(
-                "machine.memory_mb_per_node",
-                "expected at most 16 TiB in all (32-bit page frame numbers)",
-            );
-        }
-        if m.memory_bandwidth_mb_s_per_node < 0.0 || !m.memory_bandwidth_mb_s_per_node.is_finite() {
-            return err(
-                "machine.memory_bandwidth_mb_s_per_node",
-                "expected a non-negative number (0: unlimited)",
-            );
-        }
-        if m.devices.is_empty() || m.devices.iter().all(|d| d.count == 0) {
-            return err("machine.devices", "expected at least one block device");
-        }
-        for (i, d) in m.devices.iter().enumerate() {
-            if d.bandwidth_mb_s <= 0.0 || !d.bandwidth_mb_s.is_finite() {
-                return err(
-                    &format!("machine.devices[{i}].bandwidth_mb_s"),
-                    "expected a positive number",
-                );
-            }
-            for (key, v) in [
-                ("latency_us", Some(d.latency_us)),
-                ("write_latency_us", d.write_latency_us),
-            ] {
-                if v.is_some_and(|v| v < 0.0 || !v.is_finite()) {
-                    return err(
-                        &format!("machine.devices[{i}].{key}"),
-                        "expected a non-negative number",
-                    );
-                }
-            }
-            for (key, v) in [("jitter", d.jitter), ("latency_jitter", d.latency_jitter)] {
-                if !(0.0..=1.0).contains(&v) {
-                    return err(
-                        &format!("machine.devices[{i}].{key}"),
-                        "expected a fraction from 0 to 1",
-                    );
-                }
-            }
-            if d.program_us < 0.0 || !d.program_us.is_finite() {
-                return err(
-                    &format!("machine.devices[{i}].program_us"),
-                    "expected a non-negative number",
-                );
-            }
-            if (d.dies > 0) != (d.program_us > 0.0) {
-                return err(
-                    &format!("machine.devices[{i}].dies"),
-                    "expected `dies` and `program_us` together (both 0: no dies modelled)",
-                );
-            }
-            if d.dies > MAX_DIES {
-                return err(
-                    &format!("machine.devices[{i}].dies"),
-                    &format!("expected at most {MAX_DIES}"),
-                );
-            }
-            if d.dies > 0 {
-                if d.rotational {
-                    return err(
-                        &format!("machine.devices[{i}].dies"),
-                        "expected a flash drive's dies on a non-rotational device",
-                    );
-                }
-                let write_mb_s = d.write_bandwidth_mb_s.unwrap_or(d.bandwidth_mb_s);
-                let program_bytes =
-                    crate::hw::block::program_bytes(write_mb_s, d.program_us, d.dies);
-                if program_bytes < 4096.0 {
-                    return err(
-                        &format!("machine.devices[{i}].program_us"),
-                        &format!(
-                            "expected a program of at least one 4 KiB page: {program_bytes:.0} \
-                             bytes per program at {write_mb_s} MB/s over {} dies",
-                            d.dies
-                        ),
-                    );
-                }
-            }
-            if d.max_request_kb < 4 {
-                return err(
-                    &format!("machine.devices[{i}].max_request_kb"),
-                    "expected at least 4",
-                );
-            }
-        }
-        if !(1..=16).contains(&self.variant.kswapd_threads) {
-            return err(
-                "variant.kswapd_threads",
-                "expected 1 to 16 (MAX_KSWAPD_THREADS)",
-            );
-        }
-        for (prefix, sysctl) in [("sysctl", &self.sysctl), ("machine.sysctl", &m.sysctl)] {
-            check_sysctl(sysctl).map_err(|(key, message)| ScenarioError {
-                file: file.into(),
-                key: format!("{prefix}.{key}"),
-                message: message.into(),
-            })?;
-        }
-        let mem = &self.memory;
-        if mem.mode == MemoryMode::Cgroup && mem.limit_mb == 0 {
-            return err(
-                "memory.limit_mb",
-                "memory.mode = \"cgroup\" needs a limit above 0 MiB",
-            );
-        }
-        if mem.high_mb > 0 && mem.mode != MemoryMode::Cgroup {
-            return err(
-                "memory.high_mb",
-                "memory.high is a cgroup's: it needs memory.mode = \"cgroup\"",
-            );
-        }
-        if mem.mode == MemoryMode::Squeeze && mem.free_mb == 0 {
-            return err(
-                "memory.free_mb",
-                "memory.mode = \"squeeze\" needs free memory above 0 MiB",
-            );
-        }
-        if mem.margin_mb < 256 {
-            return err("memory.margin_mb", "expected at least 256 MiB");
-        }
-        for (i, area) in std::iter::once(&self.swap)
-            .chain(&self.swap.also)
-            .enumerate()
-        {
-            let key = |k: &str| Swap::area_key(i, k);
-            if i > 0 && area.kind == SwapKind::None {
-                return err(
-                    &key("kind"),
-                    "expected \"file\" or \"zram\" for a further area",
-                );
-            }
-            if area.kind != SwapKind::None && area.size_mb == 0 {
-                return err(
-                    &key("size_mb"),
-                    "swap.kind other than \"none\" needs a size above 0 MiB",
-                );
-            }
-            if !(-1..=32767).contains(&area.priority) {
-                return err(&key("priority"), "expected -1 to 32767");
-            }
-            if i > 0 && !area.also.is_empty() {
-                return err(&key("also"), "further areas go in the top [swap]'s also");
-            }
-        }
-        if !self.swap.also.is_empty() && self.swap.kind == SwapKind::None {
-            return err(
-                "swap.kind",
-                "expected \"file\" or \"zram\" when swap.also has areas",
-            );
-        }
-        if self.swap.areas().count() > crate::mm::vma::MAX_SWAPFILES {
-            return err(
-                "swap.also",
-                &format!("at most {} swap areas", crate::mm::vma::MAX_SWAPFILES),
-            );
-        }
-        if self.live.trace_buffer_kb == 0 {
-            return err(
-                "live.trace_buffer_kb",
-                "expected a positive size in KiB per CPU",
-            );
-        }
-        if self.live.timeout_s.is_nan() || self.live.timeout_s <= 0.0 {
-            return err("live.timeout_s", "expected a positive number of seconds");
-        }
-        // An access of usemem must take time, or its loop would never reach its slice's end.
-        for (key, ns) in [
-            ("costs.usemem_page_ns", self.costs.usemem_page_ns),
-            ("costs.usemem_word_ns", self.costs.usemem_word_ns),
-        ] {
-            if ns == 0 {
-                return err(key, "expected at least 1 ns");
-            }
-        }
-        if self.costs.remote_factor < 1.0 || !self.costs.remote_factor.is_finite() {
-            return err("costs.remote_factor", "expected a number ≥ 1");
-        }
-        let r = &self.run;
-        if !(1..=1000).contains(&r.repeats) {
-            return err("run.repeats", "expected 1 to 1000 runs per point");
-        }
-        if r.duration_s.is_nan() || r.duration_s <= 0.0 || !r.duration_s.is_finite() {
-            return err("run.duration_s", "expected a positive number of seconds");
-        }
-        if r.sample_interval_s.is_nan()
-            || r.sample_interval_s <= 0.0
-            || !r.sample_interval_s.is_finite()
-        {
-            return err(
-                "run.sample_interval_s",
-                "expected a positive number of seconds",
-            );
-        }
-        Ok(())
+        self.machine.validate().map_err(within("machine"))?;
+        self.variant.validate().map_err(within("variant"))?;
+        self.sysctl.validate().map_err(within("sysctl"))?;
+        self.machine
+            .sysctl
+            .validate()
+            .map_err(within("machine.sysctl"))?;
+        self.memory.validate().map_err(within("memory"))?;
+        self.swap.validate().map_err(within("swap"))?;
+        self.live.validate().map_err(within("live"))?;
+        self.costs.validate().map_err(within("costs"))?;
+        self.run.validate().map_err(within("run"))
     }
 
     /// The sysctls the simulated kernel runs with: `[sysctl]`, then `[machine.sysctl]`,
@@ -510,54 +323,6 @@ impl Scenario {
             points = next;
         }
         Ok(with_repeats(points))
-    }
-}
-
-/// The range of each sysctl a `[sysctl]` (or `[machine.sysctl]`) table sets: the key and
-/// what was expected, for the first out of range.
-fn check_sysctl(sysctl: &SysctlSettings) -> Result<(), (&'static str, &'static str)> {
-    let checks: [(&str, bool, &str); 7] = [
-        (
-            "swappiness",
-            sysctl.swappiness.is_some_and(|v| v > 200),
-            "expected 0 to 200",
-        ),
-        (
-            "watermark_scale_factor",
-            sysctl
-                .watermark_scale_factor
-                .is_some_and(|v| v == 0 || v > 3000),
-            "expected 1 to 3000",
-        ),
-        (
-            "read_ahead_kb",
-            sysctl.read_ahead_kb.is_some_and(|v| v < 4),
-            "expected at least 4",
-        ),
-        (
-            "min_free_kbytes",
-            sysctl.min_free_kbytes == Some(0),
-            "expected a positive number of KiB (leave it out for the kernel's own)",
-        ),
-        (
-            "dirty_ratio",
-            sysctl.dirty_ratio.is_some_and(|v| v > 100),
-            "expected 0 to 100",
-        ),
-        (
-            "dirty_background_ratio",
-            sysctl.dirty_background_ratio.is_some_and(|v| v > 100),
-            "expected 0 to 100",
-        ),
-        (
-            "page_cluster",
-            sysctl.page_cluster.is_some_and(|v| v > 10),
-            "expected 0 to 10",
-        ),
-    ];
-    match checks.into_iter().find(|(_, bad, _)| *bad) {
-        Some((key, _, expected)) => Err((key, expected)),
-        None => Ok(()),
     }
 }
 
