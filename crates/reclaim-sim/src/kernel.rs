@@ -196,11 +196,21 @@ impl Kernel {
     }
 
     /// The page array, to change, beside [`Kernel::page_zonenum`] of any page frame: for a
-    /// walk of a list that changes the pages it takes as it decides by their zones.
+    /// walk of a list that changes the pages it takes as it decides by their zones. The
+    /// lookup remembers the last block it read (a list's pages come in runs of one block, as
+    /// they were allocated).
     #[inline]
-    pub fn pages_and_zonenum(&mut self) -> (&mut Pages, impl Fn(u32) -> usize + '_) {
+    pub fn pages_and_zonenum(&mut self) -> (&mut Pages, impl FnMut(u32) -> usize + '_) {
         let (block_zone, zones) = (&self.block_zone, &self.zones);
-        (&mut self.pages, move |pfn| zonenum(block_zone, zones, pfn))
+        let mut last = (u32::MAX, 0);
+        let lookup = move |pfn: u32| {
+            let block = pfn / MAX_ORDER_NR_PAGES;
+            if block != last.0 {
+                last = (block, zonenum(block_zone, zones, pfn));
+            }
+            last.1
+        };
+        (&mut self.pages, lookup)
     }
 
     /// The zone of `pages[0]` and how many pages from the start of `pages` share it: the

@@ -587,7 +587,7 @@ impl Kernel {
             let want = (nr_to_scan - scan) as usize;
             let reclaim_idx = sc.reclaim_idx;
             let (got, refused) = {
-                let (pages, zonenum) = self.pages_and_zonenum();
+                let (pages, mut zonenum) = self.pages_and_zonenum();
                 let walked = pages.walk_tail(list, &mut dst.pages[n..n + want], pg::LRU, |p| {
                     let zone_idx = zonenum(p);
                     taken[zone_idx] += u64::from(zone_idx <= reclaim_idx);
