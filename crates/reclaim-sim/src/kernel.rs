@@ -192,7 +192,25 @@ impl Kernel {
     /// `folio_zonenum()`: the zone type (ZONE_NORMAL, …) of a page frame.
     #[inline]
     pub fn page_zonenum(&self, pfn: u32) -> usize {
-        self.zones[self.page_zone(pfn)].zone_idx
+        zonenum(&self.block_zone, &self.zones, pfn)
+    }
+
+    /// The page array, to change, beside [`Kernel::page_zonenum`] of any page frame: for a
+    /// walk of a list that changes the pages it takes as it decides by their zones. The
+    /// lookup remembers the last block it read (a list's pages come in runs of one block, as
+    /// they were allocated).
+    #[inline]
+    pub fn pages_and_zonenum(&mut self) -> (&mut Pages, impl FnMut(u32) -> usize + '_) {
+        let (block_zone, zones) = (&self.block_zone, &self.zones);
+        let mut last = (u32::MAX, 0);
+        let lookup = move |pfn: u32| {
+            let block = pfn / MAX_ORDER_NR_PAGES;
+            if block != last.0 {
+                last = (block, zonenum(block_zone, zones, pfn));
+            }
+            last.1
+        };
+        (&mut self.pages, lookup)
     }
 
     /// The zone of `pages[0]` and how many pages from the start of `pages` share it: the
@@ -430,4 +448,10 @@ impl Kernel {
     pub fn count(&mut self, e: VmEvent, n: u64) {
         self.events.count(e, n);
     }
+}
+
+/// `folio_zonenum()` from the pfn → zone table and the zones.
+#[inline]
+fn zonenum(block_zone: &[u8], zones: &[Zone], pfn: u32) -> usize {
+    zones[block_zone[(pfn / MAX_ORDER_NR_PAGES) as usize] as usize].zone_idx
 }

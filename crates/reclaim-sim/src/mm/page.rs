@@ -282,14 +282,16 @@ impl Pages {
     }
 
     /// Walk list `l` from its tail towards the head, putting each page `take` accepts into
-    /// `out` (oldest first) until `out` is full, the list ends, or `take` refuses a page.
-    /// Returns how many were taken and the refused page, if the walk stopped at one. The list
-    /// is not changed: [`Pages::cut_tail`] takes the walked pages off.
+    /// `out` (oldest first) and clearing `clear` in its flags, until `out` is full, the list
+    /// ends, or `take` refuses a page. Returns how many were taken and the refused page, if
+    /// the walk stopped at one. The list's links are not changed: [`Pages::cut_tail`] takes
+    /// the walked pages off.
     #[inline]
     pub fn walk_tail(
-        &self,
+        &mut self,
         l: ListId,
         out: &mut [u32],
+        clear: u16,
         mut take: impl FnMut(u32) -> bool,
     ) -> (usize, Option<u32>) {
         let h = self.head(l);
@@ -302,17 +304,19 @@ impl Pages {
                 return (n, Some(p));
             }
             *slot = p;
-            p = self.at(p).prev;
+            let d = self.at_mut(p);
+            d.f.flags &= !clear;
+            p = d.prev;
         }
         (out.len(), None)
     }
 
     /// Take `run`, the pages at the tail of list `l` from the tail up (as
-    /// [`Pages::walk_tail`] found them), off the list in one cut, clearing `clear` in their
-    /// flags. The list is left as one `unlink` of its tail per page leaves it; the taken
-    /// pages' own links go stale, as `unlink` leaves them, until they join a list again.
+    /// [`Pages::walk_tail`] found them), off the list in one cut. The list is left as one
+    /// `unlink` of its tail per page leaves it; the taken pages' own links go stale, as
+    /// `unlink` leaves them, until they join a list again.
     #[inline]
-    pub fn cut_tail(&mut self, l: ListId, run: &[u32], clear: u16) {
+    pub fn cut_tail(&mut self, l: ListId, run: &[u32]) {
         let Some(&newest) = run.last() else {
             return;
         };
@@ -323,10 +327,6 @@ impl Pages {
                 q == p
             })
         });
-        for &p in run {
-            // Checked: `run` is the caller's.
-            self.desc[p as usize].f.flags &= !clear;
-        }
         let h = self.head(l);
         let new_tail = self.desc[newest as usize].prev;
         self.at_mut(h).prev = new_tail;
@@ -441,8 +441,8 @@ mod tests {
                 }
             }
             let mut out = vec![0; want];
-            let (n, refused) = cut.walk_tail(l0, &mut out, |q| !refuse[q as usize]);
-            cut.cut_tail(l0, &out[..n], pg::LRU);
+            let (n, refused) = cut.walk_tail(l0, &mut out, pg::LRU, |q| !refuse[q as usize]);
+            cut.cut_tail(l0, &out[..n]);
             prop_assert_eq!(&out[..n], &expect[..]);
             prop_assert_eq!(refused, if n < want { one.tail(l0) } else { None });
             for l in [l0, l1] {

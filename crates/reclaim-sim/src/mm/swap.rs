@@ -35,6 +35,9 @@ impl Kernel {
             self.charge(lock.total());
         }
         self.percpu.lru_add[c].clear();
+        if self.percpu.lru_add_anon[c].is_empty() {
+            return; // no anon folio waits (a page-cache filler's drains)
+        }
         let mut anon = std::mem::take(&mut self.percpu.lru_add_anon[c]);
         for &p in &anon {
             let lv = self.folio_lruvec(p);

@@ -586,14 +586,16 @@ impl Kernel {
             // A run of folios to take, walked from the tail and cut off the list at once.
             let want = (nr_to_scan - scan) as usize;
             let reclaim_idx = sc.reclaim_idx;
-            let (got, refused) = self
-                .pages
-                .walk_tail(list, &mut dst.pages[n..n + want], |p| {
-                    let zone_idx = self.page_zonenum(p);
+            let (got, refused) = {
+                let (pages, mut zonenum) = self.pages_and_zonenum();
+                let walked = pages.walk_tail(list, &mut dst.pages[n..n + want], pg::LRU, |p| {
+                    let zone_idx = zonenum(p);
                     taken[zone_idx] += u64::from(zone_idx <= reclaim_idx);
                     zone_idx <= reclaim_idx
                 });
-            self.pages.cut_tail(list, &dst.pages[n..n + got], pg::LRU);
+                pages.cut_tail(list, &dst.pages[n..n + walked.0]);
+                walked
+            };
             n += got;
             scan += got as u64;
             total_scan += got as u64;

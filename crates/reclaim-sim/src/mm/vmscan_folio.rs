@@ -43,7 +43,7 @@
 
 use crate::kernel::Kernel;
 use crate::mm::lru::{folio_lru_list, is_file_lru};
-use crate::mm::page::{pg, NO_OWNER};
+use crate::mm::page::{pg, PageFields, NO_OWNER};
 use crate::mm::vma::{swp_entry, swp_pte};
 use crate::mm::vmscan::{Isolated, ScanControl, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::VmEvent;
@@ -57,8 +57,8 @@ enum Verdict {
     Keep,
     /// To the active list (`activate_locked`).
     Activate,
-    /// Write it out to (area, slot) and keep it (`pageout()` → PAGE_SUCCESS).
-    Pageout(usize, u32),
+    /// Write it out to its swap entry and keep it (`pageout()` → PAGE_SUCCESS).
+    Pageout,
     /// Free it.
     Free,
 }
@@ -95,8 +95,9 @@ impl Kernel {
         let mut nr_freed = 0;
         let mut back = [0u32; BATCH];
         let mut nr_back = 0;
-        // (area, slot, index in `back`) of each folio to write.
-        let mut writes = [(0usize, 0u32, 0usize); BATCH];
+        // The index in `back` of each folio to write (its swap entry says where): small, as
+        // every call clears it.
+        let mut writes = [0u8; BATCH];
         let mut nr_writes = 0;
         let (mut nr_activate, mut nr_ref_keep) = (0u64, 0u64);
         let mut unmapped = Unmapped::default();
@@ -107,8 +108,8 @@ impl Kernel {
                     nr_freed += 1;
                     continue;
                 }
-                Verdict::Pageout(area, slot) => {
-                    writes[nr_writes] = (area, slot, nr_back);
+                Verdict::Pageout => {
+                    writes[nr_writes] = nr_back as u8;
                     nr_writes += 1;
                 }
                 Verdict::Activate => {
@@ -133,13 +134,21 @@ impl Kernel {
             + unmapped.remote_flushes * c.tlb_flush_ipi_ns;
         let work = self.nodes[nid as usize].memory.scale(work);
         self.charge(work);
-        // The writes, area by area, in the order reclaim chose them.
-        for area in 0..self.swap.areas.len() {
+        // The writes, area by area, in the order reclaim chose them (a folio an earlier,
+        // synchronous area freed is FREED in `back` by then).
+        let nr_areas = if nr_writes > 0 {
+            self.swap.areas.len()
+        } else {
+            0
+        };
+        for area in 0..nr_areas {
+            let in_area = |k: &Self, p: u32| p != FREED && k.folio_swap_entry(p).0 == area;
             let mut group = [(0u32, 0u32); BATCH];
             let mut n = 0;
-            for &(a, slot, i) in &writes[..nr_writes] {
-                if a == area {
-                    group[n] = (slot, back[i]);
+            for &i in &writes[..nr_writes] {
+                let p = back[i as usize];
+                if in_area(self, p) {
+                    group[n] = (self.folio_swap_entry(p).1, p);
                     n += 1;
                 }
             }
@@ -147,12 +156,14 @@ impl Kernel {
                 // A synchronous area wrote them already: clean, they are freed now (the
                 // kernel's PAGE_SUCCESS without writeback, "try to free the folio below");
                 // the putback below skips them.
-                for &(a, slot, i) in &writes[..nr_writes] {
-                    if a == area {
-                        self.remove_mapping(back[i], area, slot, sc.target_mem_cgroup);
-                        freed[nr_freed] = back[i];
+                for &i in &writes[..nr_writes] {
+                    let p = back[i as usize];
+                    if in_area(self, p) {
+                        let slot = self.folio_swap_entry(p).1;
+                        self.remove_mapping(p, area, slot, sc.target_mem_cgroup);
+                        freed[nr_freed] = p;
                         nr_freed += 1;
-                        back[i] = FREED;
+                        back[i as usize] = FREED;
                     }
                 }
             }
@@ -236,11 +247,13 @@ impl Kernel {
         sc: &ScanControl,
         unmapped: &mut Unmapped,
     ) -> Verdict {
-        let flags = self.pages.flags(p);
+        let f = self.pages.fields_mut(p);
+        let flags = f.flags;
         if flags & (pg::LOCKED | pg::WRITEBACK | pg::MAPPED | pg::ANON | pg::DIRTY) == 0 {
             // Steps 1-6 pass a clean, unmapped page-cache folio that is neither locked nor
-            // under writeback (most of a page-cache reclaimer's): straight to step 7.
-            return self.remove_page_cache_folio(p);
+            // under writeback (most of a page-cache reclaimer's): straight to step 7, through
+            // the descriptor already in hand.
+            return remove_page_cache_folio(f);
         }
         if flags & pg::LOCKED != 0 {
             return Verdict::KeepLocked;
@@ -277,26 +290,16 @@ impl Kernel {
             self.try_to_unmap(p, cpu, unmapped);
         }
         if !anon {
-            return self.remove_page_cache_folio(p);
+            return remove_page_cache_folio(self.pages.fields_mut(p));
         }
         let (area, slot) = self.folio_swap_entry(p);
         if self.pages.flags(p) & pg::DIRTY != 0 {
             // pageout() → swap_writepage().
             let f = self.pages.fields_mut(p);
             f.flags = (f.flags & !pg::DIRTY) | pg::WRITEBACK | pg::RECLAIM;
-            return Verdict::Pageout(area, slot);
+            return Verdict::Pageout;
         }
         self.remove_mapping(p, area, slot, sc.target_mem_cgroup);
-        Verdict::Free
-    }
-
-    /// `__remove_mapping()` of clean, unmapped page-cache folio `p`: out of the page cache
-    /// (no shadow entry), ready to be freed.
-    #[inline]
-    fn remove_page_cache_folio(&mut self, p: u32) -> Verdict {
-        let d = self.pages.fields_mut(p);
-        d.owner = NO_OWNER;
-        d.flags = 0;
         Verdict::Free
     }
 
@@ -339,6 +342,15 @@ impl Kernel {
         f.owner = NO_OWNER;
         f.flags = 0;
     }
+}
+
+/// `__remove_mapping()` of a clean, unmapped page-cache folio (its fields `f`): out of the page
+/// cache (no shadow entry), ready to be freed.
+#[inline]
+fn remove_page_cache_folio(f: &mut PageFields) -> Verdict {
+    f.owner = NO_OWNER;
+    f.flags = 0;
+    Verdict::Free
 }
 
 #[cfg(test)]
@@ -405,7 +417,7 @@ mod tests {
             let mut unmapped = Unmapped::default();
             for p in [own, other] {
                 let v = k.folio_verdict(p, 0, &sc, &mut unmapped);
-                assert!(matches!(v, Verdict::Pageout(..)));
+                assert!(matches!(v, Verdict::Pageout));
             }
             assert_eq!(unmapped.folios, 2);
             // Reclaim on CPU 0: only the folio of the task running on CPU 1 needs its TLB
