@@ -25,17 +25,19 @@ def signal_of(e: BaseException) -> int:
     return signal.SIGTERM if isinstance(e, Terminated) else signal.SIGINT
 
 
+# Set by the first SIGINT or SIGTERM a run unwinds on: the process is stopping.
+_stopping = threading.Event()
+
+
 def unwind_on_signals() -> tuple[Any, Any]:
     """From now on SIGINT raises KeyboardInterrupt and SIGTERM `Terminated`, once: a later
     signal finds the run already stopping and is ignored, so a second ^C cannot cut the
     stop short. Returns the old handlers (SIGINT's, SIGTERM's)."""
-    stopping = False
 
     def on_signal(signum: int, frame: Any) -> None:
-        nonlocal stopping
-        if stopping:
+        if _stopping.is_set():
             return
-        stopping = True
+        _stopping.set()
         if signum == signal.SIGTERM:
             raise Terminated(f"signal {signum}")
         raise KeyboardInterrupt
@@ -50,12 +52,16 @@ def signals_unwind() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _stopping.clear()  # a new run: nothing is stopping yet
     old_int, old_term = unwind_on_signals()
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old_int)
-        signal.signal(signal.SIGTERM, old_term)
+        # Once stopping, a later signal stays ignored: the old handler would raise it again
+        # while the stop is reported, and the process would die of it instead of exiting 130.
+        stopped = _stopping.is_set()
+        signal.signal(signal.SIGINT, signal.SIG_IGN if stopped else old_int)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN if stopped else old_term)
 
 
 @contextlib.contextmanager
