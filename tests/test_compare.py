@@ -292,3 +292,17 @@ def test_memory_cgroup_reclaim_compares_between_a_simulated_and_a_live_run(tmp_p
     # The model's error on it is in the divergence section: the simulated side scanned half.
     div = {d["metric"]: d for d in doc["divergence"]["rows"]}
     assert div["Memcg direct pages scanned"]["ratio"] == pytest.approx(0.5)
+
+
+def test_memory_pressure_rows_come_from_result_json_and_skip_a_kernel_without_psi(tmp_path: Path) -> None:
+    write_run(tmp_path / "live", "live", 100.0)
+    write_run(tmp_path / "sim", "sim", 100.0)
+    write_run(tmp_path / "nopsi", "live", 100.0)
+    for name, some, full in (("live", 12.0, 3.0), ("sim", 24.0, 3.0), ("nopsi", None, None)):
+        result = json.loads((tmp_path / name / "result.json").read_text())
+        write_json(tmp_path / name / "result.json", {**result, "psi_memory_some_pct": some, "psi_memory_full_pct": full})
+    div = {d.metric: d for d in compare([load_input(tmp_path / "live"), load_input(tmp_path / "sim")]).divergence}
+    assert div["Memory pressure some %"].ratio == pytest.approx(2.0) and div["Memory pressure some %"].flagged
+    assert div["Memory pressure full %"].ratio == pytest.approx(1.0)
+    rows = {r.metric: r for r in compare([load_input(tmp_path / "nopsi"), load_input(tmp_path / "sim")]).rows}
+    assert rows["Memory pressure some %"].values[0] is None  # psi=0: no figure, not a zero

@@ -144,6 +144,11 @@ METRICS: list[Metric] = [
     *(Metric(f"mmap latency {q} (ms)", f"metrics.mmap_latency_ms.{q}", LOWER, f"the {q} of the workload's mmap access latencies")
       for q in ("p50", "p95", "p99", "max")),  # fmt: skip
     Metric("Direct reclaims (allocstall)", "vmstat.allocstall*", LOWER, "allocations that stalled in direct reclaim (Σ allocstall_*)"),
+    # Pressure stall information, as production reads it (result.json, from /proc/pressure/memory).
+    Metric("Memory pressure some %", lambda run: run.result.get("psi_memory_some_pct"), LOWER,
+           "the share of the window in which some task stalled on memory (PSI some, total= over the window)"),
+    Metric("Memory pressure full %", lambda run: run.result.get("psi_memory_full_pct"), LOWER,
+           "the share of the window in which every non-idle task stalled on memory (PSI full)"),
     Metric("Kswapd pages scanned", "vmstat.pgscan_kswapd", None, f"pages kswapd scanned (pgscan_kswapd); {_EFFORT}"),
     Metric("Kswapd pages reclaimed", "vmstat.pgsteal_kswapd", None, f"pages kswapd reclaimed (pgsteal_kswapd); {_EFFORT}"),
     Metric("Direct pages scanned", "vmstat.pgscan_direct", None, f"pages direct reclaim scanned (pgscan_direct); {_EFFORT}"),

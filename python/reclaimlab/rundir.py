@@ -165,6 +165,8 @@ class RunDir:
     vmstat_samples: list[tuple[float, Vmstat]] = field(default_factory=list)
     iostat: list[dict[str, Any]] = field(default_factory=list)
     cpu: list[dict[str, Any]] = field(default_factory=list)
+    # psi.samples: absent where the kernel keeps no pressure (psi=0) and in older runs
+    psi: list[dict[str, Any]] = field(default_factory=list)
     tasks: dict[str, Any] = field(default_factory=dict)
     result: dict[str, Any] = field(default_factory=dict)
     trace_path: Path | None = None
@@ -242,6 +244,7 @@ def read_rundir(path: Path | str) -> RunDir:
         vmstat_samples=_parsed(samples, lambda f: parse_vmstat_samples(f.read_text())) if samples.exists() else [],
         iostat=_parsed(path / "iostat.samples", read_json_lines),
         cpu=_parsed(path / "cpu.samples", read_json_lines),
+        psi=_parsed(path / "psi.samples", read_json_lines),
         tasks=_parsed(tasks, _json_object) if tasks.exists() else {},
         result=_parsed(path / "result.json", _json_object),
         trace_path=trace,

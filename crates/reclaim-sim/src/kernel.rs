@@ -23,6 +23,7 @@ use crate::mm::swapfile::SwapState;
 use crate::mm::vma::PageTables;
 use crate::mm::vmstat::{VmEvent, VmEvents, VmstatSnapshot, NR_STAT_ITEMS};
 use crate::mm::zone::{PgData, Zone, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS};
+use crate::psi::PsiGroup;
 use crate::sched::{Sched, TaskClass, WaitQueue};
 
 /// Wait queues tasks sleep on until a folio is unlocked or its writeback ends, hashed by
@@ -67,6 +68,8 @@ pub struct Kernel {
     pub events: VmEvents,
     pub sched: Sched,
     pub cpus: Cpus,
+    /// Memory pressure stall information, `psi_system` (`psi`).
+    pub psi: PsiGroup,
     /// Per-CPU state: page-list refills, LRU-add batches (`mm::percpu`).
     pub percpu: PerCpu,
     /// The block devices and the I/Os in flight (`hw::block`).
@@ -122,6 +125,7 @@ impl Kernel {
             events: VmEvents::default(),
             sched: Sched::default(),
             cpus,
+            psi: PsiGroup::new(nr_cpus as u32),
             percpu: PerCpu::new(nr_cpus),
             block: BlockLayer::new(&m.devices, seed),
             costs: costs.clone(),
@@ -179,6 +183,9 @@ impl Kernel {
             req: crate::sched::Req::Run,
             woken: false,
             memcg_nr_pages_over_high: 0,
+            psi_flags: 0,
+            in_memstall: false,
+            in_iowait: false,
         });
         id
     }

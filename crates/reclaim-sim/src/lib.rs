@@ -12,6 +12,7 @@ pub mod kernel;
 pub mod machine;
 pub mod mm;
 pub mod process;
+pub mod psi;
 pub mod run;
 pub mod rundir;
 pub mod scenario;

@@ -28,6 +28,7 @@ use std::task::{Context, Poll, Waker};
 
 use crate::engine::Ns;
 use crate::kernel::Kernel;
+use crate::psi::{TSK_IOWAIT, TSK_MEMSTALL, TSK_MEMSTALL_RUNNING, TSK_RUNNING};
 use crate::sched::{Req, TaskClass};
 
 /// A process's handle on its task and the kernel.
@@ -114,7 +115,7 @@ pub async fn schedule_timeout(cx: &Cx, timeout: Ns) -> Ns {
 }
 
 /// Wait for I/O `bio` to complete (`submit_bio_wait`, `folio_wait_locked` on its pages):
-/// its completion event runs the task (`Sim::complete_io`).
+/// its completion event runs the task (`Sim::complete_io`). The task sleeps in iowait.
 pub async fn wait_on_bio(cx: &Cx, bio: u32) {
     loop {
         {
@@ -124,8 +125,49 @@ pub async fn wait_on_bio(cx: &Cx, bio: u32) {
             }
             k.bio_add_waiter(bio, cx.tid);
         }
-        schedule(cx).await;
+        io_schedule(cx).await;
     }
+}
+
+/// `io_schedule()`: `schedule()` with the task counted in iowait while it sleeps.
+pub async fn io_schedule(cx: &Cx) {
+    cx.k().sched.tasks[cx.tid as usize].in_iowait = true;
+    schedule(cx).await;
+    cx.k().sched.tasks[cx.tid as usize].in_iowait = false;
+}
+
+/// `psi_memstall_enter()` (kernel/sched/psi.c, 6.x): the task's time from now is a memory
+/// stall, until `psi_memstall_leave`. Returns `pflags`: whether it already was (nested
+/// stalls count once; the inner leave does nothing).
+pub fn psi_memstall_enter(cx: &Cx) -> bool {
+    let mut k = cx.k();
+    let now = k.clock();
+    let Kernel { sched, psi, .. } = &mut *k;
+    let t = &mut sched.tasks[cx.tid as usize];
+    if t.in_memstall {
+        return true;
+    }
+    t.in_memstall = true;
+    t.psi_flags |= TSK_MEMSTALL | TSK_MEMSTALL_RUNNING;
+    psi.task_change(cx.cpu, 0, TSK_MEMSTALL | TSK_MEMSTALL_RUNNING, now);
+    psi.task_switch(cx.cpu, true, now);
+    false
+}
+
+/// `psi_memstall_leave()`: the stall `psi_memstall_enter` began (and returned `pflags` for)
+/// ends now.
+pub fn psi_memstall_leave(cx: &Cx, pflags: bool) {
+    if pflags {
+        return;
+    }
+    let mut k = cx.k();
+    let now = k.clock();
+    let Kernel { sched, psi, .. } = &mut *k;
+    let t = &mut sched.tasks[cx.tid as usize];
+    t.in_memstall = false;
+    t.psi_flags &= !(TSK_MEMSTALL | TSK_MEMSTALL_RUNNING);
+    psi.task_change(cx.cpu, TSK_MEMSTALL | TSK_MEMSTALL_RUNNING, 0, now);
+    psi.task_switch(cx.cpu, false, now);
 }
 
 type Process = Pin<Box<dyn Future<Output = ()>>>;
@@ -228,6 +270,18 @@ impl Sim {
             }
             t.next_at = None;
             let cpu = t.cpu;
+            if t.psi_flags & TSK_RUNNING == 0 {
+                // psi_enqueue(): it wakes (a new task, or one that slept) and is runnable.
+                let clear = t.psi_flags & TSK_IOWAIT;
+                let set = TSK_RUNNING
+                    | if t.in_memstall {
+                        TSK_MEMSTALL_RUNNING
+                    } else {
+                        0
+                    };
+                t.psi_flags = t.psi_flags & !clear | set;
+                k.psi.task_change(cpu, clear, set, at);
+            }
             let start = k.cpus.start(cpu, at);
             if start > at {
                 // Its CPU is busy with another task: run when it is free.
@@ -244,6 +298,8 @@ impl Sim {
             k.slice = 0;
             k.slice_user = 0;
             k.current = id;
+            let in_memstall = k.sched.tasks[id as usize].in_memstall;
+            k.psi.task_switch(cpu, in_memstall, start);
             (cpu, start)
         };
         // Polled in place: a process reaches the kernel through its Cx, never the executor,
@@ -260,7 +316,10 @@ impl Sim {
         let mut k = self.k();
         let (ran, user) = (k.slice, k.slice_user);
         let sys = ran - user;
-        let t = &mut k.sched.tasks[id as usize];
+        let Kernel {
+            sched, cpus, psi, ..
+        } = &mut *k;
+        let t = &mut sched.tasks[id as usize];
         t.user_ns += user;
         t.sys_ns += sys;
         let wake = match t.req {
@@ -269,9 +328,22 @@ impl Sim {
             Req::SleepUntil(until) => Some(until.max(start + ran)),
             Req::Wait => None,
         };
-        k.cpus.total_user_ns += user;
-        k.cpus.total_sys_ns += sys;
-        k.cpus.occupy(cpu, start + ran);
+        cpus.total_user_ns += user;
+        cpus.total_sys_ns += sys;
+        cpus.occupy(cpu, start + ran);
+        if done || t.req != Req::Run {
+            // psi_dequeue(): it sleeps (in iowait if it waits for an I/O), or exits.
+            let mut clear = t.psi_flags & (TSK_RUNNING | TSK_MEMSTALL_RUNNING);
+            let mut set = 0;
+            if done {
+                clear |= t.psi_flags & TSK_MEMSTALL;
+            } else if t.in_iowait {
+                set = TSK_IOWAIT;
+            }
+            t.psi_flags = t.psi_flags & !clear | set;
+            psi.task_change(cpu, clear, set, start + ran);
+            psi.task_switch(cpu, false, start + ran);
+        }
         if let Some(w) = wake {
             k.sched.wake(id, w);
         }

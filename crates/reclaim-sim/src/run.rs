@@ -288,8 +288,8 @@ pub fn simulate(
                 k.now = t;
                 if let Some(b) = &base {
                     let prev = last_sample.as_ref().unwrap_or(b);
-                    samples.take(&k, prev, b.at);
-                    last_sample = Some(baseline(&k));
+                    samples.take(&mut k, prev, b.at);
+                    last_sample = Some(baseline(&mut k));
                     k.sched.queue.push(t + interval, EventKind::Sample);
                 }
             }
@@ -306,8 +306,8 @@ pub fn simulate(
     if let Some(t) = k.tracer.as_mut() {
         t.flush();
     }
-    let base = base.unwrap_or_else(|| baseline(&k));
-    let mut out = finish(s, &k, &base, samples, start_met, work.as_ref());
+    let base = base.unwrap_or_else(|| baseline(&mut k));
+    let mut out = finish(s, &mut k, &base, samples, start_met, work.as_ref());
     out.trace_error = k
         .tracer
         .as_ref()

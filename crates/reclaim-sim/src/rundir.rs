@@ -25,6 +25,9 @@ pub struct RunOutput {
     pub vmstat_samples: String,
     pub iostat_samples: String,
     pub cpu_samples: String,
+    pub psi_samples: String,
+    /// /proc/pressure/memory at the window's end.
+    pub pressure_memory: String,
     pub tasks_json: String,
     pub result_json: String,
     pub zoneinfo: String,
@@ -123,6 +126,10 @@ pub struct RunResult {
     /// The window's start condition was never met; the window is then the whole run.
     pub start_condition_met: bool,
     pub metrics: Metrics,
+    /// The share of the window the system's tasks stalled on memory, from the SOME and FULL
+    /// `total=` counters of /proc/pressure/memory (percent).
+    pub psi_memory_some_pct: f64,
+    pub psi_memory_full_pct: f64,
     /// The workload's memory cgroup (`memory.mode = "cgroup"`): memory.max, memory.current
     /// at the end, and its events over the window.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -153,11 +160,17 @@ pub(crate) struct Baseline {
     lock_contended: u64,
     oom_retries: u64,
     memcg_events: Vec<MemcgEvents>,
+    /// /proc/pressure/memory's SOME and FULL totals (ns), read then.
+    psi_total: [Ns; 2],
 }
 
-pub(crate) fn baseline(k: &Kernel) -> Baseline {
+/// The counters at `k.now`; the pressure totals as a read of /proc/pressure/memory then
+/// would aggregate them.
+pub(crate) fn baseline(k: &mut Kernel) -> Baseline {
     let (lock_acq, lock_contended) = k.memcg.lru_lock_counts();
+    let psi_total = k.psi.read(k.now);
     Baseline {
+        psi_total,
         at: k.now,
         vmstat: k.vmstat(),
         task_cpu: k
@@ -181,6 +194,24 @@ pub(crate) struct Samples {
     vmstat: String,
     iostat: String,
     cpu: String,
+    psi: String,
+}
+
+/// One line of psi.samples (docs/rundir.md).
+#[derive(Serialize)]
+struct PsiSample {
+    t: f64,
+    some_pct: f64,
+    full_pct: f64,
+    some_avg10: f64,
+    full_avg10: f64,
+    some_total_us: u64,
+    full_total_us: u64,
+}
+
+/// The share of `dt_ns` that the stall time `stall_ns` is, in percent.
+fn stall_pct(stall_ns: Ns, dt_ns: Ns) -> f64 {
+    stall_ns as f64 * 100.0 / dt_ns.max(1) as f64
 }
 
 /// One line of cpu.samples (docs/rundir.md).
@@ -228,9 +259,23 @@ fn push_json_line<T: Serialize>(out: &mut String, record: &T) {
 }
 
 impl Samples {
-    pub(crate) fn take(&mut self, k: &Kernel, prev: &Baseline, window_start: Ns) {
+    pub(crate) fn take(&mut self, k: &mut Kernel, prev: &Baseline, window_start: Ns) {
         let dt = secs(k.now - prev.at).max(1e-9);
         let t = secs(k.now - window_start);
+        let total = k.psi.read(k.now);
+        let avg10 = |s: usize| k.psi.avg[s][0] as f64 / 2048.0;
+        push_json_line(
+            &mut self.psi,
+            &PsiSample {
+                t: round(t, 3),
+                some_pct: round(stall_pct(total[0] - prev.psi_total[0], k.now - prev.at), 2),
+                full_pct: round(stall_pct(total[1] - prev.psi_total[1], k.now - prev.at), 2),
+                some_avg10: round(avg10(0), 2),
+                full_avg10: round(avg10(1), 2),
+                some_total_us: total[0] / 1000,
+                full_total_us: total[1] / 1000,
+            },
+        );
         self.vmstat.push_str(&format!("time: {t:.3}\n"));
         self.vmstat.push_str(&k.vmstat().to_proc_text());
         let ncpu = k.cpus.nr_cpus() as f64;
@@ -322,7 +367,7 @@ fn zoneinfo(k: &Kernel) -> String {
 
 pub(crate) fn finish(
     s: &Scenario,
-    k: &Kernel,
+    k: &mut Kernel,
     base: &Baseline,
     samples: Samples,
     start_met: bool,
@@ -330,6 +375,14 @@ pub(crate) fn finish(
 ) -> RunOutput {
     let elapsed = secs(k.now - base.at).max(1e-9);
     let after = k.vmstat();
+    let pressure_memory = k.psi.show(k.now);
+    let psi_pct = |s: usize| {
+        round(
+            stall_pct(k.psi.total[s] - base.psi_total[s], k.now - base.at),
+            2,
+        )
+    };
+    let (psi_memory_some_pct, psi_memory_full_pct) = (psi_pct(0), psi_pct(1));
     let tasks = k
         .sched
         .tasks
@@ -374,6 +427,8 @@ pub(crate) fn finish(
         elapsed_s: elapsed,
         start_condition_met: start_met,
         metrics: work.metrics(elapsed),
+        psi_memory_some_pct,
+        psi_memory_full_pct,
         memcg: (k.memcg.workload != ROOT_MEM_CGROUP).then(|| {
             let id = k.memcg.workload as usize;
             let m = &k.memcg.groups[id];
@@ -411,6 +466,8 @@ pub(crate) fn finish(
         vmstat_samples: samples.vmstat,
         iostat_samples: samples.iostat,
         cpu_samples: samples.cpu,
+        psi_samples: samples.psi,
+        pressure_memory,
         tasks_json: serde_json::to_string_pretty(&tasks_file).unwrap_or_default() + "\n",
         result_json: serde_json::to_string_pretty(&result).unwrap_or_default() + "\n",
         zoneinfo: zoneinfo(k),
@@ -545,6 +602,8 @@ pub fn write_run_dir(out: &RunOutput, dir: &Path) -> std::io::Result<()> {
         ("vmstat.samples", &out.vmstat_samples),
         ("iostat.samples", &out.iostat_samples),
         ("cpu.samples", &out.cpu_samples),
+        ("psi.samples", &out.psi_samples),
+        ("pressure_memory", &out.pressure_memory),
         ("tasks.json", &out.tasks_json),
         ("zoneinfo", &out.zoneinfo),
         ("result.json", &out.result_json),

@@ -58,6 +58,12 @@ pub struct Task {
     /// Pages charged while its cgroup was above memory.high, not yet paid for
     /// (`current->memcg_nr_pages_over_high`).
     pub memcg_nr_pages_over_high: u64,
+    /// `task->psi_flags`: the PSI counts the task is in (`psi::TSK_*`).
+    pub psi_flags: u8,
+    /// `current->in_memstall`: between `psi_memstall_enter` and `psi_memstall_leave`.
+    pub in_memstall: bool,
+    /// `current->in_iowait`: asleep for an I/O (`io_schedule`).
+    pub in_iowait: bool,
 }
 
 /// The tasks and the event queue their wake-ups go to.
@@ -150,6 +156,9 @@ mod tests {
                 req: Req::Wait,
                 woken: false,
                 memcg_nr_pages_over_high: 0,
+                psi_flags: 0,
+                in_memstall: false,
+                in_iowait: false,
             });
         }
         s

@@ -42,6 +42,8 @@ fn the_golden_run_directory_is_as_recorded() {
     insta::assert_snapshot!("tasks.json", out.tasks_json);
     insta::assert_snapshot!("iostat.samples", out.iostat_samples);
     insta::assert_snapshot!("cpu.samples", out.cpu_samples);
+    insta::assert_snapshot!("psi.samples", out.psi_samples);
+    insta::assert_snapshot!("pressure_memory", out.pressure_memory);
 }
 
 #[test]
@@ -57,6 +59,8 @@ fn two_fresh_runs_of_a_jittered_scenario_are_byte_identical() {
             o.vmstat_samples.clone(),
             o.iostat_samples.clone(),
             o.cpu_samples.clone(),
+            o.psi_samples.clone(),
+            o.pressure_memory.clone(),
             o.tasks_json.clone(),
             o.result_json.clone(),
         ]

@@ -285,7 +285,7 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
     memcg_before = backend.memcg_counters(cgroup) if cgroup is not None else None
     before = backend.read_text("/proc/vmstat")
     t0 = time.monotonic()
-    samplers = Samplers(backend, rundir, scenario.run["sample_interval_s"], t0)
+    samplers = Samplers(backend, rundir, scenario.run["sample_interval_s"], t0, cgroup.path if cgroup is not None else None)
     samplers.start()
     timed_out = False
     aborted = ""
@@ -355,6 +355,7 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
         "workload": fg.kind,
         "elapsed_s": round(elapsed, 3),
         "metrics": {**fg.metrics(), **vmstat_metrics(delta)},
+        **samplers.psi.result(),
         "machine": {"kernel": platform.release(), "nr_cpus": os.cpu_count(), **notes},
     }
     if memcg_before is not None and memcg_after is not None:

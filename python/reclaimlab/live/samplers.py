@@ -1,7 +1,9 @@
 """Monitors of a live run, as mmtests runs them (WORKLOADS.md §2.7), written in run-dir format.
 
-One thread samples /proc/vmstat, /proc/diskstats and /proc/stat together every interval, so
-the three files share their time stamps. Per-task CPU (tasks.json) comes from wait4(2) for the
+One thread samples /proc/vmstat, /proc/diskstats, /proc/stat and /proc/pressure/memory (with
+the run's cgroup's memory.pressure) together every interval, so the files share their time
+stamps. A kernel booted with psi=0 has no /proc/pressure: psi.samples is then not written and
+the window's pressure is null. Per-task CPU (tasks.json) comes from wait4(2) for the
 workload's own processes and from /proc/PID/stat at start and end for kernel threads.
 """
 
@@ -96,6 +98,103 @@ def nr_cpus(backend: KernelBackend) -> int:
     return sum(1 for line in backend.read_text("/proc/stat").splitlines() if line[:3] == "cpu" and line[3].isdigit())
 
 
+# --- /proc/pressure/memory → psi.samples ------------------------------------------------------
+
+
+PRESSURE = "/proc/pressure/memory"
+Pressure = dict[str, dict[str, float]]
+
+
+def parse_pressure(text: str) -> Pressure:
+    """/proc/pressure/memory (or a cgroup's memory.pressure) → {"some"|"full": {"avg10",
+    "avg60", "avg300", "total"}}; `total` is the stall time in µs."""
+    out = {}
+    for line in text.splitlines():
+        kind, *fields = line.split()
+        out[kind] = {k: float(v) for k, v in (f.split("=") for f in fields)}
+    return out
+
+
+def read_pressure(backend: KernelBackend, path: str) -> Pressure | None:
+    """The pressure file at `path`, or None where the kernel keeps none (psi=0, no cgroup
+    pressure): absent, or refused on read (EOPNOTSUPP)."""
+    try:
+        return parse_pressure(backend.read_text(path))
+    except OSError:
+        return None
+
+
+def stall_pct(a: Pressure, b: Pressure, kind: str, dt: float) -> float:
+    """The share of `dt` seconds stalled between readings `a` and `b`, from `total=` (µs)."""
+    return round((b[kind]["total"] - a[kind]["total"]) / (dt * 1e4), 2)
+
+
+def psi_record(t: float, a: Pressure, b: Pressure, dt: float) -> dict[str, Any]:
+    """One interval of psi.samples (docs/rundir.md)."""
+    return {
+        "t": round(t, 3),
+        "some_pct": stall_pct(a, b, "some", dt),
+        "full_pct": stall_pct(a, b, "full", dt),
+        "some_avg10": b["some"]["avg10"],
+        "full_avg10": b["full"]["avg10"],
+        "some_total_us": int(b["some"]["total"]),
+        "full_total_us": int(b["full"]["total"]),
+    }
+
+
+class PressureWindow:
+    """/proc/pressure/memory and the run's cgroup's memory.pressure over the run: each
+    interval into psi.samples, the first and last readings for result.json."""
+
+    def __init__(self, backend: KernelBackend, rundir: Path, cgroup_path: str | None) -> None:
+        self.backend = backend
+        self.paths = {"": PRESSURE}
+        if cgroup_path is not None:
+            self.paths["cgroup_"] = f"{cgroup_path}/memory.pressure"
+        self.writer: SamplesWriter | None = None
+        self.rundir = rundir
+        self.first: dict[str, tuple[float, Pressure]] = {}
+        self.last: dict[str, tuple[float, Pressure]] = {}
+
+    def sample(self, t: float) -> None:
+        prev = dict(self.last)
+        readings = {key: read_pressure(self.backend, path) for key, path in self.paths.items()}
+        for key, reading in readings.items():
+            if reading is not None:
+                self.first.setdefault(key, (t, reading))
+                self.last[key] = (t, reading)
+        now, before = readings[""], prev.get("")
+        if now is None or before is None:
+            return
+        dt = max(t - before[0], 1e-3)
+        record = psi_record(t, before[1], now, dt)
+        cg_now, cg_before = readings.get("cgroup_"), prev.get("cgroup_")
+        if cg_now is not None and cg_before is not None:
+            record["cgroup_some_pct"] = stall_pct(cg_before[1], cg_now, "some", dt)
+            record["cgroup_full_pct"] = stall_pct(cg_before[1], cg_now, "full", dt)
+        if self.writer is None:
+            self.writer = SamplesWriter(self.rundir / "psi.samples")
+        self.writer.json_line(record)
+
+    def result(self) -> dict[str, float | None]:
+        """`psi_memory_some_pct`/`full_pct` (and `psi_cgroup_memory_*` with a cgroup) over the
+        window between the first and last readings; null where the kernel has no pressure."""
+        out: dict[str, float | None] = {}
+        for key in self.paths:
+            for kind in ("some", "full"):
+                name = f"psi_{key}memory_{kind}_pct"
+                first, last = self.first.get(key), self.last.get(key)
+                if first is None or last is None or last[0] <= first[0]:
+                    out[name] = None
+                else:
+                    out[name] = stall_pct(first[1], last[1], kind, last[0] - first[0])
+        return out
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
 # --- the sampling thread -----------------------------------------------------------------------
 
 
@@ -107,8 +206,9 @@ def whole_disks(backend: KernelBackend) -> set[str]:
 class Samplers:
     """Samples vmstat, diskstats and cpu every `interval` seconds into a run directory."""
 
-    def __init__(self, backend: KernelBackend, rundir: Path, interval: float, t0: float) -> None:
+    def __init__(self, backend: KernelBackend, rundir: Path, interval: float, t0: float, cgroup_path: str | None = None) -> None:
         self.backend = backend
+        self.psi = PressureWindow(backend, rundir, cgroup_path)
         self.interval = interval
         self.t0 = t0
         self.devices = whole_disks(backend)
@@ -129,6 +229,7 @@ class Samplers:
         self.vmstat.vmstat(t, self.backend.read_text("/proc/vmstat"))
         disks = parse_diskstats(self.backend.read_text("/proc/diskstats"), self.devices)
         cpu = parse_cpu_line(self.backend.read_text("/proc/stat"))
+        self.psi.sample(t)
         if self._last is not None:
             t_prev, disks_prev, cpu_prev = self._last
             dt = max(t - t_prev, 1e-3)
@@ -151,7 +252,7 @@ class Samplers:
             self._thread.join()
         if self.error is None:
             self.sample()  # a final partial interval, so short runs still have one
-        for w in (self.vmstat, self.iostat, self.cpu):
+        for w in (self.vmstat, self.iostat, self.cpu, self.psi):
             w.close()
         if self.error is not None:
             raise RuntimeError(f"sampling failed: {self.error}") from self.error

@@ -177,19 +177,33 @@ def task_cpu(runs: Runs) -> go.Figure | None:
     return fig
 
 
+def _sample_lines(runs: Runs, samples: str, title: str, yaxis: str, series: Sequence[tuple[str, str, str]]) -> go.Figure | None:
+    """One line per (key, name, dash) of `series` from the JSON-lines samples `samples` of
+    each run (`RunDir.cpu`, `RunDir.psi`), one colour per input; None if no run has any."""
+    sampled = [(k, name, getattr(run, samples)) for k, name, run in runs if getattr(run, samples)]
+    if not sampled:
+        return None
+    fig = _figure(title, "time (s)", yaxis)
+    for k, name, rows in sampled:
+        ts = [c["t"] for c in rows]
+        for key, what, dash in series:
+            fig.add_trace(go.Scatter(x=ts, y=[c.get(key) for c in rows], name=_named(name, what, runs), mode="lines+markers",
+                                     line={"dash": dash, "color": colour(k) if len(runs) > 1 else None}, legendgroup=name))  # fmt: skip
+    return fig
+
+
 def cpu_over_time(runs: Runs) -> go.Figure | None:
     """cpu.samples: user, system and iowait over all CPUs, as vmstat prints them; one colour
     per input, us solid, sy dashed, wa dotted."""
-    sampled = [(k, name, run) for k, name, run in runs if run.cpu]
-    if not sampled:
-        return None
-    fig = _figure("CPU over time, all CPUs", "time (s)", "CPU (%)")
-    for k, name, run in sampled:
-        ts = [c["t"] for c in run.cpu]
-        for key, what, dash in (("us_pct", "us", "solid"), ("sy_pct", "sy", "dash"), ("wa_pct", "wa", "dot")):
-            fig.add_trace(go.Scatter(x=ts, y=[c.get(key) for c in run.cpu], name=_named(name, what, runs), mode="lines+markers",
-                                     line={"dash": dash, "color": colour(k) if len(runs) > 1 else None}, legendgroup=name))  # fmt: skip
-    return fig
+    return _sample_lines(runs, "cpu", "CPU over time, all CPUs", "CPU (%)",
+                         (("us_pct", "us", "solid"), ("sy_pct", "sy", "dash"), ("wa_pct", "wa", "dot")))  # fmt: skip
+
+
+def memory_pressure(runs: Runs) -> go.Figure | None:
+    """psi.samples: the share of each interval stalled on memory, some (solid) and full
+    (dashed), from /proc/pressure/memory's totals, and its avg10 (dotted); one colour per input."""
+    return _sample_lines(runs, "psi", "Memory pressure (PSI)", "time stalled (%)",
+                         (("some_pct", "some", "solid"), ("full_pct", "full", "dash"), ("some_avg10", "some avg10", "dot")))  # fmt: skip
 
 
 def device_throughput(runs: Runs) -> go.Figure | None:
@@ -223,7 +237,7 @@ def device_throughput(runs: Runs) -> go.Figure | None:
 
 def point_figures(runs: Runs) -> list[go.Figure]:
     """Every per-point plot the point's runs have data for, the inputs overlaid, in page order."""
-    figs = (free_pages(runs), reclaim_rates(runs), task_cpu(runs), cpu_over_time(runs), device_throughput(runs))
+    figs = (free_pages(runs), reclaim_rates(runs), task_cpu(runs), cpu_over_time(runs), memory_pressure(runs), device_throughput(runs))
     return [f for f in figs if f is not None]
 
 

@@ -10,7 +10,9 @@ use crate::mm::lru::{inactive_is_low, LRU_ACTIVE_ANON, LRU_INACTIVE_ANON};
 use crate::mm::vmscan::{shrink_node, ScanControl, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{MAX_NR_ZONES, WMARK_HIGH};
-use crate::process::{cond_resched, schedule, schedule_timeout, Cx, Sim};
+use crate::process::{
+    cond_resched, psi_memstall_enter, psi_memstall_leave, schedule, schedule_timeout, Cx, Sim,
+};
 use crate::sched::TaskClass;
 
 /// `kswapd_run()`: start node `nid`'s kswapd threads on the last CPUs of the node, asleep on
@@ -50,7 +52,10 @@ async fn kswapd(cx: Cx, nid: u32) {
             k.trace_kswapd_wake(nid, highest_zoneidx, alloc_order);
             alloc_order
         };
+        // balance_pgdat() runs in a memory stall (its psi_memstall_enter/leave, 6.x).
+        let pflags = psi_memstall_enter(&cx);
         let reclaim_order = balance_pgdat(&cx, nid, alloc_order, highest_zoneidx).await;
+        psi_memstall_leave(&cx, pflags);
         kswapd_try_to_sleep(&cx, nid, reclaim_order, highest_zoneidx).await;
     }
 }

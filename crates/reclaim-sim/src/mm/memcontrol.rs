@@ -25,7 +25,7 @@ use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
 use crate::mm::mem_cgroup::{MemCgroup, ROOT_MEM_CGROUP};
 use crate::mm::vmscan::{try_to_free_mem_cgroup_pages, SWAP_CLUSTER_MAX};
-use crate::process::{sleep_until, Cx};
+use crate::process::{psi_memstall_enter, psi_memstall_leave, sleep_until, Cx};
 
 /// `try_charge()` of one page to `memcg` by the task of `cx`: while the cgroup is at its
 /// limit, reclaim from it (`try_to_free_mem_cgroup_pages`, SWAP_CLUSTER_MAX pages a pass);
@@ -40,7 +40,9 @@ pub async fn try_charge(cx: &Cx, memcg: u16) {
             return;
         }
         cx.k().memcg.groups[memcg as usize].events.max += 1;
+        let pflags = psi_memstall_enter(cx);
         let nr_reclaimed = try_to_free_mem_cgroup_pages(cx, memcg, 1).await;
+        psi_memstall_leave(cx, pflags);
         if cx.k().mem_cgroup_charge_fits(memcg, cx.tid) {
             return;
         }
@@ -112,7 +114,9 @@ pub async fn mem_cgroup_handle_over_high(cx: &Cx, memcg: u16) {
             continue;
         }
         let until = cx.k().clock() + penalty * JIFFY;
+        let pflags = psi_memstall_enter(cx);
         sleep_until(cx, until).await;
+        psi_memstall_leave(cx, pflags);
         return;
     }
 }
@@ -128,7 +132,10 @@ async fn reclaim_high(cx: &Cx, memcg: u16, nr_pages: u64) -> u64 {
         }
         m.events.high += 1;
     }
-    try_to_free_mem_cgroup_pages(cx, memcg, nr_pages).await
+    let pflags = psi_memstall_enter(cx);
+    let nr_reclaimed = try_to_free_mem_cgroup_pages(cx, memcg, nr_pages).await;
+    psi_memstall_leave(cx, pflags);
+    nr_reclaimed
 }
 
 impl Kernel {

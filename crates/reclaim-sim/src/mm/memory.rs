@@ -21,7 +21,8 @@ use crate::mm::swap_state::{swapin_readahead, SwapFault, SwapinScratch};
 use crate::mm::swapfile::NO_PAGE;
 use crate::mm::vma::{mk_pte, pte_kind, swp_pte, PteKind};
 use crate::mm::vmstat::VmEvent;
-use crate::process::{schedule, Cx};
+use crate::mm::workingset::shadow_is_workingset;
+use crate::process::{io_schedule, psi_memstall_enter, psi_memstall_leave, Cx};
 
 /// What a fault did: nothing (the entry was present, or another fault served it), mapped a
 /// new or cached folio (minor), or read from swap (major).
@@ -178,7 +179,25 @@ async fn swapin_synchronous(cx: &Cx, fault: SwapFault, memcg: u16) -> bool {
 /// holds no reference on `p`, so it stops waiting as soon as `p` is no longer the unmapped
 /// swap-cache folio of `entry` (reclaim freed it and it was reused): the caller then sees
 /// the change and retries the fault, as the kernel's does when the folio left the swap cache.
+///
+/// Waiting for the read of a folio that was workingset when evicted is a memory stall
+/// (`folio_wait_bit_common()`: PG_locked, not uptodate, PG_workingset, which
+/// `workingset_refault` restored from the shadow when the folio entered the swap cache; the
+/// model reads the shadow, still in the slot until the folio is mapped).
 pub async fn folio_wait_locked(cx: &Cx, p: u32, entry: (usize, u32)) {
+    let thrashing = {
+        let k = cx.k();
+        k.pages.flags(p) & pg::LOCKED != 0
+            && shadow_is_workingset(k.swap.areas[entry.0].shadow(entry.1))
+    };
+    let pflags = thrashing.then(|| psi_memstall_enter(cx));
+    folio_wait_unlocked(cx, p, entry).await;
+    if let Some(pflags) = pflags {
+        psi_memstall_leave(cx, pflags);
+    }
+}
+
+async fn folio_wait_unlocked(cx: &Cx, p: u32, entry: (usize, u32)) {
     loop {
         {
             let mut k = cx.k();
@@ -190,7 +209,7 @@ pub async fn folio_wait_locked(cx: &Cx, p: u32, entry: (usize, u32)) {
             }
             k.folio_waitqueue(p).add(cx.tid);
         }
-        schedule(cx).await;
+        io_schedule(cx).await;
     }
 }
 

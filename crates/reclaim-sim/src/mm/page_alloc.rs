@@ -17,7 +17,7 @@ use crate::mm::gfp::*;
 use crate::mm::vmscan::try_to_free_pages;
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{PcpCredit, MAX_NR_ZONES, WMARK_LOW, WMARK_MIN};
-use crate::process::{cond_resched, Cx};
+use crate::process::{cond_resched, psi_memstall_enter, psi_memstall_leave, Cx};
 
 /// Pages moved per zone->lock acquisition when a per-CPU list is refilled (`pcp->batch`
 /// is 63 on large zones).
@@ -104,8 +104,11 @@ async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
         if !can_direct_reclaim {
             return None;
         }
-        // __alloc_pages_direct_reclaim(): reclaim, then one more attempt if it made progress.
+        // __alloc_pages_direct_reclaim(): reclaim, then one more attempt if it made progress;
+        // __perform_reclaim() stalls in it (psi_memstall_enter/leave).
+        let pflags = psi_memstall_enter(cx);
         let progress = try_to_free_pages(cx, ac.nid, ac.order, gfp).await;
+        psi_memstall_leave(cx, pflags);
         if progress > 0 {
             let page = cx.k().get_page(ac, alloc_flags, cx.cpu);
             if page.is_some() {

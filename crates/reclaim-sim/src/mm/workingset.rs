@@ -35,6 +35,12 @@ const SHADOW_PRESENT: u64 = 1 << 63;
 /// PG_workingset was set at eviction.
 const SHADOW_WORKINGSET: u64 = 1 << 62;
 const LRUVEC_SHIFT: u32 = 40;
+
+/// Whether `shadow` (0: none) is of a folio that was workingset when evicted: its refault
+/// restores PG_workingset, and waiting for its read is a memory stall.
+pub fn shadow_is_workingset(shadow: u64) -> bool {
+    shadow & SHADOW_WORKINGSET != 0
+}
 const AGE_MASK: u64 = (1 << LRUVEC_SHIFT) - 1;
 
 impl Kernel {
