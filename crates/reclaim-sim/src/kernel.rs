@@ -13,6 +13,7 @@ use crate::hw::block::{BlockLayer, Op};
 use crate::hw::cpu::Cpus;
 use crate::hw::lock::{Acquired, LockCosts, SpinLock};
 use crate::machine::{Costs, Machine, Sysctl};
+use crate::mm::address_space::AddressSpaces;
 use crate::mm::lru::NR_LRU_LISTS;
 use crate::mm::mem_cgroup::MemCgroups;
 use crate::mm::mm_init::free_area_init;
@@ -70,6 +71,8 @@ pub struct Kernel {
     pub cpus: Cpus,
     /// Memory pressure stall information, `psi_system` (`psi`).
     pub psi: PsiGroup,
+    /// The page-cache indexes of files of known size (`mm::address_space`).
+    pub address_spaces: AddressSpaces,
     /// Per-CPU state: page-list refills, LRU-add batches (`mm::percpu`).
     pub percpu: PerCpu,
     /// The block devices and the I/Os in flight (`hw::block`).
@@ -126,6 +129,7 @@ impl Kernel {
             sched: Sched::default(),
             cpus,
             psi: PsiGroup::new(nr_cpus as u32),
+            address_spaces: AddressSpaces::new(u64::from(mem.nr_pages)),
             percpu: PerCpu::new(nr_cpus),
             block: BlockLayer::new(&m.devices, seed),
             costs: costs.clone(),
@@ -369,14 +373,27 @@ impl Kernel {
         for n in &self.nodes {
             stats[6] += n.nr_isolated[0];
             stats[7] += n.nr_isolated[1];
-            stats[8] += n.workingset.refault_anon;
-            stats[9] += n.workingset.activate_anon;
-            stats[10] += n.workingset.restore_anon;
+            stats[8] += n.workingset.refault[0];
+            stats[9] += n.workingset.activate[0];
+            stats[10] += n.workingset.restore[0];
             stats[11] += n.nr_file_pages;
             stats[12] += n.nr_vmscan_write;
         }
+        let workingset_file = self.variant.workingset.then(|| {
+            let ws = |f: fn(&crate::mm::vmstat::WorkingsetStats) -> u64| {
+                self.nodes.iter().map(|n| f(&n.workingset)).sum::<u64>()
+            };
+            [
+                self.address_spaces.nr_shadow_nodes,
+                ws(|w| w.refault[1]),
+                ws(|w| w.activate[1]),
+                ws(|w| w.restore[1]),
+                self.address_spaces.nodereclaim,
+            ]
+        });
         VmstatSnapshot {
             stats,
+            workingset_file,
             events: self.events.v,
         }
     }

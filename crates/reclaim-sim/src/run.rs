@@ -36,6 +36,12 @@ pub fn page_state_bytes_needed(s: &Scenario) -> u64 {
     let nr_lists = nr_memcgs * u64::from(m.nodes) * NR_LRU_LISTS as u64
         + u64::from(nr_zones(m)) * NR_PAGE_ORDERS as u64;
     let (mut vmas, mut mapped) = (0, 0);
+    // A buffered dd of a file of known size indexes its folios (`folio->index`).
+    let indexed = workload_tables(s).iter().any(|(kind, p)| {
+        let int = |key: &str| p.get(key).and_then(|v| v.as_integer());
+        let direct = p.get("direct").and_then(|v| v.as_bool()) == Some(true);
+        kind == "dd" && int("file_mb").unwrap_or(0) > 0 && !direct
+    });
     for (kind, params) in workload_tables(s) {
         let (v, p) = (workload::lookup(&kind)
             .expect("a checked scenario")
@@ -50,7 +56,12 @@ pub fn page_state_bytes_needed(s: &Scenario) -> u64 {
         .map(|a| SwapInfo::state_bytes_for((a.size_mb * 256) as u32, shadows))
         .sum();
     Pages::state_bytes_for(u64::from(nr_pages) + nr_lists)
-        + PageExt::state_bytes_for(nr_pages, s.swap.areas().next().is_some(), nr_memcgs > 1)
+        + PageExt::state_bytes_for(
+            nr_pages,
+            s.swap.areas().next().is_some(),
+            nr_memcgs > 1,
+            indexed,
+        )
         + u64::from(nr_pages / MAX_ORDER_NR_PAGES)
         + PageTables::state_bytes_for(vmas, mapped)
         + swap

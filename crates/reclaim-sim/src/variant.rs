@@ -53,6 +53,14 @@ pub struct Variant {
     /// by reclaim, does not: below half-full swap it keeps its slot. Seed 002's kernel (v4.13).
     #[serde(skip_serializing_if = "is_false")]
     pub swapcache_reuse_before_5_18: bool,
+    /// Page-cache workingset detection (mm/workingset.c, since 3.15; 6.x here): a page-cache
+    /// folio evicted from a file of known size leaves a shadow entry in its mapping
+    /// (`mm::address_space`), its eviction ages the lruvec, and a read that finds the shadow
+    /// activates the folio if its refault distance fits in the workingset
+    /// (`workingset_*_file`, `workingset_nodes`). Off: page-cache folios leave no shadows,
+    /// as seed 000's runs had them disabled.
+    #[serde(skip_serializing_if = "is_false")]
+    pub workingset: bool,
 }
 
 /// Keeps a resolved scenario's text as it was before a switch that is off by default existed.
@@ -79,6 +87,7 @@ impl Default for Variant {
             swap_alloc: SwapAlloc::Cluster,
             anon_lru_before_5_9: false,
             swapcache_reuse_before_5_18: false,
+            workingset: false,
         }
     }
 }

@@ -25,13 +25,14 @@ use std::collections::VecDeque;
 
 use crate::hw::block::Op;
 use crate::kernel::Kernel;
+use crate::mm::address_space::Entry;
 use crate::mm::gfp::{Gfp, __GFP_NORETRY, __GFP_NOWARN, GFP_HIGHUSER_MOVABLE};
-use crate::mm::lru::LRU_INACTIVE_FILE;
+use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
 use crate::mm::page::pg;
 use crate::mm::page_alloc::alloc_pages;
 use crate::mm::vmscan::SWAP_CLUSTER_MAX;
-use crate::process::{wait_on_bio, Cx};
+use crate::process::{psi_memstall_enter, psi_memstall_leave, wait_on_bio, Cx};
 
 /// `mapping_gfp_mask()` of a regular file's page cache (`inode_init_always`).
 pub const MAPPING_GFP: Gfp = GFP_HIGHUSER_MOVABLE;
@@ -71,6 +72,34 @@ impl Kernel {
             i += n;
         }
     }
+
+    /// `__filemap_add_folio()`'s index of `folios` at `index`, `index + 1`, … of `mapping`, a
+    /// file of known size: each takes its place in the mapping (`folio->index`); one that
+    /// replaces a shadow is a refault (`workingset_refault()`), and goes to the active list if
+    /// its refault distance fits in the workingset (PG_workingset restored if it was).
+    /// Returns whether a restored workingset folio is among them (its read is a memory stall).
+    pub fn filemap_index_folios(&mut self, mapping: u32, index: u64, folios: &[u32]) -> bool {
+        let mut thrashing = false;
+        for (i, &p) in (index..).zip(folios) {
+            self.page_ext.index_mut()[p as usize] = i as u32;
+            let shadow = self.address_spaces.add_folio(mapping, i, p);
+            if shadow == 0 {
+                continue;
+            }
+            let flags = self.workingset_refault(p, ROOT_MEM_CGROUP, shadow, true);
+            if flags & pg::ACTIVE != 0 {
+                // lru_add: PG_active puts the folio on the active list.
+                let zone_idx = self.page_zonenum(p);
+                let lv = self.folio_lruvec(p);
+                let lruvec = &mut self.memcg.lruvecs[lv];
+                lruvec.del_folio(&mut self.pages, p, LRU_INACTIVE_FILE, zone_idx);
+                self.pages.set(p, flags);
+                lruvec.add_folio(&mut self.pages, p, LRU_ACTIVE_FILE, zone_idx);
+            }
+            thrashing |= flags & pg::WORKINGSET != 0;
+        }
+        thrashing
+    }
 }
 
 /// A task's sequential buffered read of one file (mapping `mapping` on device `device`).
@@ -81,8 +110,17 @@ pub struct SequentialReader {
     depth: usize,
     /// The gfp mask readahead allocates with.
     ra_gfp: Gfp,
-    /// Windows read or being read, oldest first (their I/Os, which hold their folios).
-    in_flight: VecDeque<u32>,
+    /// Windows read or being read, oldest first (their I/Os, which hold their folios), and
+    /// whether a window holds a restored workingset folio (waiting for it is a stall).
+    in_flight: VecDeque<(u32, bool)>,
+    /// The file's size in pages (0: endless, no index), and the next page to read ahead or
+    /// find cached; at the end of the file the reader starts again at 0 (dd in a loop).
+    file_pages: u64,
+    index: u64,
+    /// Whether the window being built holds a restored workingset folio.
+    filling_thrashing: bool,
+    /// The next page is cached but windows before it are in flight: copy them first.
+    hit_waits: bool,
     /// Folios of the window being built.
     filling: Vec<u32>,
     /// A folio read synchronously is in flight: read no further ahead until it is copied.
@@ -105,22 +143,102 @@ impl SequentialReader {
             in_flight: VecDeque::new(),
             filling: Vec::with_capacity(ra_pages),
             sync_read: None,
+            file_pages: 0,
+            index: 0,
+            filling_thrashing: false,
+            hit_waits: false,
         }
     }
 
+    /// A reader of a file of `file_pages` pages (its page-cache index made in `k`), which it
+    /// reads from the start again at its end, finding pages of the last pass still cached
+    /// (hits) or their shadows (refaults).
+    pub fn with_file(mut self, k: &mut Kernel, file_pages: u64) -> Self {
+        if file_pages > 0 {
+            k.address_spaces.create(self.mapping, file_pages);
+        }
+        self.file_pages = file_pages;
+        self
+    }
+
     /// Whether the reader reads further ahead before it copies: fewer than `depth` windows
-    /// are in flight and no synchronous read is awaited.
+    /// are in flight, no synchronous read is awaited, and no cached page waits for the
+    /// windows before it.
     pub fn wants_readahead(&self) -> bool {
-        self.in_flight.len() < self.depth && self.sync_read.is_none()
+        self.in_flight.len() < self.depth && self.sync_read.is_none() && !self.hit_waits
+    }
+
+    /// Of a file of known size, the pages from the next one that the window being built may
+    /// take, at most `want`: up to the first cached page or the end of the file (the
+    /// kernel's `page_cache_ra_unbounded` submits what it has at a cached page, and reads
+    /// no page that is cached).
+    fn uncached_run(&self, k: &Kernel, want: usize) -> usize {
+        let Some(space) = k.address_spaces.get(self.mapping) else {
+            return want;
+        };
+        let start = self.index + self.filling.len() as u64;
+        let end = (start + want as u64).min(self.file_pages);
+        (start..end)
+            .take_while(|&i| !matches!(space.load(i), Entry::Folio(_)))
+            .count()
+    }
+
+    /// The cached pages from the next one on (at most a window's, up to the end of the file),
+    /// found by `filemap_get_pages()` with no I/O.
+    fn cached_run(&self, k: &Kernel, folios: &mut Vec<u32>) {
+        let Some(space) = k.address_spaces.get(self.mapping) else {
+            return;
+        };
+        let end = (self.index + self.ra_pages as u64).min(self.file_pages);
+        for i in self.index..end {
+            match space.load(i) {
+                Entry::Folio(p) => folios.push(p),
+                _ => break,
+            }
+        }
+    }
+
+    /// Readahead of a file of known size at a cached page: with no window in flight before
+    /// it, the cached pages are copied now (a hit: no I/O) and the bytes returned; otherwise
+    /// the reader copies the windows in flight first (`hit_waits`).
+    fn read_cached(&mut self, cx: &Cx) -> Option<u64> {
+        if self.file_pages == 0 || !self.filling.is_empty() {
+            return None;
+        }
+        let mut k = cx.k();
+        let mut folios = Vec::new();
+        self.cached_run(&k, &mut folios);
+        if folios.is_empty() {
+            return None;
+        }
+        if !self.in_flight.is_empty() {
+            self.hit_waits = true;
+            return Some(0);
+        }
+        let n = folios.len() as u64;
+        self.index = (self.index + n) % self.file_pages;
+        self.copy(&mut k, cx, &mut folios, false);
+        Some(n * 4096)
     }
 
     /// `page_cache_ra_unbounded()` for up to SWAP_CLUSTER_MAX more folios of the window
     /// being built; the window's read is submitted once it is whole (or cut short). The
     /// allocations that need no direct reclaim are taken in one batch
     /// (`Kernel::alloc_pages_batch`), each as its own `alloc_pages()` call would be served;
-    /// the next one, if any, enters the slow path.
-    pub async fn readahead(&mut self, cx: &Cx) {
-        let want = (SWAP_CLUSTER_MAX as usize).min(self.ra_pages - self.filling.len());
+    /// the next one, if any, enters the slow path. Of a file of known size, a cached next
+    /// page is a hit instead (copied if nothing is in flight before it: returns the bytes).
+    pub async fn readahead(&mut self, cx: &Cx) -> u64 {
+        if let Some(bytes) = self.read_cached(cx) {
+            return bytes;
+        }
+        let mut want = (SWAP_CLUSTER_MAX as usize).min(self.ra_pages - self.filling.len());
+        if self.file_pages > 0 {
+            want = self.uncached_run(&cx.k(), want);
+            if want == 0 {
+                self.submit(&mut cx.k());
+                return 0;
+            }
+        }
         let first = self.filling.len();
         let got = {
             let mut k = cx.k();
@@ -129,7 +247,7 @@ impl SequentialReader {
             got
         };
         if got == want {
-            return;
+            return 0;
         }
         let page = alloc_pages(cx, self.ra_gfp, 0, cx.node).await;
         let mut k = cx.k();
@@ -152,12 +270,21 @@ impl SequentialReader {
                 self.sync_read = self.submit(&mut k);
             }
         }
+        0
     }
 
-    /// Add `filling[first..]` to the page cache; submit the window once it is whole.
+    /// Add `filling[first..]` to the page cache (and, of a file of known size, its index);
+    /// submit the window once it is whole or reaches the end of the file.
     fn add(&mut self, k: &mut Kernel, first: usize, cpu: u32) {
         k.filemap_add_folios(self.mapping, &self.filling[first..], cpu);
-        if self.filling.len() == self.ra_pages {
+        let mut eof = false;
+        if self.file_pages > 0 {
+            let start = self.index + first as u64;
+            let folios = &self.filling[first..];
+            self.filling_thrashing |= k.filemap_index_folios(self.mapping, start, folios);
+            eof = start + folios.len() as u64 == self.file_pages;
+        }
+        if self.filling.len() == self.ra_pages || eof {
             self.submit(k);
         }
     }
@@ -169,34 +296,59 @@ impl SequentialReader {
         }
         let bio = k.block.bios.alloc(self.device, Op::Read);
         let bytes = self.filling.len() as u64 * 4096;
+        if self.file_pages > 0 {
+            self.index = (self.index + self.filling.len() as u64) % self.file_pages;
+        }
         std::mem::swap(&mut k.block.bios[bio].pages, &mut self.filling);
         k.submit_bio(bio, bytes);
-        self.in_flight.push_back(bio);
+        let thrashing = std::mem::take(&mut self.filling_thrashing);
+        self.in_flight.push_back((bio, thrashing));
         Some(bio)
     }
 
     /// `filemap_read()` of the oldest window: wait for its read, mark its folios accessed
     /// and copy them to user space. Returns the bytes copied (0 if nothing was in flight).
     pub async fn read(&mut self, cx: &Cx) -> u64 {
-        let Some(&bio) = self.in_flight.front() else {
+        let Some(&(bio, thrashing)) = self.in_flight.front() else {
             return 0;
         };
+        // folio_wait_bit_common(): waiting for a restored workingset folio's read stalls.
+        let pflags = thrashing.then(|| psi_memstall_enter(cx));
         wait_on_bio(cx, bio).await;
+        if let Some(pflags) = pflags {
+            psi_memstall_leave(cx, pflags);
+        }
         self.in_flight.pop_front();
+        self.hit_waits = false;
         if self.sync_read == Some(bio) {
             self.sync_read = None;
         }
         let mut k = cx.k();
         let mut folios = std::mem::take(&mut k.block.bios[bio].pages);
         let n = folios.len() as u64;
+        self.copy(&mut k, cx, &mut folios, true);
+        folios.clear();
+        k.block.bios[bio].pages = folios;
+        let now = k.now;
+        k.block.bios.put(bio, now);
+        n * 4096
+    }
+
+    /// The copy of `folios` to user space: unlocked if their read (`dma`) just ended, marked
+    /// accessed (`folio_mark_accessed()`: a second access activates), the memory traffic and
+    /// the copy's CPU time. With `variant.workingset` an activation ages the lruvec
+    /// (`workingset_activation()`).
+    fn copy(&self, k: &mut Kernel, cx: &Cx, folios: &mut [u32], dma: bool) {
+        let n = folios.len() as u64;
         // The read's DMA and the copy's read hit the folios' node, the copy's write ours.
         let now = k.now;
         let page_node = folios
             .first()
             .map_or(cx.node, |&p| k.zones[k.page_zone(p)].nid);
-        // The read is done: unlock, then folio_mark_accessed() as the copy touches it.
-        let activated = k.folio_mark_accessed_after_read(&mut folios, self.mapping);
-        k.nodes[page_node as usize].memory.add(now, 2 * n * 4096);
+        let activated = k.folio_mark_accessed_after_read(folios, self.mapping);
+        k.nodes[page_node as usize]
+            .memory
+            .add(now, (1 + u64::from(dma)) * n * 4096);
         k.nodes[cx.node as usize].memory.add(now, n * 4096);
         let copy = k.nodes[page_node as usize]
             .memory
@@ -208,12 +360,10 @@ impl SequentialReader {
             let hold = activated * k.costs.lru_add_ns;
             let lock = k.lru_lock(lv, cx.node, hold, at);
             k.charge(lock.total());
+            if k.variant.workingset {
+                k.workingset_age_nonresident(lv, activated);
+            }
         }
-        folios.clear();
-        k.block.bios[bio].pages = folios;
-        let now = k.now;
-        k.block.bios.put(bio, now);
-        n * 4096
     }
 }
 

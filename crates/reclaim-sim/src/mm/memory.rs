@@ -164,7 +164,7 @@ async fn swapin_synchronous(cx: &Cx, fault: SwapFault, memcg: u16) -> bool {
     k.charge(cost);
     let shadow = k.swap.areas[fault.area].take_shadow(fault.slot);
     let refault = if shadow != 0 {
-        k.workingset_refault(p, memcg, shadow)
+        k.workingset_refault(p, memcg, shadow, false)
     } else {
         0
     };

@@ -4,6 +4,7 @@
 //! the vmstat counters. Function names are the kernel's (6.x); each module's opening says
 //! which kernel file it models and where it departs.
 
+pub mod address_space;
 pub mod filemap;
 pub mod gfp;
 pub mod hugetlb;

@@ -67,10 +67,12 @@ impl PageExt {
     }
 
     /// Bytes of the arrays of `nr_pages` pages a run may come to: `swap` where it has swap
-    /// areas, `memcg` where it has a memory cgroup (no modelled path uses `index` or
-    /// `mapcount` yet; tests/capacity.rs fails if one starts to without this counting it).
-    pub fn state_bytes_for(nr_pages: u32, swap: bool, memcg: bool) -> u64 {
-        u64::from(nr_pages) * (if swap { 4 } else { 0 } + if memcg { 2 } else { 0 })
+    /// areas, `memcg` where it has a memory cgroup, `index` where a file of known size is
+    /// read (no modelled path uses `mapcount` yet; tests/capacity.rs fails if one starts to
+    /// without this counting it).
+    pub fn state_bytes_for(nr_pages: u32, swap: bool, memcg: bool, index: bool) -> u64 {
+        let per_page = |on: bool, bytes: u64| if on { bytes } else { 0 };
+        u64::from(nr_pages) * (per_page(swap, 4) + per_page(memcg, 2) + per_page(index, 4))
     }
 
     /// Bytes of the arrays allocated so far.

@@ -227,7 +227,7 @@ impl Kernel {
             self.count(VmEvent::SwapRa, 1);
         }
         if shadow != 0 {
-            flags |= self.workingset_refault(p, memcg, shadow);
+            flags |= self.workingset_refault(p, memcg, shadow, false);
         }
         let f = self.pages.fields_mut(p);
         f.owner = slot;

@@ -253,7 +253,11 @@ impl Kernel {
             // Steps 1-6 pass a clean, unmapped page-cache folio that is neither locked nor
             // under writeback (most of a page-cache reclaimer's): straight to step 7, through
             // the descriptor already in hand.
-            return remove_page_cache_folio(f);
+            let owner = f.owner;
+            if self.address_spaces.tracks(owner) {
+                return self.remove_indexed_page_cache_folio(p, owner, sc.target_mem_cgroup);
+            }
+            return remove_page_cache_folio(self.pages.fields_mut(p));
         }
         if flags & pg::LOCKED != 0 {
             return Verdict::KeepLocked;
@@ -290,6 +294,10 @@ impl Kernel {
             self.try_to_unmap(p, cpu, unmapped);
         }
         if !anon {
+            let owner = self.pages.fields(p).owner;
+            if self.address_spaces.tracks(owner) {
+                return self.remove_indexed_page_cache_folio(p, owner, sc.target_mem_cgroup);
+            }
             return remove_page_cache_folio(self.pages.fields_mut(p));
         }
         let (area, slot) = self.folio_swap_entry(p);
@@ -341,6 +349,29 @@ impl Kernel {
         let f = self.pages.fields_mut(p);
         f.owner = NO_OWNER;
         f.flags = 0;
+    }
+}
+
+impl Kernel {
+    /// `__remove_mapping()` of clean, unmapped page-cache folio `p` of `mapping`, a file of
+    /// known size, reclaimed for `target_memcg`: out of the mapping's index, a shadow left
+    /// in its place with `variant.workingset` (`workingset_eviction()`, which ages the
+    /// lruvec), nothing without.
+    fn remove_indexed_page_cache_folio(
+        &mut self,
+        p: u32,
+        mapping: u32,
+        target_memcg: u16,
+    ) -> Verdict {
+        let index = self.page_ext.index_mut()[p as usize];
+        let shadow = if self.variant.workingset {
+            self.workingset_eviction(p, target_memcg)
+        } else {
+            0
+        };
+        self.address_spaces
+            .delete_folio(mapping, u64::from(index), shadow);
+        remove_page_cache_folio(self.pages.fields_mut(p))
     }
 }
 

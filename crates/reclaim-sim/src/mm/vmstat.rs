@@ -118,10 +118,23 @@ pub const NR_STAT_ITEMS: [&str; 13] = [
     "nr_vmscan_write",
 ];
 
+/// The page-cache workingset items (`variant.workingset`), printed after `NR_STAT_ITEMS`
+/// only on a kernel that has them on, so that the run directories of kernels without them
+/// stay as they were.
+pub const WORKINGSET_FILE_ITEMS: [&str; 5] = [
+    "workingset_nodes",
+    "workingset_refault_file",
+    "workingset_activate_file",
+    "workingset_restore_file",
+    "workingset_nodereclaim",
+];
+
 /// A snapshot of the counters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VmstatSnapshot {
     pub stats: [u64; NR_STAT_ITEMS.len()],
+    /// `WORKINGSET_FILE_ITEMS`, with `variant.workingset`.
+    pub workingset_file: Option<[u64; WORKINGSET_FILE_ITEMS.len()]>,
     pub events: [u64; NR_VM_EVENTS],
 }
 
@@ -129,7 +142,12 @@ impl VmstatSnapshot {
     /// The /proc/vmstat text: one `"%s %lu\n"` line per item.
     pub fn to_proc_text(&self) -> String {
         let mut s = String::with_capacity(48 * (NR_STAT_ITEMS.len() + NR_VM_EVENTS));
-        for (name, v) in NR_STAT_ITEMS.iter().zip(self.stats.iter()) {
+        let file = self.workingset_file.iter().flatten();
+        for (name, v) in NR_STAT_ITEMS
+            .iter()
+            .zip(self.stats.iter())
+            .chain(WORKINGSET_FILE_ITEMS.iter().zip(file))
+        {
             s.push_str(name);
             s.push(' ');
             s.push_str(&v.to_string());
@@ -190,9 +208,12 @@ impl VmEvents {
 /// A node's workingset counters (node stat items in the kernel's /proc/vmstat).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WorkingsetStats {
-    pub refault_anon: u64,
-    pub activate_anon: u64,
-    pub restore_anon: u64,
+    /// `workingset_refault_anon`, `_file` (index 0, 1: `WORKINGSET_REFAULT_BASE + file`).
+    pub refault: [u64; 2],
+    /// `workingset_activate_anon`, `_file`.
+    pub activate: [u64; 2],
+    /// `workingset_restore_anon`, `_file`.
+    pub restore: [u64; 2],
 }
 
 #[cfg(test)]

@@ -116,7 +116,13 @@ impl Scenario {
                 }
             }
             Backend::Live => {
-                if let Some(key) = first_difference(&self.variant, &Variant::default()) {
+                // `workingset` is the kernel's own (every 6.x kernel keeps page-cache shadows):
+                // a scenario that models it, or leaves it out, runs live as it is.
+                let live_kernel = Variant {
+                    workingset: self.variant.workingset,
+                    ..Variant::default()
+                };
+                if let Some(key) = first_difference(&self.variant, &live_kernel) {
                     return refuse(
                         &format!("variant.{key}"),
                         "a kernel variant is simulated only (the live kernel is the one it runs); remove it or run it simulated",

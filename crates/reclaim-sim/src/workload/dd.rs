@@ -84,11 +84,11 @@ pub struct DdParams {
     /// How many readahead windows may be in flight ahead of the reader (sync + async).
     #[serde(default = "default_ra_depth")]
     pub readahead_depth: u32,
-    /// Each task's file, in MiB; a reader that reaches its end starts again at the start (a
-    /// live run restarts dd). Departure: the simulator's readers never find a page of an
-    /// earlier pass in the page cache (a file as large as memory has lost its first pages by
-    /// the time it is read again, as the LRU evicts a loop larger than itself), and treats
-    /// the file as endless; 0 (the default) says so.
+    /// Each task's file, in MiB; a reader that reaches its end starts again at the start, as
+    /// a live run restarts dd, and finds the pages of its last pass that are still cached
+    /// (hits, no I/O) or their shadows (refaults, with `variant.workingset`). 0 (the
+    /// default): an endless file, never read twice (no page-cache index). O_DIRECT readers
+    /// ignore it.
     #[serde(default)]
     pub file_mb: u64,
     /// Live runs: where the files are made (zero-filled, before memory is constrained).
@@ -186,7 +186,8 @@ impl Workload for Dd {
                     ra_pages,
                     p.readahead_depth as usize,
                     noretry,
-                );
+                )
+                .with_file(&mut sim.k(), p.file_mb * 256);
                 sim.spawn("dd".into(), cpu, TaskClass::Workload, move |cx| {
                     dd_buffered(cx, file, reader, bytes)
                 })
@@ -261,10 +262,14 @@ async fn dd_buffered(
 ) {
     let mut copied_in_block = 0;
     loop {
-        if reader.wants_readahead() {
-            reader.readahead(&cx).await;
+        // Readahead copies only the cached pages of a file of known size (hits).
+        let copied = if reader.wants_readahead() {
+            reader.readahead(&cx).await
         } else {
-            copied_in_block += reader.read(&cx).await;
+            reader.read(&cx).await
+        };
+        copied_in_block += copied;
+        if copied > 0 {
             let mut k = cx.k();
             while copied_in_block >= file.block_bytes {
                 copied_in_block -= file.block_bytes;
