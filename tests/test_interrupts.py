@@ -19,6 +19,9 @@ from click.testing import CliRunner
 from reclaimlab.cli import cli
 from reclaimlab.rundir import FILES, find_rundirs
 
+# A simulated run also writes its pressure (a live one where the kernel keeps it).
+SIM_FILES = sorted([*FILES, "psi.samples", "pressure_memory"])
+
 CLI = [sys.executable, "-c", "from reclaimlab.cli import main; main()"]
 STOP_S = 5.0  # what the issue asks: a stopped run is gone within this
 
@@ -122,7 +125,7 @@ def test_sigint_stops_a_sweep_keeping_only_complete_points(tmp_path: Path, small
     assert "not finished: run.duration_s=600.0, run.duration_s=600.0" in err
     assert hidden(tmp_path) == [] and hidden(tmp_path / "sw") == []
     assert [p.name for p in (tmp_path / "sw").iterdir()] == ["run.duration_s=0.2"]
-    assert sorted(p.name for p in (tmp_path / "sw" / "run.duration_s=0.2").iterdir()) == sorted(FILES)
+    assert sorted(p.name for p in (tmp_path / "sw" / "run.duration_s=0.2").iterdir()) == SIM_FILES
 
 
 def test_sigterm_ends_the_sweep_and_its_workers(tmp_path: Path, small_scenario: Path) -> None:
@@ -175,7 +178,7 @@ def test_force_over_a_traced_run_with_an_untraced_one_leaves_no_trace(tmp_path: 
     assert (out / "trace.txt").stat().st_size > 0
     r = invoke("run", str(small_scenario), "-o", str(out), "--force", "--set", "workload.tasks=2")
     assert r.exit_code == 0, r.output
-    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    assert sorted(p.name for p in out.iterdir()) == SIM_FILES
     assert json.loads((out / "result.json").read_text())["metrics"]["tasks"] == 2
     r = CliRunner().invoke(cli, ["trace", "report", str(out)])
     assert r.exit_code == 2 and "has no trace.txt" in r.output
