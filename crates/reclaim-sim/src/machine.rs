@@ -357,7 +357,7 @@ impl SysctlSettings {
             ),
             (
                 "min_free_kbytes",
-                self.min_free_kbytes == Some(0),
+                self.mem.min_free_kbytes == Some(0),
                 "expected a positive number of KiB (leave it out for the kernel's own)",
             ),
             (
@@ -386,7 +386,7 @@ impl SysctlSettings {
     pub fn effective(&self) -> Sysctl {
         let d = Sysctl::default();
         Sysctl {
-            min_free_kbytes: self.min_free_kbytes.unwrap_or(d.min_free_kbytes),
+            min_free_kbytes: self.mem.min_free_kbytes.unwrap_or(d.min_free_kbytes),
             watermark_scale_factor: self
                 .watermark_scale_factor
                 .unwrap_or(d.watermark_scale_factor),

@@ -48,7 +48,7 @@ impl Kernel {
     /// LRU-add batch, the head of its node's inactive file list. The CPU time is charged.
     pub fn filemap_add_folios(&mut self, mapping: u32, folios: &[u32], cpu: u32) {
         let cpu_node = self.cpus.node_of(cpu);
-        let work = self.nodes[cpu_node as usize]
+        let work = self.mem.nodes[cpu_node as usize]
             .memory
             .scale(folios.len() as u64 * self.costs.page_cache_insert_ns);
         self.charge(work);
@@ -56,18 +56,18 @@ impl Kernel {
         let mut i = 0;
         while i < folios.len() {
             let (zi, n) = self.zone_run(&folios[i..]);
-            let (nid, zone_idx) = (self.zones[zi].nid, self.zones[zi].zone_idx);
+            let (nid, zone_idx) = (self.mem.zones[zi].nid, self.mem.zones[zi].zone_idx);
             let lv = self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid);
             let run = &folios[i..i + n];
             self.memcg.lruvecs[lv].add_folio_run(
-                &mut self.pages,
+                &mut self.mem.pages,
                 run,
                 LRU_INACTIVE_FILE,
                 zone_idx,
                 mapping,
                 pg::LOCKED,
             );
-            self.nodes[nid as usize].nr_file_pages += n as u64;
+            self.mem.nodes[nid as usize].nr_file_pages += n as u64;
             self.folio_add_lru_run(cpu, lv, n);
             i += n;
         }
@@ -81,7 +81,7 @@ impl Kernel {
     pub fn filemap_index_folios(&mut self, mapping: u32, index: u64, folios: &[u32]) -> bool {
         let mut thrashing = false;
         for (i, &p) in (index..).zip(folios) {
-            self.page_ext.index_mut()[p as usize] = i as u32;
+            self.mem.page_ext.index_mut()[p as usize] = i as u32;
             let shadow = self.address_spaces.add_folio(mapping, i, p);
             if shadow == 0 {
                 continue;
@@ -92,9 +92,9 @@ impl Kernel {
                 let zone_idx = self.page_zonenum(p);
                 let lv = self.folio_lruvec(p);
                 let lruvec = &mut self.memcg.lruvecs[lv];
-                lruvec.del_folio(&mut self.pages, p, LRU_INACTIVE_FILE, zone_idx);
-                self.pages.set(p, flags);
-                lruvec.add_folio(&mut self.pages, p, LRU_ACTIVE_FILE, zone_idx);
+                lruvec.del_folio(&mut self.mem.pages, p, LRU_INACTIVE_FILE, zone_idx);
+                self.mem.pages.set(p, flags);
+                lruvec.add_folio(&mut self.mem.pages, p, LRU_ACTIVE_FILE, zone_idx);
             }
             thrashing |= flags & pg::WORKINGSET != 0;
         }
@@ -344,13 +344,13 @@ impl SequentialReader {
         let now = k.now;
         let page_node = folios
             .first()
-            .map_or(cx.node, |&p| k.zones[k.page_zone(p)].nid);
+            .map_or(cx.node, |&p| k.mem.zones[k.page_zone(p)].nid);
         let activated = k.folio_mark_accessed_after_read(folios, self.mapping);
-        k.nodes[page_node as usize]
+        k.mem.nodes[page_node as usize]
             .memory
             .add(now, (1 + u64::from(dma)) * n * 4096);
-        k.nodes[cx.node as usize].memory.add(now, n * 4096);
-        let copy = k.nodes[page_node as usize]
+        k.mem.nodes[cx.node as usize].memory.add(now, n * 4096);
+        let copy = k.mem.nodes[page_node as usize]
             .memory
             .scale(n * k.costs.copy_to_user_ns);
         k.charge(copy);
@@ -382,7 +382,7 @@ mod tests {
         let held = {
             let mut k = sim.k();
             let normal = zone_of(&k, ZONE_NORMAL);
-            let min = k.zones[normal].wmark_pages(WMARK_MIN);
+            let min = k.mem.zones[normal].wmark_pages(WMARK_MIN);
             fill_zone(&mut k, normal, min + above_min, 0)
         };
         let dd = add_dd_with(&mut sim, depth);
@@ -418,7 +418,7 @@ mod tests {
             1,
             "one round of direct reclaim, then no retry"
         );
-        assert_eq!(k.nr_oom_retries, 0);
+        assert_eq!(k.stats.nr_oom_retries, 0);
     }
 
     #[test]
@@ -451,7 +451,7 @@ mod tests {
             let k = &mut *guard;
             let normal = zone_of(k, ZONE_NORMAL);
             for p in held.drain(..200) {
-                k.zones[normal].free_one_page(&mut k.pages, p, 0);
+                k.mem.zones[normal].free_one_page(&mut k.mem.pages, p, 0);
             }
         }
         assert!(run_until(&mut sim, 10_000, |s| pgpgin_kb(s) > 20));
