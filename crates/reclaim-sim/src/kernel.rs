@@ -18,6 +18,7 @@ use crate::mm::mem_cgroup::MemCgroups;
 use crate::mm::mm_init::free_area_init;
 use crate::mm::page::Pages;
 use crate::mm::page_ext::PageExt;
+use crate::mm::pcp::PcpEra;
 use crate::mm::percpu::PerCpu;
 use crate::mm::swapfile::SwapState;
 use crate::mm::vma::PageTables;
@@ -99,9 +100,15 @@ impl Kernel {
         variant: &Variant,
         seed: u64,
     ) -> Kernel {
-        let mem = free_area_init(m, sysctl, variant);
+        let mut mem = free_area_init(m, sysctl, variant);
         let cpus = Cpus::new(m.nodes, m.cpus_per_node);
         let nr_cpus = cpus.nr_cpus() as usize;
+        let era = PcpEra {
+            before_5_14: variant.pcp_before_5_14,
+            high_order_lists: !variant.pcp_before_5_14,
+            high_fraction: 0,
+        };
+        let percpu = PerCpu::new(nr_cpus, &mut mem.zones, m.cpus_per_node, era);
         Kernel {
             now: 0,
             slice: 0,
@@ -122,7 +129,7 @@ impl Kernel {
             events: VmEvents::default(),
             sched: Sched::default(),
             cpus,
-            percpu: PerCpu::new(nr_cpus),
+            percpu,
             block: BlockLayer::new(&m.devices, seed),
             costs: costs.clone(),
             lock_costs: LockCosts::new(
@@ -341,9 +348,20 @@ impl Kernel {
         }
     }
 
-    /// Σ NR_FREE_PAGES.
+    /// Σ of the pages on the buddy lists (NR_FREE_PAGES with every per-CPU delta folded).
     pub fn nr_free_pages(&self) -> u64 {
         self.zones.iter().map(|z| z.nr_free_pages).sum()
+    }
+
+    /// `global_zone_page_state(NR_FREE_PAGES)`: what /proc/vmstat prints, without the
+    /// per-CPU deltas.
+    pub fn global_nr_free_pages(&self) -> u64 {
+        self.zones.iter().map(|z| z.zone_page_state_free()).sum()
+    }
+
+    /// Every free page: the buddy lists' and the per-CPU lists' (no kernel counter has it).
+    pub fn nr_free_pages_true(&self) -> u64 {
+        self.nr_free_pages() + self.percpu.pcp.total()
     }
 
     pub fn managed_pages(&self) -> u64 {
@@ -353,7 +371,7 @@ impl Kernel {
     /// The /proc/vmstat counters now.
     pub fn vmstat(&self) -> VmstatSnapshot {
         let mut stats = [0u64; NR_STAT_ITEMS.len()];
-        stats[0] = self.nr_free_pages();
+        stats[0] = self.global_nr_free_pages();
         for lv in &self.memcg.lruvecs {
             for (lru, stat) in stats[1..=NR_LRU_LISTS].iter_mut().enumerate() {
                 *stat += lv.total(lru);
@@ -374,7 +392,8 @@ impl Kernel {
         }
     }
 
-    /// Pages are conserved: every page is free, on an LRU list, isolated, reserved by a
+    /// Pages are conserved: every page is free (on the buddy or per-CPU lists), on an LRU
+    /// list, isolated, reserved by a
     /// squeeze's hugetlb pages, or in flight in a task's hands (`held`). Checked in debug builds during every test run.
     pub fn check_conservation(&self, held: u64) -> Result<(), String> {
         let free = self.nr_free_pages();
@@ -393,6 +412,7 @@ impl Kernel {
         // A squeeze's hugetlb pages left the buddy lists but stay managed.
         let held = held
             + self.hugetlb_pages
+            + self.percpu.pcp.total()
             + self
                 .percpu
                 .lru_add_anon

@@ -232,7 +232,14 @@ impl Samples {
         let dt = secs(k.now - prev.at).max(1e-9);
         let t = secs(k.now - window_start);
         self.vmstat.push_str(&format!("time: {t:.3}\n"));
-        self.vmstat.push_str(&k.vmstat().to_proc_text());
+        // After nr_free_pages (the kernel's reading, without the per-CPU deltas), a line no
+        // kernel has: every free page, the per-CPU lists' included.
+        let text = k.vmstat().to_proc_text();
+        let (first, rest) = text.split_at(text.find('\n').map_or(0, |i| i + 1));
+        self.vmstat.push_str(first);
+        self.vmstat
+            .push_str(&format!("nr_free_pages_true {}\n", k.nr_free_pages_true()));
+        self.vmstat.push_str(rest);
         let ncpu = k.cpus.nr_cpus() as f64;
         let sy = secs(k.cpus.total_sys_ns - prev.sys_ns) / (dt * ncpu) * 100.0;
         let us = secs(k.cpus.total_user_ns - prev.user_ns) / (dt * ncpu) * 100.0;
@@ -299,23 +306,25 @@ impl Samples {
 }
 
 /// `/proc/zoneinfo` at the window's end, in the kernel's layout (`zoneinfo_show_print()`),
-/// with the lines the model has: each zone's free pages, watermarks and managed pages.
+/// with the lines the model has: each zone's free pages (`zone_page_state`, without the
+/// per-CPU deltas), watermarks, managed pages and per-CPU pagesets.
 fn zoneinfo(k: &Kernel) -> String {
     const NAMES: [&str; MAX_NR_ZONES] = ["DMA", "DMA32", "Normal", "Movable"];
     let mut out = String::new();
-    for z in &k.zones {
+    for (zi, z) in k.zones.iter().enumerate() {
         let w = |i: usize| z.wmark_pages(i);
         out.push_str(&format!(
             "Node {}, zone {:>8}\n  pages free     {}\n        boost    0\n        min      {}\n        low      {}\n        high     {}\n        promo    {}\n        managed  {}\n",
             z.nid,
             NAMES[z.zone_idx],
-            z.nr_free_pages,
+            z.zone_page_state_free(),
             w(WMARK_MIN),
             w(WMARK_LOW),
             w(WMARK_HIGH),
             w(WMARK_PROMO),
             z.managed_pages,
         ));
+        k.percpu.pcp.zoneinfo_pagesets(zi, &mut out);
     }
     out
 }

@@ -428,7 +428,7 @@ impl Kernel {
                 continue;
             }
             pfmemalloc_reserve += z.wmark_pages(WMARK_MIN);
-            free_pages += z.nr_free_pages;
+            free_pages += z.zone_page_state_free();
         }
         if pfmemalloc_reserve == 0 {
             return true;
@@ -508,7 +508,7 @@ impl Kernel {
                 } else {
                     0
                 };
-                (f + z.nr_free_pages, h + high)
+                (f + z.zone_page_state_free(), h + high)
             });
         sc.file_is_tiny = file + free <= total_high_wmark
             && sc.may_deactivate & DEACTIVATE_ANON == 0
@@ -682,18 +682,11 @@ impl Kernel {
         }
     }
 
-    /// `free_unref_folios()`: free reclaimed folios zone by zone under zone->lock.
-    pub(crate) fn free_isolated_folios(&mut self, freed: &[u32], cpu_node: u32) {
-        let buddy_ns = self.costs.buddy_ns;
-        let mut i = 0;
-        while i < freed.len() {
-            let (zi, n) = self.zone_run(&freed[i..]);
-            let at = self.clock();
-            let lock = self.zone_lock(zi, cpu_node, n as u64 * buddy_ns, at);
-            self.charge(lock.total());
-            self.zones[zi].free_order0_run(&mut self.pages, &freed[i..i + n]);
-            i += n;
-        }
+    /// `free_unref_page_list()` (4.16) / `free_unref_folios()` (6.x) of reclaimed folios:
+    /// onto the reclaiming CPU's per-CPU lists (`mm::page_alloc`).
+    pub(crate) fn free_isolated_folios(&mut self, freed: &[u32], _cpu_node: u32) {
+        let cpu = self.sched.tasks[self.current as usize].cpu;
+        self.free_unref_folios(freed, cpu);
     }
 
     /// `shrink_active_list()`: every folio that is not an executable mapped file folio is
