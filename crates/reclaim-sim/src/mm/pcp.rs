@@ -66,11 +66,10 @@ pub fn zone_batchsize(managed_pages: u64, before_5_14: bool) -> u32 {
 /// CPUs of the zone's node (`cpu_online` = 0 as `zone_pcp_update` calls it), at least
 /// 4 · batch.
 pub fn zone_highsize(zone: &Zone, batch: u32, cpus_of_node: u32, high_fraction: u64) -> u32 {
-    let total_pages = if high_fraction == 0 {
-        zone.wmark_pages(WMARK_LOW)
-    } else {
-        zone.managed_pages / high_fraction
-    };
+    let total_pages = zone
+        .managed_pages
+        .checked_div(high_fraction)
+        .unwrap_or_else(|| zone.wmark_pages(WMARK_LOW));
     let high = total_pages / u64::from(cpus_of_node.max(1));
     high.max(u64::from(batch) << 2) as u32
 }
@@ -463,10 +462,8 @@ mod tests {
         pcp.take_head(i, 5, &mut got);
         assert_eq!(got, [1000, 1001, 1002, 1003, 1004]);
         let mut drained = Vec::new();
-        let mut freed = 2000u32;
-        for _ in 0..170 {
+        for freed in 2000u32..2170 {
             pcp.add_head(i, &[freed]);
-            freed += 1;
             if pcp.count[i] >= pcp.high[i] {
                 let n = pcp.nr_pcp_free(i);
                 pcp.take_tail(i, n, &mut drained);
