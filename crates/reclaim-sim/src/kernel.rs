@@ -193,13 +193,13 @@ impl Kernel {
     /// `page_zone()`: the zone index of a page frame.
     #[inline]
     pub fn page_zone(&self, pfn: u32) -> usize {
-        self.block_zone[(pfn / MAX_ORDER_NR_PAGES) as usize] as usize
+        self.mem.block_zone[(pfn / MAX_ORDER_NR_PAGES) as usize] as usize
     }
 
     /// `folio_zonenum()`: the zone type (ZONE_NORMAL, …) of a page frame.
     #[inline]
     pub fn page_zonenum(&self, pfn: u32) -> usize {
-        zonenum(&self.block_zone, &self.zones, pfn)
+        zonenum(&self.mem.block_zone, &self.mem.zones, pfn)
     }
 
     /// The page array, to change, beside [`Kernel::page_zonenum`] of any page frame: for a
@@ -208,7 +208,7 @@ impl Kernel {
     /// they were allocated).
     #[inline]
     pub fn pages_and_zonenum(&mut self) -> (&mut Pages, impl FnMut(u32) -> usize + '_) {
-        let (block_zone, zones) = (&self.block_zone, &self.zones);
+        let (block_zone, zones) = (&self.mem.block_zone, &self.mem.zones);
         let mut last = (u32::MAX, 0);
         let lookup = move |pfn: u32| {
             let block = pfn / MAX_ORDER_NR_PAGES;
@@ -217,7 +217,7 @@ impl Kernel {
             }
             last.1
         };
-        (&mut self.pages, lookup)
+        (&mut self.mem.pages, lookup)
     }
 
     /// The zone of `pages[0]` and how many pages from the start of `pages` share it: the
@@ -227,7 +227,7 @@ impl Kernel {
     pub fn zone_run(&self, pages: &[u32]) -> (usize, usize) {
         let zi = self.page_zone(pages[0]);
         // A zone is one pfn range (`block_zone` is built from them): one comparison a page.
-        let z = &self.zones[zi];
+        let z = &self.mem.zones[zi];
         let (start, len) = (z.start_pfn, z.end_pfn() - z.start_pfn);
         let n = pages
             .iter()
@@ -242,14 +242,14 @@ impl Kernel {
     /// lruvec on node `nid`.
     #[inline]
     pub fn mem_cgroup_lruvec(&self, memcg: u16, nid: u32) -> usize {
-        usize::from(memcg) * self.nodes.len() + nid as usize
+        usize::from(memcg) * self.mem.nodes.len() + nid as usize
     }
 
     /// `folio_lruvec()`: the lruvec of folio `p`, from its memory cgroup and node.
     #[inline]
     pub fn folio_lruvec(&self, p: u32) -> usize {
-        let nid = self.zones[self.page_zone(p)].nid;
-        self.mem_cgroup_lruvec(self.page_ext.folio_memcg(p), nid)
+        let nid = self.mem.zones[self.page_zone(p)].nid;
+        self.mem_cgroup_lruvec(self.mem.page_ext.folio_memcg(p), nid)
     }
 
     /// Take lruvec `lv`'s lru_lock from a CPU on `cpu_node` for `hold` ns at `at` (the
@@ -263,7 +263,7 @@ impl Kernel {
 
     #[inline]
     pub fn zone_lock(&mut self, zi: usize, cpu_node: u32, hold: Ns, at: Ns) -> Acquired {
-        self.zone_lock[zi].acquire(self.now, at, cpu_node, hold, &self.lock_costs)
+        self.mem.zone_lock[zi].acquire(self.now, at, cpu_node, hold, &self.lock_costs)
     }
 
     /// `submit_bio()` of I/O `bio` at the current task's clock: the device takes it and says
@@ -325,9 +325,9 @@ impl Kernel {
     /// side arrays in use and the pfn → zone table. Per-task and per-node state is
     /// independent of memory size.
     pub fn page_state_bytes(&self) -> u64 {
-        self.pages.state_bytes()
-            + self.page_ext.state_bytes()
-            + self.block_zone.len() as u64
+        self.mem.pages.state_bytes()
+            + self.mem.page_ext.state_bytes()
+            + self.mem.block_zone.len() as u64
             + self.mm.state_bytes()
             + self.swap.state_bytes()
     }
@@ -335,14 +335,14 @@ impl Kernel {
     /// `folio_waitqueue()`: the wait queue of folio `p`.
     #[inline]
     pub fn folio_waitqueue(&mut self, p: u32) -> &mut WaitQueue {
-        &mut self.page_wait[p as usize % PAGE_WAIT_TABLE_SIZE]
+        &mut self.mem.page_wait[p as usize % PAGE_WAIT_TABLE_SIZE]
     }
 
     /// `folio_wake_bit()`: wake the tasks waiting on folio `p`'s queue (each re-checks its
     /// own folio, as the kernel's waiters do after a hashed wake-up).
     pub fn folio_wake(&mut self, p: u32) {
         let now = self.now;
-        let q = &mut self.page_wait[p as usize % PAGE_WAIT_TABLE_SIZE];
+        let q = &mut self.mem.page_wait[p as usize % PAGE_WAIT_TABLE_SIZE];
         if q.is_active() {
             q.wake_up_all(&mut self.sched, now);
         }
@@ -350,13 +350,13 @@ impl Kernel {
 
     /// Σ of the pages on the buddy lists (NR_FREE_PAGES with every per-CPU delta folded).
     pub fn nr_free_pages(&self) -> u64 {
-        self.zones.iter().map(|z| z.nr_free_pages).sum()
+        self.mem.zones.iter().map(|z| z.nr_free_pages).sum()
     }
 
     /// `global_zone_page_state(NR_FREE_PAGES)`: what /proc/vmstat prints, without the
     /// per-CPU deltas.
     pub fn global_nr_free_pages(&self) -> u64 {
-        self.zones.iter().map(|z| z.zone_page_state_free()).sum()
+        self.mem.zones.iter().map(|z| z.zone_page_state_free()).sum()
     }
 
     /// Every free page: the buddy lists' and the per-CPU lists' (no kernel counter has it).
@@ -365,7 +365,7 @@ impl Kernel {
     }
 
     pub fn managed_pages(&self) -> u64 {
-        self.zones.iter().map(|z| z.managed_pages).sum()
+        self.mem.zones.iter().map(|z| z.managed_pages).sum()
     }
 
     /// The /proc/vmstat counters now.
@@ -377,7 +377,7 @@ impl Kernel {
                 *stat += lv.total(lru);
             }
         }
-        for n in &self.nodes {
+        for n in &self.mem.nodes {
             stats[6] += n.nr_isolated[0];
             stats[7] += n.nr_isolated[1];
             stats[8] += n.workingset.refault_anon;
@@ -388,7 +388,7 @@ impl Kernel {
         }
         VmstatSnapshot {
             stats,
-            events: self.events.v,
+            events: self.stats.events.v,
         }
     }
 
@@ -411,7 +411,7 @@ impl Kernel {
         let managed = self.managed_pages();
         // A squeeze's hugetlb pages left the buddy lists but stay managed.
         let held = held
-            + self.hugetlb_pages
+            + self.mem.hugetlb_pages
             + self.percpu.pcp.total()
             + self
                 .percpu
@@ -431,7 +431,7 @@ impl Kernel {
     pub fn check_lists(&self) -> Result<(), String> {
         for lv in &self.memcg.lruvecs {
             for lru in 0..NR_LRU_LISTS {
-                let walked = self.pages.walk_len(lv.list(lru));
+                let walked = self.mem.pages.walk_len(lv.list(lru));
                 if walked != lv.total(lru) {
                     return Err(format!(
                         "node {} memcg {} lru {lru}: walked {walked} != counted {}",
@@ -442,10 +442,10 @@ impl Kernel {
                 }
             }
         }
-        for z in &self.zones {
+        for z in &self.mem.zones {
             let mut free = 0;
             for o in 0..NR_PAGE_ORDERS {
-                let walked = self.pages.walk_len(z.free_lists[o]);
+                let walked = self.mem.pages.walk_len(z.free_lists[o]);
                 if walked != z.nr_free[o] {
                     return Err(format!(
                         "zone {} order {o}: walked {walked} != nr_free {}",
@@ -466,7 +466,7 @@ impl Kernel {
 
     #[inline]
     pub fn count(&mut self, e: VmEvent, n: u64) {
-        self.events.count(e, n);
+        self.stats.events.count(e, n);
     }
 }
 

@@ -69,7 +69,7 @@ impl Machine {
     /// The ranges of `[machine]`'s keys and of each device's (`[machine.sysctl]` is checked
     /// as a `[sysctl]`, by the scenario).
     pub fn validate(&self) -> Result<(), Invalid> {
-        if self.nodes == 0 || self.nodes > 64 {
+        if self.mem.nodes == 0 || self.mem.nodes > 64 {
             return Invalid::err("nodes", "expected 1 to 64 nodes");
         }
         if self.cpus_per_node == 0 {
@@ -81,7 +81,7 @@ impl Machine {
         if self.dma32_mb >= self.memory_mb_per_node {
             return Invalid::err("dma32_mb", "expected less than memory_mb_per_node");
         }
-        let pages = self.nodes as u64 * self.memory_mb_per_node * 256;
+        let pages = self.mem.nodes as u64 * self.memory_mb_per_node * 256;
         if pages >= (u32::MAX as u64) - 4096 {
             return Invalid::err(
                 "memory_mb_per_node",
@@ -357,7 +357,7 @@ impl SysctlSettings {
             ),
             (
                 "min_free_kbytes",
-                self.min_free_kbytes == Some(0),
+                self.mem.min_free_kbytes == Some(0),
                 "expected a positive number of KiB (leave it out for the kernel's own)",
             ),
             (
@@ -386,7 +386,7 @@ impl SysctlSettings {
     pub fn effective(&self) -> Sysctl {
         let d = Sysctl::default();
         Sysctl {
-            min_free_kbytes: self.min_free_kbytes.unwrap_or(d.min_free_kbytes),
+            min_free_kbytes: self.mem.min_free_kbytes.unwrap_or(d.min_free_kbytes),
             watermark_scale_factor: self
                 .watermark_scale_factor
                 .unwrap_or(d.watermark_scale_factor),

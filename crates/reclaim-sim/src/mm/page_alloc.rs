@@ -234,12 +234,12 @@ impl Kernel {
         let wmark = (alloc_flags & ALLOC_WMARK_MASK) as usize;
         let hz = ac.highest_zoneidx;
         let mut got = 0;
-        for i in 0..self.zonelists[ac.nid as usize].len() {
+        for i in 0..self.mem.zonelists[ac.nid as usize].len() {
             if got == want {
                 break;
             }
-            let zi = self.zonelists[ac.nid as usize][i];
-            let z = &self.zones[zi];
+            let zi = self.mem.zonelists[ac.nid as usize][i];
+            let z = &self.mem.zones[zi];
             if z.zone_idx > hz {
                 continue;
             }
@@ -254,7 +254,7 @@ impl Kernel {
             } else {
                 self.rmqueue_blocks(zi, ac.order, mark, hz, cpu, want - got, out)
             };
-            self.events
+            self.stats.events
                 .count_zid(VmEvent::PgallocDma, zone_idx, (n as u64) << ac.order);
             got += n;
         }
@@ -281,7 +281,7 @@ impl Kernel {
     ) -> usize {
         let i = self.percpu.pcp.idx(zi, cpu);
         let mut taken = 0;
-        while taken < n && self.zones[zi].zone_page_state_free() > limit {
+        while taken < n && self.mem.zones[zi].zone_page_state_free() > limit {
             let mut k = (n - taken).min(self.percpu.pcp.count[i] as usize);
             if k == 0 {
                 let batch = self.percpu.pcp.batch[i];
@@ -291,8 +291,8 @@ impl Kernel {
                 self.charge(lock.total());
                 let scratch = &mut self.percpu.scratch;
                 scratch.clear();
-                let z = &mut self.zones[zi];
-                let got = z.rmqueue_order0_run(&mut self.pages, batch as usize, scratch);
+                let z = &mut self.mem.zones[zi];
+                let got = z.rmqueue_order0_run(&mut self.mem.pages, batch as usize, scratch);
                 if got == 0 {
                     break;
                 }
@@ -321,8 +321,8 @@ impl Kernel {
         let cpu_node = self.cpus.node_of(cpu);
         let lock = self.zone_lock(zi, cpu_node, Ns::from(n) * self.costs.buddy_ns, at);
         self.charge(lock.total());
-        let z = &mut self.zones[zi];
-        z.free_order0_run(&mut self.pages, &self.percpu.scratch);
+        let z = &mut self.mem.zones[zi];
+        z.free_order0_run(&mut self.mem.pages, &self.percpu.scratch);
         self.percpu.pcp.mod_free_pages(z, zi, cpu, n, 1);
     }
 
@@ -331,7 +331,7 @@ impl Kernel {
     /// `nr_pcp_free()` pages.
     fn free_unref_page_commit(&mut self, zi: usize, cpu: u32, pages: &[u32]) {
         for &p in pages {
-            let f = self.pages.fields_mut(p);
+            let f = self.mem.pages.fields_mut(p);
             f.owner = crate::mm::page::NO_OWNER;
             f.flags = 0;
             f.order = 0;
@@ -367,7 +367,7 @@ impl Kernel {
     /// each CPU's drain there and waits for them all; the model runs them from the caller,
     /// one after another, at the caller's cost (a departure that overstates its wait).
     pub fn drain_all_pages(&mut self) {
-        for zi in 0..self.zones.len() {
+        for zi in 0..self.mem.zones.len() {
             for cpu in 0..self.percpu.pcp.nr_cpus as u32 {
                 let n = self.percpu.pcp.count[self.percpu.pcp.idx(zi, cpu)];
                 if n > 0 {
@@ -385,7 +385,7 @@ impl Kernel {
     pub fn vmstat_update(&mut self) {
         let now = self.clock();
         if now >= self.percpu.next_vmstat_update {
-            self.percpu.pcp.fold_all(&mut self.zones);
+            self.percpu.pcp.fold_all(&mut self.mem.zones);
             self.percpu.next_vmstat_update = (now / STAT_INTERVAL_NS + 1) * STAT_INTERVAL_NS;
         }
     }
@@ -406,18 +406,18 @@ impl Kernel {
         let cpu_node = self.cpus.node_of(cpu);
         let mut n = 0;
         while n < want {
-            let z = &self.zones[zi];
+            let z = &self.mem.zones[zi];
             if !z.zone_watermark_ok(order, mark, hz) {
                 break;
             }
-            let Some(page) = self.zones[zi].rmqueue(&mut self.pages, order) else {
+            let Some(page) = self.mem.zones[zi].rmqueue(&mut self.mem.pages, order) else {
                 break;
             };
             let at = self.clock();
             let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
             self.charge(lock.total());
             // __mod_zone_freepage_state(zone, -(1 << order)) on this CPU.
-            let z = &mut self.zones[zi];
+            let z = &mut self.mem.zones[zi];
             self.percpu.pcp.mod_free(z, zi, cpu, -(1i64 << order));
             out.extend(std::iter::once(page));
             n += 1;
@@ -438,8 +438,8 @@ impl Kernel {
     /// `wake_all_kswapds()`: wake the kswapd of each node in the zonelist once.
     pub fn wake_all_kswapds(&mut self, ac: &AllocContext) {
         let list = ac.nid as usize * MAX_NR_ZONES + ac.highest_zoneidx;
-        for i in 0..self.kswapd_wake_nodes[list].len() {
-            let nid = self.kswapd_wake_nodes[list][i];
+        for i in 0..self.mem.kswapd_wake_nodes[list].len() {
+            let nid = self.mem.kswapd_wake_nodes[list][i];
             self.wakeup_kswapd(nid, ac.order, ac.highest_zoneidx, ac.gfp);
         }
     }
@@ -462,8 +462,8 @@ impl Kernel {
             return false;
         }
         let hz = ac.highest_zoneidx;
-        self.zonelists[ac.nid as usize].iter().any(|&zi| {
-            let z = &self.zones[zi];
+        self.mem.zonelists[ac.nid as usize].iter().any(|&zi| {
+            let z = &self.mem.zones[zi];
             if z.zone_idx > hz {
                 return false;
             }
