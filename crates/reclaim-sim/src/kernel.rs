@@ -12,7 +12,7 @@ use crate::engine::{EventKind, Ns};
 use crate::hw::block::{BlockLayer, Op};
 use crate::hw::cpu::Cpus;
 use crate::hw::lock::{Acquired, LockCosts, SpinLock};
-use crate::machine::{Costs, Machine, Sysctl};
+use crate::machine::{Costs, Machine};
 use crate::mm::lru::NR_LRU_LISTS;
 use crate::mm::mem_cgroup::MemCgroups;
 use crate::mm::mm_init::free_area_init;
@@ -24,6 +24,7 @@ use crate::mm::vma::PageTables;
 use crate::mm::vmstat::{VmEvent, VmEvents, VmstatSnapshot, NR_STAT_ITEMS};
 use crate::mm::zone::{PgData, Zone, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS};
 use crate::sched::{Sched, TaskClass, WaitQueue};
+use crate::sysctl::Sysctl;
 
 /// Wait queues tasks sleep on until a folio is unlocked or its writeback ends, hashed by
 /// pfn (`folio_waitqueue()`: the kernel's `folio_wait_table` of 256 queues).

@@ -6,7 +6,7 @@
 
 use crate::hw::lock::SpinLock;
 use crate::hw::memory::MemoryBandwidth;
-use crate::machine::{Machine, Sysctl};
+use crate::machine::Machine;
 use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
 use crate::mm::page::Pages;
@@ -16,6 +16,7 @@ use crate::mm::zone::{
     ZONE_DMA32, ZONE_NORMAL,
 };
 use crate::sched::WaitQueue;
+use crate::sysctl::Sysctl;
 use crate::variant::Variant;
 
 /// The memory part of the kernel, as boot leaves it.

@@ -17,12 +17,11 @@ pub mod backend;
 pub mod host;
 pub mod live;
 pub use crate::machine;
+pub use crate::sysctl::{Sysctl, SysctlKey, SysctlSettings, SYSCTL_KEYS};
 pub use backend::Backend;
 pub use host::{host_profile_path, HostProfile, SwapProbe};
 pub use live::{LiveOptions, Memory, MemoryMode, Swap, SwapKind};
-pub use machine::{
-    Costs, Device, Invalid, Machine, Sysctl, SysctlKey, SysctlSettings, SYSCTL_KEYS,
-};
+pub use machine::{Costs, Device, Invalid, Machine};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
