@@ -11,28 +11,38 @@
 use crate::engine::{EventKind, Ns};
 use crate::hw::block::{BlockLayer, Op};
 use crate::hw::cpu::Cpus;
-use crate::hw::lock::{Acquired, LockCosts, SpinLock};
+use crate::hw::lock::{Acquired, LockCosts};
 use crate::machine::{Costs, Machine};
 use crate::mm::lru::NR_LRU_LISTS;
 use crate::mm::mem_cgroup::MemCgroups;
-use crate::mm::mm_init::free_area_init;
+use crate::mm::mm_init::{free_area_init, Memory, PAGE_WAIT_TABLE_SIZE};
 use crate::mm::page::Pages;
-use crate::mm::page_ext::PageExt;
 use crate::mm::percpu::PerCpu;
 use crate::mm::swapfile::SwapState;
 use crate::mm::vma::PageTables;
 use crate::mm::vmstat::{VmEvent, VmEvents, VmstatSnapshot, NR_STAT_ITEMS};
-use crate::mm::zone::{PgData, Zone, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS};
+use crate::mm::zone::{Zone, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS};
 use crate::sched::{Sched, TaskClass, WaitQueue};
 use crate::sysctl::Sysctl;
-
-/// Wait queues tasks sleep on until a folio is unlocked or its writeback ends, hashed by
-/// pfn (`folio_waitqueue()`: the kernel's `folio_wait_table` of 256 queues).
-pub const PAGE_WAIT_TABLE_SIZE: usize = 256;
 use crate::variant::Variant;
 
 /// `kswapd_failures` at which a node is considered hopeless (MAX_RECLAIM_RETRIES).
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+/// What a run counts and marks, beside the kernel's state: the vm events, and the moments
+/// measurement windows start from.
+#[derive(Default)]
+pub struct Stats {
+    /// `vm_event_states`: the events /proc/vmstat prints (`mm::vmstat`).
+    pub events: VmEvents,
+    /// Allocations whose retries ran out (`__alloc_pages_may_oom` would be next; the OOM
+    /// killer is not modelled and the allocation retries).
+    pub nr_oom_retries: u64,
+    /// When kswapd first woke (for windows that start there).
+    pub first_kswapd_wake: Option<Ns>,
+    /// When kswapd first scanned.
+    pub first_kswapd_scan: Option<Ns>,
+}
 
 pub struct Kernel {
     /// When the running slice started (the event that ran the current task).
@@ -44,28 +54,18 @@ pub struct Kernel {
     pub slice_user: Ns,
     /// The task whose process is running (for tracepoints and accounting).
     pub current: u32,
-    pub pages: Pages,
-    pub page_ext: PageExt,
+    /// Nodes, zones and the page array (`mm::mm_init::Memory`).
+    pub mem: Memory,
     /// The VMAs and page tables of the tasks' address spaces (`mm::vma`).
     pub mm: PageTables,
     /// Swap areas, the swap cache and swap readahead's state (`mm::swap_state`).
     pub swap: SwapState,
-    /// `folio_wait_table`: tasks waiting for a folio's unlock or writeback end.
-    pub page_wait: Vec<WaitQueue>,
     /// The scenario's seed, from which workloads seed their own generators.
     pub seed: u64,
-    pub zones: Vec<Zone>,
-    pub zone_lock: Vec<SpinLock>,
-    pub nodes: Vec<PgData>,
     /// The memory cgroups and their lruvecs, one per (cgroup, node) (`mm::mem_cgroup`).
     pub memcg: MemCgroups,
-    /// `node_zonelists[ZONELIST_FALLBACK]` per node: zone indices, local node first, each
-    /// node's zones from the highest type down.
-    pub zonelists: Vec<Vec<usize>>,
-    /// `[nid · MAX_NR_ZONES + highest_zoneidx]`: the nodes whose kswapd an allocation from
-    /// `nid`'s zonelist wakes ([`zonelist_kswapd_nodes`]).
-    pub kswapd_wake_nodes: Vec<Vec<u32>>,
-    pub events: VmEvents,
+    /// The counters and marks a run reports (`Stats`).
+    pub stats: Stats,
     pub sched: Sched,
     pub cpus: Cpus,
     /// Per-CPU state: page-list refills, LRU-add batches (`mm::percpu`).
@@ -76,17 +76,6 @@ pub struct Kernel {
     pub lock_costs: LockCosts,
     pub sysctl: Sysctl,
     pub variant: Variant,
-    pub min_free_kbytes: u64,
-    /// pfn → zone lookup: the zone index of each MAX_ORDER block.
-    block_zone: Vec<u8>,
-    /// Allocations whose retries ran out (`__alloc_pages_may_oom` would be next; the OOM
-    /// killer is not modelled and the allocation retries).
-    pub nr_oom_retries: u64,
-    /// Base pages held by reserved hugetlb pages (`mm::hugetlb`, a memory squeeze).
-    pub hugetlb_pages: u64,
-    /// When kswapd first woke (for windows that start there).
-    pub first_kswapd_wake: Option<Ns>,
-    pub first_kswapd_scan: Option<Ns>,
     pub tracer: Option<reclaim_trace::writer::TraceWriter<Box<dyn std::io::Write>>>,
 }
 
@@ -100,7 +89,7 @@ impl Kernel {
         variant: &Variant,
         seed: u64,
     ) -> Kernel {
-        let mem = free_area_init(m, sysctl, variant);
+        let (mem, root_lruvecs) = free_area_init(m, sysctl, variant);
         let cpus = Cpus::new(m.nodes, m.cpus_per_node);
         let nr_cpus = cpus.nr_cpus() as usize;
         Kernel {
@@ -108,19 +97,12 @@ impl Kernel {
             slice: 0,
             slice_user: 0,
             current: 0,
-            page_ext: PageExt::new(mem.nr_pages),
-            pages: mem.pages,
+            mem,
             mm: PageTables::default(),
             swap: SwapState::new(sysctl, variant),
-            page_wait: vec![WaitQueue::default(); PAGE_WAIT_TABLE_SIZE],
             seed,
-            zones: mem.zones,
-            zone_lock: mem.zone_lock,
-            nodes: mem.nodes,
-            memcg: MemCgroups::new(mem.lruvecs),
-            zonelists: mem.zonelists,
-            kswapd_wake_nodes: mem.kswapd_wake_nodes,
-            events: VmEvents::default(),
+            memcg: MemCgroups::new(root_lruvecs),
+            stats: Stats::default(),
             sched: Sched::default(),
             cpus,
             percpu: PerCpu::new(nr_cpus),
@@ -133,12 +115,6 @@ impl Kernel {
             ),
             sysctl: sysctl.clone(),
             variant: variant.clone(),
-            min_free_kbytes: mem.min_free_kbytes,
-            block_zone: mem.block_zone,
-            nr_oom_retries: 0,
-            hugetlb_pages: 0,
-            first_kswapd_wake: None,
-            first_kswapd_scan: None,
             tracer: None,
         }
     }
@@ -187,13 +163,13 @@ impl Kernel {
     /// `page_zone()`: the zone index of a page frame.
     #[inline]
     pub fn page_zone(&self, pfn: u32) -> usize {
-        self.block_zone[(pfn / MAX_ORDER_NR_PAGES) as usize] as usize
+        self.mem.block_zone[(pfn / MAX_ORDER_NR_PAGES) as usize] as usize
     }
 
     /// `folio_zonenum()`: the zone type (ZONE_NORMAL, …) of a page frame.
     #[inline]
     pub fn page_zonenum(&self, pfn: u32) -> usize {
-        zonenum(&self.block_zone, &self.zones, pfn)
+        zonenum(&self.mem.block_zone, &self.mem.zones, pfn)
     }
 
     /// The page array, to change, beside [`Kernel::page_zonenum`] of any page frame: for a
@@ -202,7 +178,7 @@ impl Kernel {
     /// they were allocated).
     #[inline]
     pub fn pages_and_zonenum(&mut self) -> (&mut Pages, impl FnMut(u32) -> usize + '_) {
-        let (block_zone, zones) = (&self.block_zone, &self.zones);
+        let (block_zone, zones) = (&self.mem.block_zone, &self.mem.zones);
         let mut last = (u32::MAX, 0);
         let lookup = move |pfn: u32| {
             let block = pfn / MAX_ORDER_NR_PAGES;
@@ -211,7 +187,7 @@ impl Kernel {
             }
             last.1
         };
-        (&mut self.pages, lookup)
+        (&mut self.mem.pages, lookup)
     }
 
     /// The zone of `pages[0]` and how many pages from the start of `pages` share it: the
@@ -221,7 +197,7 @@ impl Kernel {
     pub fn zone_run(&self, pages: &[u32]) -> (usize, usize) {
         let zi = self.page_zone(pages[0]);
         // A zone is one pfn range (`block_zone` is built from them): one comparison a page.
-        let z = &self.zones[zi];
+        let z = &self.mem.zones[zi];
         let (start, len) = (z.start_pfn, z.end_pfn() - z.start_pfn);
         let n = pages
             .iter()
@@ -236,14 +212,14 @@ impl Kernel {
     /// lruvec on node `nid`.
     #[inline]
     pub fn mem_cgroup_lruvec(&self, memcg: u16, nid: u32) -> usize {
-        usize::from(memcg) * self.nodes.len() + nid as usize
+        usize::from(memcg) * self.mem.nodes.len() + nid as usize
     }
 
     /// `folio_lruvec()`: the lruvec of folio `p`, from its memory cgroup and node.
     #[inline]
     pub fn folio_lruvec(&self, p: u32) -> usize {
-        let nid = self.zones[self.page_zone(p)].nid;
-        self.mem_cgroup_lruvec(self.page_ext.folio_memcg(p), nid)
+        let nid = self.mem.zones[self.page_zone(p)].nid;
+        self.mem_cgroup_lruvec(self.mem.page_ext.folio_memcg(p), nid)
     }
 
     /// Take lruvec `lv`'s lru_lock from a CPU on `cpu_node` for `hold` ns at `at` (the
@@ -257,7 +233,7 @@ impl Kernel {
 
     #[inline]
     pub fn zone_lock(&mut self, zi: usize, cpu_node: u32, hold: Ns, at: Ns) -> Acquired {
-        self.zone_lock[zi].acquire(self.now, at, cpu_node, hold, &self.lock_costs)
+        self.mem.zone_lock[zi].acquire(self.now, at, cpu_node, hold, &self.lock_costs)
     }
 
     /// `submit_bio()` of I/O `bio` at the current task's clock: the device takes it and says
@@ -319,9 +295,9 @@ impl Kernel {
     /// side arrays in use and the pfn → zone table. Per-task and per-node state is
     /// independent of memory size.
     pub fn page_state_bytes(&self) -> u64 {
-        self.pages.state_bytes()
-            + self.page_ext.state_bytes()
-            + self.block_zone.len() as u64
+        self.mem.pages.state_bytes()
+            + self.mem.page_ext.state_bytes()
+            + self.mem.block_zone.len() as u64
             + self.mm.state_bytes()
             + self.swap.state_bytes()
     }
@@ -329,14 +305,14 @@ impl Kernel {
     /// `folio_waitqueue()`: the wait queue of folio `p`.
     #[inline]
     pub fn folio_waitqueue(&mut self, p: u32) -> &mut WaitQueue {
-        &mut self.page_wait[p as usize % PAGE_WAIT_TABLE_SIZE]
+        &mut self.mem.page_wait[p as usize % PAGE_WAIT_TABLE_SIZE]
     }
 
     /// `folio_wake_bit()`: wake the tasks waiting on folio `p`'s queue (each re-checks its
     /// own folio, as the kernel's waiters do after a hashed wake-up).
     pub fn folio_wake(&mut self, p: u32) {
         let now = self.now;
-        let q = &mut self.page_wait[p as usize % PAGE_WAIT_TABLE_SIZE];
+        let q = &mut self.mem.page_wait[p as usize % PAGE_WAIT_TABLE_SIZE];
         if q.is_active() {
             q.wake_up_all(&mut self.sched, now);
         }
@@ -344,11 +320,11 @@ impl Kernel {
 
     /// Σ NR_FREE_PAGES.
     pub fn nr_free_pages(&self) -> u64 {
-        self.zones.iter().map(|z| z.nr_free_pages).sum()
+        self.mem.zones.iter().map(|z| z.nr_free_pages).sum()
     }
 
     pub fn managed_pages(&self) -> u64 {
-        self.zones.iter().map(|z| z.managed_pages).sum()
+        self.mem.zones.iter().map(|z| z.managed_pages).sum()
     }
 
     /// The /proc/vmstat counters now.
@@ -360,7 +336,7 @@ impl Kernel {
                 *stat += lv.total(lru);
             }
         }
-        for n in &self.nodes {
+        for n in &self.mem.nodes {
             stats[6] += n.nr_isolated[0];
             stats[7] += n.nr_isolated[1];
             stats[8] += n.workingset.refault_anon;
@@ -371,7 +347,7 @@ impl Kernel {
         }
         VmstatSnapshot {
             stats,
-            events: self.events.v,
+            events: self.stats.events.v,
         }
     }
 
@@ -386,6 +362,7 @@ impl Kernel {
             .map(|lv| (0..NR_LRU_LISTS).map(|l| lv.total(l)).sum::<u64>())
             .sum();
         let isolated: u64 = self
+            .mem
             .nodes
             .iter()
             .map(|n| n.nr_isolated[0] + n.nr_isolated[1])
@@ -393,7 +370,7 @@ impl Kernel {
         let managed = self.managed_pages();
         // A squeeze's hugetlb pages left the buddy lists but stay managed.
         let held = held
-            + self.hugetlb_pages
+            + self.mem.hugetlb_pages
             + self
                 .percpu
                 .lru_add_anon
@@ -412,7 +389,7 @@ impl Kernel {
     pub fn check_lists(&self) -> Result<(), String> {
         for lv in &self.memcg.lruvecs {
             for lru in 0..NR_LRU_LISTS {
-                let walked = self.pages.walk_len(lv.list(lru));
+                let walked = self.mem.pages.walk_len(lv.list(lru));
                 if walked != lv.total(lru) {
                     return Err(format!(
                         "node {} memcg {} lru {lru}: walked {walked} != counted {}",
@@ -423,10 +400,10 @@ impl Kernel {
                 }
             }
         }
-        for z in &self.zones {
+        for z in &self.mem.zones {
             let mut free = 0;
             for o in 0..NR_PAGE_ORDERS {
-                let walked = self.pages.walk_len(z.free_lists[o]);
+                let walked = self.mem.pages.walk_len(z.free_lists[o]);
                 if walked != z.nr_free[o] {
                     return Err(format!(
                         "zone {} order {o}: walked {walked} != nr_free {}",
@@ -447,7 +424,7 @@ impl Kernel {
 
     #[inline]
     pub fn count(&mut self, e: VmEvent, n: u64) {
-        self.events.count(e, n);
+        self.stats.events.count(e, n);
     }
 }
 

@@ -238,7 +238,7 @@ pub fn simulate(
             }
             if base.is_none() {
                 let started = match s.run.start_at {
-                    StartAt::KswapdWake => k.first_kswapd_wake.is_some(),
+                    StartAt::KswapdWake => k.stats.first_kswapd_wake.is_some(),
                     StartAt::Start => true,
                 };
                 if started || k.now >= warmup_limit {
@@ -248,7 +248,8 @@ pub fn simulate(
                     end_at = end;
                 }
             } else if let (StopAt::KswapdScan, Some(b)) = (s.run.stop_at, &base) {
-                if k.events.get(VmEvent::PgscanKswapd) > b.vmstat.event(VmEvent::PgscanKswapd) {
+                if k.stats.events.get(VmEvent::PgscanKswapd) > b.vmstat.event(VmEvent::PgscanKswapd)
+                {
                     break;
                 }
             }

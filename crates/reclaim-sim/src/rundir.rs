@@ -171,7 +171,7 @@ pub(crate) fn baseline(k: &Kernel) -> Baseline {
         user_ns: k.cpus.total_user_ns,
         lock_acq,
         lock_contended,
-        oom_retries: k.nr_oom_retries,
+        oom_retries: k.stats.nr_oom_retries,
         memcg_events: k.memcg.groups.iter().map(|m| m.events).collect(),
     }
 }
@@ -303,7 +303,7 @@ impl Samples {
 fn zoneinfo(k: &Kernel) -> String {
     const NAMES: [&str; MAX_NR_ZONES] = ["DMA", "DMA32", "Normal", "Movable"];
     let mut out = String::new();
-    for z in &k.zones {
+    for z in &k.mem.zones {
         let w = |i: usize| z.wmark_pages(i);
         out.push_str(&format!(
             "Node {}, zone {:>8}\n  pages free     {}\n        boost    0\n        min      {}\n        low      {}\n        high     {}\n        promo    {}\n        managed  {}\n",
@@ -393,8 +393,8 @@ pub(crate) fn finish(
             } else {
                 0.0
             },
-            oom_retries: k.nr_oom_retries - base.oom_retries,
-            hugetlb_pages: k.hugetlb_pages,
+            oom_retries: k.stats.nr_oom_retries - base.oom_retries,
+            hugetlb_pages: k.mem.hugetlb_pages,
             virtual_pages: k.mm.ptes.len() as u64,
             swap_slots: k.swap.total_swap_pages(),
         },

@@ -50,20 +50,20 @@ pub fn kernel_of(text: &str) -> Kernel {
 }
 
 pub fn zone_of(k: &Kernel, zone_idx: usize) -> usize {
-    k.nodes[0]
+    k.mem.nodes[0]
         .zones
         .iter()
         .copied()
-        .find(|&zi| k.zones[zi].zone_idx == zone_idx)
+        .find(|&zi| k.mem.zones[zi].zone_idx == zone_idx)
         .unwrap()
 }
 
 /// Puts page `p` (of node 0) at the head of node 0's inactive file list, as page cache.
 pub fn add_to_lru(k: &mut Kernel, p: u32) {
     let z = k.page_zonenum(p);
-    k.pages.fields_mut(p).owner = 0;
-    k.memcg.lruvecs[0].add_folio(&mut k.pages, p, LRU_INACTIVE_FILE, z);
-    k.nodes[0].nr_file_pages += 1;
+    k.mem.pages.fields_mut(p).owner = 0;
+    k.memcg.lruvecs[0].add_folio(&mut k.mem.pages, p, LRU_INACTIVE_FILE, z);
+    k.mem.nodes[0].nr_file_pages += 1;
 }
 
 /// Takes pages off zone `zi`'s free lists until `free` are left: the first `lru` become
@@ -72,8 +72,8 @@ pub fn add_to_lru(k: &mut Kernel, p: u32) {
 pub fn fill_zone(k: &mut Kernel, zi: usize, free: u64, lru: u64) -> Vec<u32> {
     let mut held = Vec::new();
     let mut on_lru = 0;
-    while k.zones[zi].nr_free_pages > free {
-        let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
+    while k.mem.zones[zi].nr_free_pages > free {
+        let p = k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
         if on_lru < lru {
             add_to_lru(k, p);
             on_lru += 1;
@@ -88,7 +88,7 @@ pub fn fill_zone(k: &mut Kernel, zi: usize, free: u64, lru: u64) -> Vec<u32> {
 pub fn add_kswapd(sim: &mut Sim) -> u32 {
     let cpn = sim.k().cpus.nr_cpus_per_node;
     kswapd_run(sim, 0, 1, cpn);
-    *sim.k().nodes[0].kswapd.last().unwrap()
+    *sim.k().mem.nodes[0].kswapd.last().unwrap()
 }
 
 /// A buffered dd reader (the dd workload with one task) on CPU 0, due to run at time 0.
@@ -125,6 +125,6 @@ pub fn run_next(sim: &mut Sim) -> Option<u32> {
 
 pub fn allocstalls(k: &Kernel) -> u64 {
     (0..MAX_NR_ZONES)
-        .map(|z| k.events.v[VmEvent::AllocstallDma as usize + z])
+        .map(|z| k.stats.events.v[VmEvent::AllocstallDma as usize + z])
         .sum()
 }

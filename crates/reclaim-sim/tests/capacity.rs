@@ -33,7 +33,7 @@ fn estimate_and_real(text: &str, sets: &[&str]) -> (u64, u64, u32) {
     (
         page_state_bytes_needed(&s),
         k.page_state_bytes(),
-        k.pages.nr_pages(),
+        k.mem.pages.nr_pages(),
     )
 }
 

@@ -38,7 +38,7 @@ fn check_swap(k: &Kernel) {
                 refs[area][slot as usize] += 1;
             }
             PteKind::Present { pfn, .. } => {
-                let f = k.pages.fields(pfn);
+                let f = k.mem.pages.fields(pfn);
                 assert_eq!(f.owner, i as u32, "pfn {pfn} does not name its entry");
                 assert!(f.flags & pg::MAPPED != 0);
                 // Mapped by a write fault while its write to swap was in flight: it keeps
@@ -71,7 +71,7 @@ fn check_swap(k: &Kernel) {
                 panic!("slot {slot} holds an evicted folio's data but no shadow");
             }
             if p != NO_PAGE {
-                let f = k.pages.fields(p);
+                let f = k.mem.pages.fields(p);
                 assert!(f.flags & pg::SWAPCACHE != 0, "slot {slot}");
                 assert_eq!(k.folio_swap_entry(p), (area, slot));
                 assert!(f.flags & pg::MAPPED != 0 || f.owner == slot, "slot {slot}");
@@ -97,7 +97,7 @@ fn vma_readahead_hits_what_it_reads_and_the_invariants_hold() {
         d(VmEvent::SwapRaHit),
         d(VmEvent::SwapRa)
     );
-    assert!(d(VmEvent::SwapRaHit) <= d(VmEvent::SwapRa) + k.events.get(VmEvent::SwapRa));
+    assert!(d(VmEvent::SwapRaHit) <= d(VmEvent::SwapRa) + k.stats.events.get(VmEvent::SwapRa));
 }
 
 #[test]

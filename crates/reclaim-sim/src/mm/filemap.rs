@@ -47,7 +47,7 @@ impl Kernel {
     /// LRU-add batch, the head of its node's inactive file list. The CPU time is charged.
     pub fn filemap_add_folios(&mut self, mapping: u32, folios: &[u32], cpu: u32) {
         let cpu_node = self.cpus.node_of(cpu);
-        let work = self.nodes[cpu_node as usize]
+        let work = self.mem.nodes[cpu_node as usize]
             .memory
             .scale(folios.len() as u64 * self.costs.page_cache_insert_ns);
         self.charge(work);
@@ -55,18 +55,18 @@ impl Kernel {
         let mut i = 0;
         while i < folios.len() {
             let (zi, n) = self.zone_run(&folios[i..]);
-            let (nid, zone_idx) = (self.zones[zi].nid, self.zones[zi].zone_idx);
+            let (nid, zone_idx) = (self.mem.zones[zi].nid, self.mem.zones[zi].zone_idx);
             let lv = self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid);
             let run = &folios[i..i + n];
             self.memcg.lruvecs[lv].add_folio_run(
-                &mut self.pages,
+                &mut self.mem.pages,
                 run,
                 LRU_INACTIVE_FILE,
                 zone_idx,
                 mapping,
                 pg::LOCKED,
             );
-            self.nodes[nid as usize].nr_file_pages += n as u64;
+            self.mem.nodes[nid as usize].nr_file_pages += n as u64;
             self.folio_add_lru_run(cpu, lv, n);
             i += n;
         }
@@ -193,12 +193,14 @@ impl SequentialReader {
         let now = k.now;
         let page_node = folios
             .first()
-            .map_or(cx.node, |&p| k.zones[k.page_zone(p)].nid);
+            .map_or(cx.node, |&p| k.mem.zones[k.page_zone(p)].nid);
         // The read is done: unlock, then folio_mark_accessed() as the copy touches it.
         let activated = k.folio_mark_accessed_after_read(&mut folios, self.mapping);
-        k.nodes[page_node as usize].memory.add(now, 2 * n * 4096);
-        k.nodes[cx.node as usize].memory.add(now, n * 4096);
-        let copy = k.nodes[page_node as usize]
+        k.mem.nodes[page_node as usize]
+            .memory
+            .add(now, 2 * n * 4096);
+        k.mem.nodes[cx.node as usize].memory.add(now, n * 4096);
+        let copy = k.mem.nodes[page_node as usize]
             .memory
             .scale(n * k.costs.copy_to_user_ns);
         k.charge(copy);
@@ -232,7 +234,7 @@ mod tests {
         let held = {
             let mut k = sim.k();
             let normal = zone_of(&k, ZONE_NORMAL);
-            let min = k.zones[normal].wmark_pages(WMARK_MIN);
+            let min = k.mem.zones[normal].wmark_pages(WMARK_MIN);
             fill_zone(&mut k, normal, min + above_min, 0)
         };
         let dd = add_dd_with(&mut sim, depth);
@@ -251,7 +253,7 @@ mod tests {
     }
 
     fn pgpgin_kb(sim: &Sim) -> u64 {
-        sim.k().events.get(VmEvent::PgpginKb)
+        sim.k().stats.events.get(VmEvent::PgpginKb)
     }
 
     #[test]
@@ -268,13 +270,13 @@ mod tests {
             1,
             "one round of direct reclaim, then no retry"
         );
-        assert_eq!(k.nr_oom_retries, 0);
+        assert_eq!(k.stats.nr_oom_retries, 0);
     }
 
     #[test]
     fn without_noretry_the_window_waits_for_its_pages() {
         let (mut sim, _, _) = squeezed(false, 5, 2);
-        assert!(run_until(&mut sim, 10_000, |s| s.k().nr_oom_retries > 0));
+        assert!(run_until(&mut sim, 10_000, |s| s.k().stats.nr_oom_retries > 0));
         assert_eq!(
             pgpgin_kb(&sim),
             0,
@@ -294,14 +296,14 @@ mod tests {
         assert!(run_until(&mut sim, 10_000, |s| pgpgin_kb(s) > 0));
         // The next window cannot get its first folio under __GFP_NORETRY: the reader
         // allocates it with the mapping's mask, which retries until memory is freed.
-        assert!(run_until(&mut sim, 100_000, |s| s.k().nr_oom_retries > 0));
+        assert!(run_until(&mut sim, 100_000, |s| s.k().stats.nr_oom_retries > 0));
         assert_eq!(pgpgin_kb(&sim), 20);
         {
             let mut guard = sim.k();
             let k = &mut *guard;
             let normal = zone_of(k, ZONE_NORMAL);
             for p in held.drain(..200) {
-                k.zones[normal].free_one_page(&mut k.pages, p, 0);
+                k.mem.zones[normal].free_one_page(&mut k.mem.pages, p, 0);
             }
         }
         assert!(run_until(&mut sim, 10_000, |s| pgpgin_kb(s) > 20));

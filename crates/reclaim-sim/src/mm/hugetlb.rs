@@ -27,31 +27,33 @@ pub fn hugetlb_reserve(k: &mut Kernel, available_pages: u64) -> u64 {
     let target = available_pages + totalreserve_pages(k);
     let want = k.nr_free_pages().saturating_sub(target) / per_page;
     let mut got = 0;
-    let nr_nodes = k.nodes.len();
+    let nr_nodes = k.mem.nodes.len();
     let mut exhausted = vec![false; nr_nodes];
     let mut nid = 0;
     while got < want && !exhausted.iter().all(|&e| e) {
         if !exhausted[nid] {
-            let zones = k.nodes[nid].zones.clone();
+            let zones = k.mem.nodes[nid].zones.clone();
             let zone = zones.iter().rev().copied().find(|&zi| {
-                let z = &k.zones[zi];
+                let z = &k.mem.zones[zi];
                 z.zone_watermark_ok(HUGETLB_PAGE_ORDER, z.watermark[WMARK_LOW], ZONE_NORMAL)
             });
-            match zone.and_then(|zi| k.zones[zi].rmqueue(&mut k.pages, HUGETLB_PAGE_ORDER)) {
+            match zone.and_then(|zi| k.mem.zones[zi].rmqueue(&mut k.mem.pages, HUGETLB_PAGE_ORDER))
+            {
                 Some(_) => got += 1,
                 None => exhausted[nid] = true,
             }
         }
         nid = (nid + 1) % nr_nodes;
     }
-    k.hugetlb_pages += got * per_page;
+    k.mem.hugetlb_pages += got * per_page;
     got
 }
 
 /// `calculate_totalreserve_pages()`: per zone its largest lowmem reserve plus its high
 /// watermark, at most its managed pages.
 pub fn totalreserve_pages(k: &Kernel) -> u64 {
-    k.zones
+    k.mem
+        .zones
         .iter()
         .map(|z| {
             let reserve = z.lowmem_reserve.iter().copied().max().unwrap_or(0);
@@ -68,27 +70,31 @@ mod tests {
     #[test]
     fn a_squeeze_leaves_the_memory_asked_for_available_and_the_watermarks_as_they_were() {
         let mut k = kernel(1024, 256);
-        let marks: Vec<[u64; 4]> = k.zones.iter().map(|z| z.watermark).collect();
+        let marks: Vec<[u64; 4]> = k.mem.zones.iter().map(|z| z.watermark).collect();
         let available = 300 * 256;
         let got = hugetlb_reserve(&mut k, available);
         let per_page = 1 << HUGETLB_PAGE_ORDER;
-        assert_eq!(k.hugetlb_pages, got * per_page);
+        assert_eq!(k.mem.hugetlb_pages, got * per_page);
         let free = k.nr_free_pages() - totalreserve_pages(&k);
         assert!(free >= available && free < available + per_page, "{free}");
         assert_eq!(
             marks,
-            k.zones.iter().map(|z| z.watermark).collect::<Vec<_>>()
+            k.mem.zones.iter().map(|z| z.watermark).collect::<Vec<_>>()
         );
         // The highest zone is taken first: DMA32 keeps everything while Normal can give.
         let dma32 = zone_of(&k, crate::mm::zone::ZONE_DMA32);
-        assert_eq!(k.zones[dma32].nr_free_pages, 256 * 256, "DMA32 untouched");
+        assert_eq!(
+            k.mem.zones[dma32].nr_free_pages,
+            256 * 256,
+            "DMA32 untouched"
+        );
     }
 
     #[test]
     fn no_zone_is_taken_below_its_low_watermark_and_reserve() {
         let mut k = kernel(1024, 256);
         hugetlb_reserve(&mut k, 0);
-        for z in &k.zones {
+        for z in &k.mem.zones {
             let floor = z.watermark[WMARK_LOW] + z.lowmem_reserve[ZONE_NORMAL];
             assert!(
                 z.nr_free_pages > floor,
@@ -110,7 +116,7 @@ mod tests {
         let mut k = kernel_of(text);
         let reserve = totalreserve_pages(&k);
         hugetlb_reserve(&mut k, 256 * 256 - reserve);
-        let free: Vec<u64> = k.zones.iter().map(|z| z.nr_free_pages).collect();
+        let free: Vec<u64> = k.mem.zones.iter().map(|z| z.nr_free_pages).collect();
         assert_eq!(free, vec![128 * 256, 128 * 256], "each node keeps half");
     }
 }

@@ -26,8 +26,8 @@ pub fn kswapd_run(sim: &mut Sim, nid: u32, threads: u32, cpus_per_node: u32) {
         let cpu = nid * cpus_per_node + (cpus_per_node - 1 - (t % cpus_per_node));
         let id = sim.spawn(comm, cpu, TaskClass::Kswapd, move |cx| kswapd(cx, nid));
         let mut k = sim.k();
-        k.nodes[nid as usize].kswapd.push(id);
-        k.nodes[nid as usize].kswapd_wait.add(id);
+        k.mem.nodes[nid as usize].kswapd.push(id);
+        k.mem.nodes[nid as usize].kswapd_wait.add(id);
     }
 }
 
@@ -38,7 +38,7 @@ async fn kswapd(cx: Cx, nid: u32) {
     loop {
         let alloc_order = {
             let mut k = cx.k();
-            let pgdat = &mut k.nodes[nid as usize];
+            let pgdat = &mut k.mem.nodes[nid as usize];
             let alloc_order = pgdat.kswapd_order;
             if pgdat.kswapd_highest_zoneidx != MAX_NR_ZONES {
                 highest_zoneidx = pgdat.kswapd_highest_zoneidx;
@@ -46,7 +46,7 @@ async fn kswapd(cx: Cx, nid: u32) {
             pgdat.kswapd_order = 0;
             pgdat.kswapd_highest_zoneidx = MAX_NR_ZONES;
             let now = k.now;
-            k.first_kswapd_wake.get_or_insert(now);
+            k.stats.first_kswapd_wake.get_or_insert(now);
             k.trace_kswapd_wake(nid, highest_zoneidx, alloc_order);
             alloc_order
         };
@@ -66,13 +66,13 @@ async fn kswapd_try_to_sleep(cx: &Cx, nid: u32, reclaim_order: u32, highest_zone
             k.count(VmEvent::KswapdHighWmarkHitQuickly, 1);
             return;
         }
-        k.nodes[nid as usize].kswapd_wait.add(cx.tid);
+        k.mem.nodes[nid as usize].kswapd_wait.add(cx.tid);
     }
     let remaining = schedule_timeout(cx, NSEC_PER_SEC / HZ * (HZ / 10)).await;
     let sleep = {
         let mut k = cx.k();
         if remaining > 0 {
-            let pgdat = &mut k.nodes[nid as usize];
+            let pgdat = &mut k.mem.nodes[nid as usize];
             pgdat.kswapd_order = pgdat.kswapd_order.max(reclaim_order);
             k.count(VmEvent::KswapdLowWmarkHitQuickly, 1);
             return;
@@ -80,9 +80,9 @@ async fn kswapd_try_to_sleep(cx: &Cx, nid: u32, reclaim_order: u32, highest_zone
         let sleep = k.prepare_kswapd_sleep(nid, reclaim_order, highest_zoneidx);
         if sleep {
             k.trace_kswapd_sleep(nid);
-            k.nodes[nid as usize].kswapd_wait.add(cx.tid);
+            k.mem.nodes[nid as usize].kswapd_wait.add(cx.tid);
         } else {
-            k.nodes[nid as usize].kswapd_wait.remove(cx.tid);
+            k.mem.nodes[nid as usize].kswapd_wait.remove(cx.tid);
             k.count(VmEvent::KswapdHighWmarkHitQuickly, 1);
         }
         sleep
@@ -103,7 +103,7 @@ async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) ->
             let mut k = cx.k();
             if sc.priority < 1 {
                 if sc.nr_reclaimed == 0 {
-                    k.nodes[nid as usize].kswapd_failures += 1;
+                    k.mem.nodes[nid as usize].kswapd_failures += 1;
                 }
                 return sc.order;
             }
@@ -124,7 +124,8 @@ async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) ->
                 sc.order = 0;
             }
             // Tasks throttled on pfmemalloc_wait go on as soon as the reserve is met.
-            if k.nodes[nid as usize].pfmemalloc_wait.is_active() && k.allow_direct_reclaim(nid) {
+            if k.mem.nodes[nid as usize].pfmemalloc_wait.is_active() && k.allow_direct_reclaim(nid)
+            {
                 k.wake_up_pfmemalloc_wait(nid);
             }
             let raise_priority = sc.nr_scanned < sc.nr_to_reclaim;
@@ -163,10 +164,10 @@ async fn kswapd_age_node(cx: &Cx, nid: u32, sc: &ScanControl) {
 async fn kswapd_shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
     {
         let k = cx.k();
-        sc.nr_to_reclaim = k.nodes[nid as usize]
+        sc.nr_to_reclaim = k.mem.nodes[nid as usize]
             .zones
             .iter()
-            .map(|&zi| &k.zones[zi])
+            .map(|&zi| &k.mem.zones[zi])
             .filter(|z| z.zone_idx <= sc.reclaim_idx && z.managed_pages > 0)
             .map(|z| z.wmark_pages(WMARK_HIGH).max(SWAP_CLUSTER_MAX))
             .sum();
@@ -178,8 +179,8 @@ impl Kernel {
     /// `pgdat_balanced()`: any managed zone ≤ highest_zoneidx meets its high watermark.
     pub fn pgdat_balanced(&self, nid: u32, order: u32, highest_zoneidx: usize) -> bool {
         let mut any_managed = false;
-        for &zi in &self.nodes[nid as usize].zones {
-            let z = &self.zones[zi];
+        for &zi in &self.mem.nodes[nid as usize].zones {
+            let z = &self.mem.zones[zi];
             if z.zone_idx > highest_zoneidx || z.managed_pages == 0 {
                 continue;
             }
@@ -195,17 +196,17 @@ impl Kernel {
     /// about to sleep must leave none behind; a premature wake-up makes them wake kswapd and
     /// sleep again), then let kswapd sleep if the node is hopeless or balanced.
     pub fn prepare_kswapd_sleep(&mut self, nid: u32, order: u32, highest_zoneidx: usize) -> bool {
-        if self.nodes[nid as usize].pfmemalloc_wait.is_active() {
+        if self.mem.nodes[nid as usize].pfmemalloc_wait.is_active() {
             self.wake_up_pfmemalloc_wait(nid);
         }
-        self.nodes[nid as usize].kswapd_failures >= MAX_RECLAIM_RETRIES
+        self.mem.nodes[nid as usize].kswapd_failures >= MAX_RECLAIM_RETRIES
             || self.pgdat_balanced(nid, order, highest_zoneidx)
     }
 
     /// `wakeup_kswapd()` for a zone of node `nid`: merge the request, then wake every thread
     /// waiting on kswapd_wait unless the node is balanced or hopeless.
     pub fn wakeup_kswapd(&mut self, nid: u32, order: u32, highest_zoneidx: usize, gfp: Gfp) {
-        let pgdat = &mut self.nodes[nid as usize];
+        let pgdat = &mut self.mem.nodes[nid as usize];
         if pgdat.kswapd_highest_zoneidx == MAX_NR_ZONES
             || pgdat.kswapd_highest_zoneidx < highest_zoneidx
         {
@@ -222,7 +223,7 @@ impl Kernel {
         }
         self.trace_wakeup_kswapd(nid, highest_zoneidx, order, gfp);
         let now = self.now;
-        self.nodes[nid as usize]
+        self.mem.nodes[nid as usize]
             .kswapd_wait
             .wake_up_all(&mut self.sched, now);
     }

@@ -150,14 +150,14 @@ impl Kernel {
     /// per node, their lists added to the page array) follow the root's. Returns its id.
     pub fn mem_cgroup_create(&mut self, limit: u64) -> u16 {
         let id = u16::try_from(self.memcg.groups.len()).expect("fewer than 65536 cgroups");
-        for nid in 0..self.nodes.len() as u32 {
-            let first = self.pages.add_lists(NR_LRU_LISTS as u32);
-            let lists = std::array::from_fn(|l| self.pages.list(first + l as u32));
+        for nid in 0..self.mem.nodes.len() as u32 {
+            let first = self.mem.pages.add_lists(NR_LRU_LISTS as u32);
+            let lists = std::array::from_fn(|l| self.mem.pages.list(first + l as u32));
             self.memcg.lruvecs.push(Lruvec::new(nid, id, lists));
         }
         debug_assert_eq!(
             self.memcg.lruvecs.len(),
-            self.memcg.groups.len() * self.nodes.len() + self.nodes.len()
+            self.memcg.groups.len() * self.mem.nodes.len() + self.mem.nodes.len()
         );
         self.memcg.groups.push(MemCgroup::new(limit));
         id
@@ -167,14 +167,14 @@ impl Kernel {
     /// joins, and counts in its usage. The root's folios need no side array.
     pub fn mem_cgroup_commit_charge(&mut self, p: u32, memcg: u16) {
         if memcg != ROOT_MEM_CGROUP {
-            self.page_ext.memcg_mut()[p as usize] = memcg;
+            self.mem.page_ext.memcg_mut()[p as usize] = memcg;
             self.memcg.groups[memcg as usize].usage += 1;
         }
     }
 
     /// `mem_cgroup_uncharge()` of folio `p` as it is freed: it leaves its cgroup.
     pub fn mem_cgroup_uncharge_folio(&mut self, p: u32) {
-        if let Some(m) = self.page_ext.memcg.as_mut() {
+        if let Some(m) = self.mem.page_ext.memcg.as_mut() {
             let memcg = std::mem::replace(&mut m[p as usize], ROOT_MEM_CGROUP);
             if memcg != ROOT_MEM_CGROUP {
                 self.memcg.groups[memcg as usize].usage -= 1;

@@ -182,7 +182,7 @@ pub async fn folio_wait_locked(cx: &Cx, p: u32, entry: (usize, u32)) {
     loop {
         {
             let mut k = cx.k();
-            let f = *k.pages.fields(p);
+            let f = *k.mem.pages.fields(p);
             let ours = f.flags & (pg::SWAPCACHE | pg::MAPPED) == pg::SWAPCACHE
                 && k.folio_swap_entry(p) == entry;
             if f.flags & pg::LOCKED == 0 || !ours {
@@ -207,14 +207,14 @@ impl Kernel {
     /// LRU-add batch onto the inactive anon list, or the active one with `active` (PG_active
     /// and PG_workingset: a new anon folio before 5.9, a recent refault since).
     fn map_new_anon_folio(&mut self, p: u32, idx: u32, memcg: u16, cpu: u32, active: u16) {
-        let f = self.pages.fields_mut(p);
+        let f = self.mem.pages.fields_mut(p);
         f.owner = idx;
         f.flags = pg::ANON | pg::MAPPED | pg::DIRTY | pg::UPTODATE | active;
         self.mem_cgroup_commit_charge(p, memcg);
         self.folio_add_lru_anon(cpu, p);
         self.mm.ptes[idx as usize] = mk_pte(p);
-        let nid = self.zones[self.page_zone(p)].nid;
-        self.nodes[nid as usize].nr_anon_mapped += 1;
+        let nid = self.mem.zones[self.page_zone(p)].nid;
+        self.mem.nodes[nid as usize].nr_anon_mapped += 1;
         self.count(VmEvent::Pgfault, 1);
     }
 
@@ -242,7 +242,7 @@ impl Kernel {
     /// dropped the call and left the decision to refault detection.
     pub fn swap_map_folio(&mut self, p: u32, fault: SwapFault) -> bool {
         let idx = self.mm.vmas[fault.vma as usize].start + fault.addr;
-        let f = *self.pages.fields(p);
+        let f = *self.mem.pages.fields(p);
         if self.mm.ptes[idx as usize] != swp_pte(fault.area, fault.slot)
             || f.flags & pg::SWAPCACHE == 0
             || f.flags & pg::MAPPED != 0
@@ -256,14 +256,14 @@ impl Kernel {
         if f.flags & pg::WRITEBACK == 0 && self.should_try_to_free_swap(f.flags) {
             self.delete_from_swap_cache(p, fault.area, fault.slot);
         }
-        let f = self.pages.fields_mut(p);
+        let f = self.mem.pages.fields_mut(p);
         f.owner = idx;
         f.flags |= pg::MAPPED | pg::DIRTY;
         let map = self.costs.swapin_map_ns;
         self.charge(map);
         self.count(VmEvent::Pgfault, 1);
-        let nid = self.zones[self.page_zone(p)].nid;
-        self.nodes[nid as usize].nr_anon_mapped += 1;
+        let nid = self.mem.zones[self.page_zone(p)].nid;
+        self.mem.nodes[nid as usize].nr_anon_mapped += 1;
         if self.variant.anon_lru_before_5_9 {
             self.activate_page(p);
         }

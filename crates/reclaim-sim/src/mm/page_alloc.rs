@@ -127,7 +127,7 @@ async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
             if gfp & __GFP_RETRY_MAYFAIL != 0 {
                 return None;
             }
-            cx.k().nr_oom_retries += 1;
+            cx.k().stats.nr_oom_retries += 1;
             no_progress_loops = 0;
         }
         // should_reclaim_retry() ends with cond_resched() before the retry.
@@ -219,12 +219,12 @@ impl Kernel {
         let wmark = (alloc_flags & ALLOC_WMARK_MASK) as usize;
         let hz = ac.highest_zoneidx;
         let mut got = 0;
-        for i in 0..self.zonelists[ac.nid as usize].len() {
+        for i in 0..self.mem.zonelists[ac.nid as usize].len() {
             if got == want {
                 break;
             }
-            let zi = self.zonelists[ac.nid as usize][i];
-            let z = &self.zones[zi];
+            let zi = self.mem.zonelists[ac.nid as usize][i];
+            let z = &self.mem.zones[zi];
             if z.zone_idx > hz {
                 continue;
             }
@@ -242,7 +242,8 @@ impl Kernel {
             } else {
                 self.rmqueue_blocks(zi, ac.order, mark, hz, cpu_node, want - got, out)
             };
-            self.events
+            self.stats
+                .events
                 .count_zid(VmEvent::PgallocDma, zone_idx, (n as u64) << ac.order);
             got += n;
         }
@@ -277,7 +278,7 @@ impl Kernel {
             let pcp = &mut self.percpu.pcp[cpu as usize];
             let run = (n - taken).min(pcp.credit as usize);
             pcp.credit -= run as u32;
-            let got = self.zones[zi].rmqueue_order0_run(&mut self.pages, run, out);
+            let got = self.mem.zones[zi].rmqueue_order0_run(&mut self.mem.pages, run, out);
             debug_assert_eq!(got, run, "watermark passed but the buddy lists are empty");
             taken += run;
         }
@@ -298,11 +299,11 @@ impl Kernel {
     ) -> usize {
         let mut n = 0;
         while n < want {
-            let z = &self.zones[zi];
+            let z = &self.mem.zones[zi];
             if !z.zone_watermark_ok(order, mark, hz) {
                 break;
             }
-            let Some(page) = self.zones[zi].rmqueue(&mut self.pages, order) else {
+            let Some(page) = self.mem.zones[zi].rmqueue(&mut self.mem.pages, order) else {
                 break;
             };
             let at = self.clock();
@@ -322,19 +323,19 @@ impl Kernel {
         let at = self.clock();
         let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
         self.charge(lock.total());
-        let f = self.pages.fields_mut(p);
+        let f = self.mem.pages.fields_mut(p);
         f.owner = crate::mm::page::NO_OWNER;
         f.flags = 0;
         self.mem_cgroup_uncharge_folio(p);
-        self.zones[zi].free_order0_run(&mut self.pages, &[p]);
+        self.mem.zones[zi].free_order0_run(&mut self.mem.pages, &[p]);
         self.count(VmEvent::Pgfree, 1);
     }
 
     /// `wake_all_kswapds()`: wake the kswapd of each node in the zonelist once.
     pub fn wake_all_kswapds(&mut self, ac: &AllocContext) {
         let list = ac.nid as usize * MAX_NR_ZONES + ac.highest_zoneidx;
-        for i in 0..self.kswapd_wake_nodes[list].len() {
-            let nid = self.kswapd_wake_nodes[list][i];
+        for i in 0..self.mem.kswapd_wake_nodes[list].len() {
+            let nid = self.mem.kswapd_wake_nodes[list][i];
             self.wakeup_kswapd(nid, ac.order, ac.highest_zoneidx, ac.gfp);
         }
     }
@@ -357,8 +358,8 @@ impl Kernel {
             return false;
         }
         let hz = ac.highest_zoneidx;
-        self.zonelists[ac.nid as usize].iter().any(|&zi| {
-            let z = &self.zones[zi];
+        self.mem.zonelists[ac.nid as usize].iter().any(|&zi| {
+            let z = &self.mem.zones[zi];
             if z.zone_idx > hz {
                 return false;
             }

@@ -36,12 +36,12 @@ impl Kernel {
     pub fn swap_writepages(&mut self, area: usize, nid: u32, writes: &[(u32, u32)]) -> bool {
         let n = writes.len() as u64;
         self.count(VmEvent::PswpOut, n);
-        self.nodes[nid as usize].nr_vmscan_write += n;
+        self.mem.nodes[nid as usize].nr_vmscan_write += n;
         let Some(dev) = self.swap.areas[area].dev else {
             let ns = self.costs.zram_write_ns * n;
             self.charge(ns);
             for &(_, p) in writes {
-                self.pages.clear(p, pg::WRITEBACK | pg::RECLAIM);
+                self.mem.pages.clear(p, pg::WRITEBACK | pg::RECLAIM);
             }
             return true;
         };
@@ -90,7 +90,7 @@ impl Kernel {
 
     /// `end_swap_bio_read()` of folio `p`: uptodate, unlocked, its waiters woken.
     fn end_swap_read(&mut self, p: u32) {
-        let f = self.pages.fields_mut(p);
+        let f = self.mem.pages.fields_mut(p);
         f.flags = (f.flags & !pg::LOCKED) | pg::UPTODATE;
         self.folio_wake(p);
     }
@@ -99,8 +99,8 @@ impl Kernel {
     /// (PG_reclaim) is rotated to the tail of its inactive list (`folio_rotate_reclaimable`),
     /// where reclaim finds it next, clean.
     fn folio_end_writeback(&mut self, p: u32) {
-        self.pages.clear(p, pg::WRITEBACK);
-        if self.pages.test_and_clear(p, pg::RECLAIM) {
+        self.mem.pages.clear(p, pg::WRITEBACK);
+        if self.mem.pages.test_and_clear(p, pg::RECLAIM) {
             self.folio_rotate_reclaimable(p);
         }
         self.folio_wake(p);
@@ -110,14 +110,14 @@ impl Kernel {
     /// its list's tail (`pgrotated`). The lru_lock it takes in interrupt context is not
     /// charged to any task.
     fn folio_rotate_reclaimable(&mut self, p: u32) {
-        let f = *self.pages.fields(p);
+        let f = *self.mem.pages.fields(p);
         if f.flags & (pg::LOCKED | pg::DIRTY | pg::ACTIVE) != 0 || f.flags & pg::LRU == 0 {
             return;
         }
         let lv = self.folio_lruvec(p);
         let list = self.memcg.lruvecs[lv].list(f.lru as usize);
-        self.pages.unlink(p);
-        self.pages.add_tail(list, p);
+        self.mem.pages.unlink(p);
+        self.mem.pages.add_tail(list, p);
         self.count(VmEvent::Pgrotated, 1);
     }
 }

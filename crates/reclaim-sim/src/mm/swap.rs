@@ -42,12 +42,12 @@ impl Kernel {
         for &p in &anon {
             let lv = self.folio_lruvec(p);
             let zone_idx = self.page_zonenum(p);
-            let lru = if self.pages.flags(p) & pg::ACTIVE != 0 {
+            let lru = if self.mem.pages.flags(p) & pg::ACTIVE != 0 {
                 LRU_ACTIVE_ANON
             } else {
                 LRU_INACTIVE_ANON
             };
-            self.memcg.lruvecs[lv].add_folio(&mut self.pages, p, lru, zone_idx);
+            self.memcg.lruvecs[lv].add_folio(&mut self.mem.pages, p, lru, zone_idx);
         }
         anon.clear();
         self.percpu.lru_add_anon[c] = anon;
@@ -72,7 +72,7 @@ impl Kernel {
     /// Folios off the LRU (isolated by reclaim) are left alone, as `folio_activate` does.
     pub fn folio_mark_accessed(&mut self, p: u32) -> bool {
         // The first step, taken by every page of a streaming read, is one flag write.
-        let f = self.pages.fields_mut(p);
+        let f = self.mem.pages.fields_mut(p);
         let flags = f.flags;
         if flags & pg::REFERENCED == 0 {
             f.flags = flags | pg::REFERENCED;
@@ -93,7 +93,7 @@ impl Kernel {
         let mut referenced = 0;
         for i in 0..folios.len() {
             let p = folios[i];
-            let f = self.pages.fields_mut(p);
+            let f = self.mem.pages.fields_mut(p);
             if f.owner != owner {
                 continue;
             }
@@ -108,7 +108,7 @@ impl Kernel {
         }
         let mut activated = 0;
         for &p in &folios[..referenced] {
-            activated += u64::from(self.folio_activate(p, self.pages.flags(p)));
+            activated += u64::from(self.folio_activate(p, self.mem.pages.flags(p)));
         }
         activated
     }
@@ -119,7 +119,7 @@ impl Kernel {
     /// kernel defers the move through a per-CPU batch of its own (`activate_page_pvecs`);
     /// the model moves it at once.
     pub fn activate_page(&mut self, p: u32) {
-        self.folio_activate(p, self.pages.flags(p));
+        self.folio_activate(p, self.mem.pages.flags(p));
     }
 
     /// The second step of `folio_mark_accessed()` for a referenced folio with `flags`.
@@ -127,19 +127,19 @@ impl Kernel {
         if flags & pg::ACTIVE != 0 || flags & pg::LRU == 0 {
             return false;
         }
-        let lru = self.pages.fields(p).lru as usize;
+        let lru = self.mem.pages.fields(p).lru as usize;
         let zone_idx = self.page_zonenum(p);
         let lv = self.folio_lruvec(p);
         let lruvec = &mut self.memcg.lruvecs[lv];
-        lruvec.del_folio(&mut self.pages, p, lru, zone_idx);
-        self.pages.set(p, pg::ACTIVE);
-        self.pages.clear(p, pg::REFERENCED);
+        lruvec.del_folio(&mut self.mem.pages, p, lru, zone_idx);
+        self.mem.pages.set(p, pg::ACTIVE);
+        self.mem.pages.clear(p, pg::REFERENCED);
         let active = if lru >= LRU_INACTIVE_ANON + 2 {
             LRU_ACTIVE_FILE
         } else {
             lru + 1
         };
-        lruvec.add_folio(&mut self.pages, p, active, zone_idx);
+        lruvec.add_folio(&mut self.mem.pages, p, active, zone_idx);
         self.count(VmEvent::Pgactivate, 1);
         true
     }
@@ -224,10 +224,10 @@ mod tests {
 
     /// A page of zone list 0 on node 0's inactive file list.
     fn page_on_lru(k: &mut Kernel, lru: usize) -> u32 {
-        let zi = k.zonelists[0][0];
-        let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
+        let zi = k.mem.zonelists[0][0];
+        let p = k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
         let z = k.page_zonenum(p);
-        k.memcg.lruvecs[0].add_folio(&mut k.pages, p, lru, z);
+        k.memcg.lruvecs[0].add_folio(&mut k.mem.pages, p, lru, z);
         p
     }
 
@@ -236,12 +236,15 @@ mod tests {
         let mut k = kernel_of("[workload]\nkind = \"dd\"\ntasks = 1\n");
         let p = page_on_lru(&mut k, LRU_INACTIVE_FILE);
         assert!(!k.folio_mark_accessed(p));
-        assert!(k.pages.flags(p) & pg::REFERENCED != 0);
+        assert!(k.mem.pages.flags(p) & pg::REFERENCED != 0);
         assert_eq!(k.memcg.lruvecs[0].total(LRU_INACTIVE_FILE), 1);
         assert!(k.folio_mark_accessed(p));
         assert_eq!(k.memcg.lruvecs[0].total(LRU_INACTIVE_FILE), 0);
         assert_eq!(k.memcg.lruvecs[0].total(LRU_ACTIVE_FILE), 1);
-        assert_eq!(k.pages.flags(p) & (pg::ACTIVE | pg::REFERENCED), pg::ACTIVE);
+        assert_eq!(
+            k.mem.pages.flags(p) & (pg::ACTIVE | pg::REFERENCED),
+            pg::ACTIVE
+        );
         assert!(
             !k.folio_mark_accessed(p),
             "already active: only PG_referenced is set"
@@ -265,7 +268,7 @@ mod tests {
                     LRU_INACTIVE_FILE
                 };
                 let p = page_on_lru(&mut k, lru);
-                let f = k.pages.fields_mut(p);
+                let f = k.mem.pages.fields_mut(p);
                 f.owner = if i % 5 == 4 { OWNER + 1 } else { OWNER };
                 f.flags |= pg::LOCKED;
                 if i % 5 == 1 || i % 5 == 3 {
@@ -282,9 +285,9 @@ mod tests {
         let (mut all, mut folios) = setup();
         let mut activated = 0;
         for &p in &window {
-            if one.pages.fields(p).owner == OWNER {
-                one.pages.clear(p, pg::LOCKED);
-                one.pages.set(p, pg::UPTODATE);
+            if one.mem.pages.fields(p).owner == OWNER {
+                one.mem.pages.clear(p, pg::LOCKED);
+                one.mem.pages.set(p, pg::UPTODATE);
                 activated += u64::from(one.folio_mark_accessed(p));
             }
         }
@@ -294,12 +297,15 @@ mod tests {
             activated
         );
         for &p in &window {
-            assert_eq!(one.pages.flags(p), all.pages.flags(p), "folio {p}");
-            assert_eq!(one.pages.fields(p).lru, all.pages.fields(p).lru);
+            assert_eq!(one.mem.pages.flags(p), all.mem.pages.flags(p), "folio {p}");
+            assert_eq!(one.mem.pages.fields(p).lru, all.mem.pages.fields(p).lru);
         }
         for lru in [LRU_INACTIVE_FILE, LRU_ACTIVE_FILE] {
             let list = one.memcg.lruvecs[0].list(lru);
-            assert!(one.pages.iter(list).eq(all.pages.iter(list)), "list {lru}");
+            assert!(
+                one.mem.pages.iter(list).eq(all.mem.pages.iter(list)),
+                "list {lru}"
+            );
             assert_eq!(
                 one.memcg.lruvecs[0].total(lru),
                 all.memcg.lruvecs[0].total(lru)

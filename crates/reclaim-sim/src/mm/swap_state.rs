@@ -77,7 +77,7 @@ impl Kernel {
         if p == NO_PAGE {
             return None;
         }
-        let readahead = self.pages.test_and_clear(p, pg::READAHEAD);
+        let readahead = self.mem.pages.test_and_clear(p, pg::READAHEAD);
         let vma_ra = self.swap.use_vma_readahead();
         if vma_ra {
             let ra = &mut self.mm.vmas[vma as usize].swap_readahead_info;
@@ -229,10 +229,10 @@ impl Kernel {
         if shadow != 0 {
             flags |= self.workingset_refault(p, memcg, shadow);
         }
-        let f = self.pages.fields_mut(p);
+        let f = self.mem.pages.fields_mut(p);
         f.owner = slot;
         f.flags = flags;
-        self.page_ext.swap_mut()[p as usize] = swp_entry(area, slot);
+        self.mem.page_ext.swap_mut()[p as usize] = swp_entry(area, slot);
         self.mem_cgroup_commit_charge(p, memcg);
         self.folio_add_lru_anon(cpu, p);
         let insert = self.costs.swap_cache_insert_ns;
@@ -243,8 +243,8 @@ impl Kernel {
     /// `folio->swap`: the area and slot of swap-cache folio `p`.
     #[inline]
     pub fn folio_swap_entry(&self, p: u32) -> (usize, u32) {
-        debug_assert!(self.pages.flags(p) & pg::SWAPCACHE != 0);
-        swp_type_offset(self.page_ext.swap.as_ref().map_or(0, |s| s[p as usize]))
+        debug_assert!(self.mem.pages.flags(p) & pg::SWAPCACHE != 0);
+        swp_type_offset(self.mem.page_ext.swap.as_ref().map_or(0, |s| s[p as usize]))
     }
 
     /// `__delete_from_swap_cache()` + `put_swap_folio()`: folio `p` leaves the swap cache
@@ -254,7 +254,7 @@ impl Kernel {
         debug_assert_eq!(si.cache[slot as usize], p);
         si.cache[slot as usize] = NO_PAGE;
         si.put_swap_folio(slot);
-        self.pages.clear(p, pg::SWAPCACHE | pg::READAHEAD);
+        self.mem.pages.clear(p, pg::SWAPCACHE | pg::READAHEAD);
     }
 }
 
@@ -421,10 +421,10 @@ mod tests {
                 if !si.swapped(s) || si.cache[s as usize] != NO_PAGE {
                     continue;
                 }
-                let zi = k.zonelists[0][0];
-                let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
+                let zi = k.mem.zonelists[0][0];
+                let p = k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
                 assert!(k.add_to_swap_cache_for_read(p, a, s, (a, s) == (area, slot), 0, 0));
-                k.pages.clear(p, pg::LOCKED); // its read completes
+                k.mem.pages.clear(p, pg::LOCKED); // its read completes
             }
             if window.len() > 1 {
                 k.folio_batch_move_lru(0);
@@ -446,8 +446,8 @@ mod tests {
             fault(k, vma, a);
         }
         (
-            k.events.get(VmEvent::SwapRa),
-            k.events.get(VmEvent::SwapRaHit),
+            k.stats.events.get(VmEvent::SwapRa),
+            k.stats.events.get(VmEvent::SwapRaHit),
         )
     }
 
@@ -469,7 +469,7 @@ mod tests {
                     else {
                         panic!("page {a} is not mapped");
                     };
-                    k.pages.flags(pfn) & pg::ACTIVE != 0
+                    k.mem.pages.flags(pfn) & pg::ACTIVE != 0
                 })
                 .collect();
             // do_swap_page()'s activate_page() (before 5.9) moves every page it maps that is
@@ -503,7 +503,7 @@ mod tests {
             let PteKind::Present { pfn, .. } = pte_kind(k.mm.ptes[idx as usize]) else {
                 panic!("page 0 is not mapped");
             };
-            let flags = k.pages.flags(pfn);
+            let flags = k.mem.pages.flags(pfn);
             assert_eq!(flags & pg::LRU, 0, "still in the batch");
             assert_eq!(
                 flags & pg::SWAPCACHE == 0,
@@ -523,7 +523,7 @@ mod tests {
         let PteKind::Present { pfn, .. } = pte_kind(k.mm.ptes[idx as usize]) else {
             panic!("page 0 is not mapped");
         };
-        assert_eq!(k.pages.flags(pfn) & pg::SWAPCACHE, 0);
+        assert_eq!(k.mem.pages.flags(pfn) & pg::SWAPCACHE, 0);
     }
 
     #[test]

@@ -152,14 +152,14 @@ pub async fn try_to_free_mem_cgroup_pages(cx: &Cx, memcg: u16, nr_pages: u64) ->
 async fn throttle_direct_reclaim(cx: &Cx, nid: u32, highest_zoneidx: usize) {
     let pgdat = {
         let mut k = cx.k();
-        let first = k.zonelists[nid as usize].iter().find(|&&zi| {
-            let idx = k.zones[zi].zone_idx;
+        let first = k.mem.zonelists[nid as usize].iter().find(|&&zi| {
+            let idx = k.mem.zones[zi].zone_idx;
             idx <= highest_zoneidx && idx <= ZONE_NORMAL
         });
         let Some(&zi) = first else {
             return;
         };
-        let pgdat = k.zones[zi].nid;
+        let pgdat = k.mem.zones[zi].nid;
         if k.allow_direct_reclaim(pgdat) {
             return;
         }
@@ -167,7 +167,7 @@ async fn throttle_direct_reclaim(cx: &Cx, nid: u32, highest_zoneidx: usize) {
         pgdat
     };
     loop {
-        cx.k().nodes[pgdat as usize].pfmemalloc_wait.add(cx.tid);
+        cx.k().mem.nodes[pgdat as usize].pfmemalloc_wait.add(cx.tid);
         schedule(cx).await;
         if cx.k().allow_direct_reclaim(pgdat) {
             return;
@@ -181,7 +181,8 @@ async fn do_try_to_free_pages(cx: &Cx, nid: u32, sc: &mut ScanControl) -> u64 {
     let nodes = {
         let mut k = cx.k();
         if !Kernel::is_cgroup_reclaim(sc.target_mem_cgroup) {
-            k.events
+            k.stats
+                .events
                 .count_zid(VmEvent::AllocstallDma, sc.reclaim_idx, 1);
         }
         k.zonelist_nodes(nid, sc.reclaim_idx)
@@ -219,7 +220,7 @@ pub async fn shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
     }
     shrink_node_memcgs(cx, nid, sc).await;
     if sc.nr_reclaimed > nr_reclaimed {
-        cx.k().nodes[nid as usize].kswapd_failures = 0;
+        cx.k().mem.nodes[nid as usize].kswapd_failures = 0;
     }
 }
 
@@ -367,7 +368,7 @@ impl Kernel {
     /// space is left (`can_reclaim_anon_pages`), over every memory cgroup's lruvec of its
     /// node.
     pub fn zone_reclaimable_pages(&self, zi: usize) -> u64 {
-        let z = &self.zones[zi];
+        let z = &self.mem.zones[zi];
         let anon = self.swap.nr_swap_pages() > 0;
         (0..self.memcg.groups.len() as u16)
             .map(|memcg| {
@@ -413,14 +414,14 @@ impl Kernel {
     /// woken, its zone request capped at ZONE_NORMAL: kswapd must be awake while tasks are
     /// throttled.
     pub fn allow_direct_reclaim(&mut self, nid: u32) -> bool {
-        let pgdat = &self.nodes[nid as usize];
+        let pgdat = &self.mem.nodes[nid as usize];
         if pgdat.kswapd_failures >= MAX_RECLAIM_RETRIES {
             return true;
         }
         let mut pfmemalloc_reserve = 0;
         let mut free_pages = 0;
         for &zi in &pgdat.zones {
-            let z = &self.zones[zi];
+            let z = &self.mem.zones[zi];
             if z.zone_idx > ZONE_NORMAL || z.managed_pages == 0 {
                 continue;
             }
@@ -435,7 +436,7 @@ impl Kernel {
         }
         let wmark_ok = free_pages > pfmemalloc_reserve / 2;
         if !wmark_ok && pgdat.kswapd_wait.is_active() {
-            let pgdat = &mut self.nodes[nid as usize];
+            let pgdat = &mut self.mem.nodes[nid as usize];
             if pgdat.kswapd_highest_zoneidx > ZONE_NORMAL {
                 pgdat.kswapd_highest_zoneidx = ZONE_NORMAL;
             }
@@ -450,7 +451,7 @@ impl Kernel {
     /// re-tests `allow_direct_reclaim()` (wait_event semantics).
     pub fn wake_up_pfmemalloc_wait(&mut self, nid: u32) {
         let now = self.now;
-        self.nodes[nid as usize]
+        self.mem.nodes[nid as usize]
             .pfmemalloc_wait
             .wake_up_all(&mut self.sched, now);
     }
@@ -458,9 +459,9 @@ impl Kernel {
     /// The nodes of `nid`'s zonelist with a zone ≤ `reclaim_idx`, in zonelist order, each
     /// once (`shrink_zones` shrinks a node once per pass).
     fn zonelist_nodes(&self, nid: u32, reclaim_idx: usize) -> Vec<u32> {
-        let mut nodes: Vec<u32> = Vec::with_capacity(self.nodes.len());
-        for &zi in &self.zonelists[nid as usize] {
-            let z = &self.zones[zi];
+        let mut nodes: Vec<u32> = Vec::with_capacity(self.mem.nodes.len());
+        for &zi in &self.mem.zonelists[nid as usize] {
+            let z = &self.mem.zones[zi];
             if z.zone_idx <= reclaim_idx && !nodes.contains(&z.nid) {
                 nodes.push(z.nid);
             }
@@ -496,11 +497,11 @@ impl Kernel {
         }
         let file = inactive_file + total(LRU_ACTIVE_FILE);
         let anon = total(LRU_INACTIVE_ANON);
-        let pgdat = &self.nodes[nid as usize];
+        let pgdat = &self.mem.nodes[nid as usize];
         let (free, total_high_wmark) = pgdat
             .zones
             .iter()
-            .map(|&zi| &self.zones[zi])
+            .map(|&zi| &self.mem.zones[zi])
             .filter(|z| z.managed_pages > 0)
             .fold((0, 0), |(f, h), z| {
                 let high = if z.zone_idx <= sc.reclaim_idx {
@@ -603,7 +604,7 @@ impl Kernel {
             let Some(p) = refused else {
                 break;
             };
-            self.pages.unlink(p);
+            self.mem.pages.unlink(p);
             total_scan += 1;
             skipped[self.page_zonenum(p)] += 1;
             skip_head.push(p);
@@ -616,13 +617,13 @@ impl Kernel {
         }
         for (z, &n) in skipped.iter().enumerate() {
             if n > 0 {
-                self.events.count_zid(VmEvent::PgskipDma, z, n);
+                self.stats.events.count_zid(VmEvent::PgskipDma, z, n);
             }
         }
         // list_splice() of the folios_skipped list (each list_move()d to its head) back onto
         // the head: the oldest skipped folio stays the nearest the tail.
         for p in skip_head {
-            self.pages.add_head(list, p);
+            self.mem.pages.add_head(list, p);
         }
         (total_scan, dst.n as u64)
     }
@@ -653,9 +654,9 @@ impl Kernel {
             lru,
         );
         let nid = self.memcg.lruvecs[lv].nid;
-        self.nodes[nid as usize].nr_isolated[file as usize] += nr_taken;
+        self.mem.nodes[nid as usize].nr_isolated[file as usize] += nr_taken;
         if sc.kswapd && nr_scanned > 0 {
-            self.first_kswapd_scan.get_or_insert(now);
+            self.stats.first_kswapd_scan.get_or_insert(now);
         }
         self.count_reclaim(lv, sc, VmEvent::pgscan(sc.kswapd), nr_scanned);
         self.count(VmEvent::pgscan_type(file), nr_scanned);
@@ -691,7 +692,7 @@ impl Kernel {
             let at = self.clock();
             let lock = self.zone_lock(zi, cpu_node, n as u64 * buddy_ns, at);
             self.charge(lock.total());
-            self.zones[zi].free_order0_run(&mut self.pages, &freed[i..i + n]);
+            self.mem.zones[zi].free_order0_run(&mut self.mem.pages, &freed[i..i + n]);
             i += n;
         }
     }
@@ -710,19 +711,19 @@ impl Kernel {
         let mut taken = 0u64;
         let mut mapped = 0u64;
         while taken < nr_to_scan {
-            let Some(p) = self.pages.tail(list) else {
+            let Some(p) = self.mem.pages.tail(list) else {
                 break;
             };
             let zone_idx = self.page_zonenum(p);
             let lruvec = &mut self.memcg.lruvecs[lv];
-            lruvec.del_folio(&mut self.pages, p, lru, zone_idx);
-            self.pages.clear(p, pg::ACTIVE);
-            self.pages.set(p, pg::WORKINGSET);
-            lruvec.add_folio(&mut self.pages, p, lru - 1, zone_idx);
-            if self.pages.flags(p) & pg::MAPPED != 0 {
+            lruvec.del_folio(&mut self.mem.pages, p, lru, zone_idx);
+            self.mem.pages.clear(p, pg::ACTIVE);
+            self.mem.pages.set(p, pg::WORKINGSET);
+            lruvec.add_folio(&mut self.mem.pages, p, lru - 1, zone_idx);
+            if self.mem.pages.flags(p) & pg::MAPPED != 0 {
                 // folio_referenced(): the check clears the accessed bits; only executable
                 // file folios stay active for them.
-                let idx = self.pages.fields(p).owner;
+                let idx = self.mem.pages.fields(p).owner;
                 self.mm.test_and_clear_young(idx);
                 mapped += 1;
             }

@@ -132,7 +132,7 @@ impl Kernel {
             + rmap_walks * c.folio_referenced_ns
             + unmapped.folios * c.swap_out_ns
             + unmapped.remote_flushes * c.tlb_flush_ipi_ns;
-        let work = self.nodes[nid as usize].memory.scale(work);
+        let work = self.mem.nodes[nid as usize].memory.scale(work);
         self.charge(work);
         // The writes, area by area, in the order reclaim chose them (a folio an earlier,
         // synchronous area freed is FREED in `back` by then).
@@ -181,14 +181,14 @@ impl Kernel {
                 continue;
             }
             let zone_idx = self.page_zonenum(p);
-            let lru = folio_lru_list(self.pages.flags(p));
-            self.memcg.lruvecs[lv].add_folio(&mut self.pages, p, lru, zone_idx);
+            let lru = folio_lru_list(self.mem.pages.flags(p));
+            self.memcg.lruvecs[lv].add_folio(&mut self.mem.pages, p, lru, zone_idx);
         }
         if !self.variant.anon_lru_before_5_9 && nr_activate > 0 {
             self.workingset_age_nonresident(lv, nr_activate);
         }
         let reclaimed = nr_freed as u64;
-        let pgdat = &mut self.nodes[nid as usize];
+        let pgdat = &mut self.mem.nodes[nid as usize];
         pgdat.nr_isolated[file as usize] -= nr;
         if file {
             pgdat.nr_file_pages -= reclaimed;
@@ -221,12 +221,12 @@ impl Kernel {
     /// its write).
     fn activate_locked(&mut self, p: u32) {
         self.activate_locked_free_swap(p);
-        self.pages.set(p, pg::ACTIVE);
+        self.mem.pages.set(p, pg::ACTIVE);
     }
 
     /// `activate_locked`'s `folio_free_swap()` when `mem_cgroup_swap_full()`.
     fn activate_locked_free_swap(&mut self, p: u32) {
-        let flags = self.pages.fields(p).flags;
+        let flags = self.mem.pages.fields(p).flags;
         if flags & pg::SWAPCACHE == 0 || flags & pg::WRITEBACK != 0 || !self.swap.vm_swap_full() {
             return;
         }
@@ -235,7 +235,7 @@ impl Kernel {
             return;
         }
         self.delete_from_swap_cache(p, area, slot);
-        self.pages.set(p, pg::DIRTY);
+        self.mem.pages.set(p, pg::DIRTY);
     }
 
     /// Steps 1–7 of the module's list for folio `p` (reclaimed by a task on `cpu` for
@@ -247,7 +247,7 @@ impl Kernel {
         sc: &ScanControl,
         unmapped: &mut Unmapped,
     ) -> Verdict {
-        let f = self.pages.fields_mut(p);
+        let f = self.mem.pages.fields_mut(p);
         let flags = f.flags;
         if flags & (pg::LOCKED | pg::WRITEBACK | pg::MAPPED | pg::ANON | pg::DIRTY) == 0 {
             // Steps 1-6 pass a clean, unmapped page-cache folio that is neither locked nor
@@ -259,16 +259,16 @@ impl Kernel {
             return Verdict::KeepLocked;
         }
         if flags & pg::WRITEBACK != 0 {
-            self.pages.set(p, pg::RECLAIM);
+            self.mem.pages.set(p, pg::RECLAIM);
             return Verdict::Activate;
         }
         // folio_check_references().
-        let referenced_folio = self.pages.test_and_clear(p, pg::REFERENCED);
-        if flags & pg::MAPPED != 0 && self.mm.test_and_clear_young(self.pages.fields(p).owner) {
+        let referenced_folio = self.mem.pages.test_and_clear(p, pg::REFERENCED);
+        if flags & pg::MAPPED != 0 && self.mm.test_and_clear_young(self.mem.pages.fields(p).owner) {
             if self.variant.anon_lru_before_5_9 {
                 return Verdict::Activate;
             }
-            self.pages.set(p, pg::REFERENCED);
+            self.mem.pages.set(p, pg::REFERENCED);
             return if referenced_folio {
                 Verdict::Activate
             } else {
@@ -283,19 +283,19 @@ impl Kernel {
                 return Verdict::Activate;
             };
             self.swap.areas[area].cache[slot as usize] = p;
-            self.page_ext.swap_mut()[p as usize] = swp_entry(area, slot);
-            self.pages.set(p, pg::SWAPCACHE | pg::DIRTY);
+            self.mem.page_ext.swap_mut()[p as usize] = swp_entry(area, slot);
+            self.mem.pages.set(p, pg::SWAPCACHE | pg::DIRTY);
         }
         if flags & pg::MAPPED != 0 {
             self.try_to_unmap(p, cpu, unmapped);
         }
         if !anon {
-            return remove_page_cache_folio(self.pages.fields_mut(p));
+            return remove_page_cache_folio(self.mem.pages.fields_mut(p));
         }
         let (area, slot) = self.folio_swap_entry(p);
-        if self.pages.flags(p) & pg::DIRTY != 0 {
+        if self.mem.pages.flags(p) & pg::DIRTY != 0 {
             // pageout() → swap_writepage().
-            let f = self.pages.fields_mut(p);
+            let f = self.mem.pages.fields_mut(p);
             f.flags = (f.flags & !pg::DIRTY) | pg::WRITEBACK | pg::RECLAIM;
             return Verdict::Pageout;
         }
@@ -307,14 +307,14 @@ impl Kernel {
     /// table entry becomes the swap entry, which holds the slot, and the folio is dirty.
     fn try_to_unmap(&mut self, p: u32, cpu: u32, unmapped: &mut Unmapped) {
         let (area, slot) = self.folio_swap_entry(p);
-        let idx = self.pages.fields(p).owner;
+        let idx = self.mem.pages.fields(p).owner;
         self.swap.areas[area].swap_duplicate(slot);
         self.mm.ptes[idx as usize] = swp_pte(area, slot);
-        let f = self.pages.fields_mut(p);
+        let f = self.mem.pages.fields_mut(p);
         f.owner = slot;
         f.flags = (f.flags & !pg::MAPPED) | pg::SWAPCACHE | pg::DIRTY;
-        let nid = self.zones[self.page_zone(p)].nid;
-        self.nodes[nid as usize].nr_anon_mapped -= 1;
+        let nid = self.mem.zones[self.page_zone(p)].nid;
+        self.mem.nodes[nid as usize].nr_anon_mapped -= 1;
         unmapped.folios += 1;
         // Dirty now, so written after try_to_unmap_flush_dirty(). x86's should_flush_tlb()
         // interrupts only a CPU whose loaded mm is the owner's and is not lazy: here, the
@@ -338,7 +338,7 @@ impl Kernel {
         }
         self.delete_from_swap_cache(p, area, slot);
         self.mem_cgroup_uncharge_folio(p);
-        let f = self.pages.fields_mut(p);
+        let f = self.mem.pages.fields_mut(p);
         f.owner = NO_OWNER;
         f.flags = 0;
     }
@@ -369,13 +369,13 @@ mod tests {
         swapon(&mut k, 1 + 1024);
         let vma = k.mm.mmap(0, 1);
         let idx = k.mm.vmas[vma as usize].start;
-        let zi = k.zonelists[0][0];
-        let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
+        let zi = k.mem.zonelists[0][0];
+        let p = k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
         let (area, slot) = k.swap.get_swap_page(0).unwrap();
         k.swap.areas[area].cache[slot as usize] = p;
-        k.page_ext.swap_mut()[p as usize] = swp_entry(area, slot);
+        k.mem.page_ext.swap_mut()[p as usize] = swp_entry(area, slot);
         k.mm.ptes[idx as usize] = mk_pte(p);
-        let f = k.pages.fields_mut(p);
+        let f = k.mem.pages.fields_mut(p);
         f.owner = idx;
         f.flags |= pg::MAPPED | pg::SWAPCACHE;
         for _ in 1..used {
@@ -388,15 +388,15 @@ mod tests {
     fn mapped_folio(k: &mut crate::kernel::Kernel, tid: u32) -> u32 {
         let vma = k.mm.mmap(tid, 1);
         let idx = k.mm.vmas[vma as usize].start;
-        let zi = k.zonelists[0][0];
-        let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
+        let zi = k.mem.zonelists[0][0];
+        let p = k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
         k.mm.ptes[idx as usize] = mk_pte(p);
         k.mm.test_and_clear_young(idx);
-        let f = k.pages.fields_mut(p);
+        let f = k.mem.pages.fields_mut(p);
         f.owner = idx;
         f.flags |= pg::ANON | pg::MAPPED | pg::DIRTY;
-        let nid = k.zones[zi].nid;
-        k.nodes[nid as usize].nr_anon_mapped += 1;
+        let nid = k.mem.zones[zi].nid;
+        k.mem.nodes[nid as usize].nr_anon_mapped += 1;
         p
     }
 
@@ -436,7 +436,7 @@ mod tests {
         k.activate_locked_free_swap(p);
         assert!(!k.swap.areas[0].in_use(slot));
         assert_eq!(k.swap.areas[0].cache[slot as usize], NO_PAGE);
-        let flags = k.pages.fields(p).flags;
+        let flags = k.mem.pages.fields(p).flags;
         assert_eq!(flags & (pg::SWAPCACHE | pg::DIRTY), pg::DIRTY);
         assert_eq!(k.swap.nr_swap_pages(), 1024 - 512);
         // Half or less: it keeps its slot.
@@ -444,15 +444,15 @@ mod tests {
         assert!(!k.swap.vm_swap_full());
         k.activate_locked_free_swap(p);
         assert!(k.swap.areas[0].in_use(slot));
-        assert!(k.pages.fields(p).flags & pg::SWAPCACHE != 0);
+        assert!(k.mem.pages.fields(p).flags & pg::SWAPCACHE != 0);
         // Under writeback, or with a page table naming the slot: kept, however full.
         let (mut k, p, slot) = remapped_folio(1024);
-        k.pages.set(p, pg::WRITEBACK);
+        k.mem.pages.set(p, pg::WRITEBACK);
         k.activate_locked_free_swap(p);
         assert!(k.swap.areas[0].in_use(slot));
         let (mut k, p, slot) = remapped_folio(1024);
         k.swap.areas[0].swap_duplicate(slot);
         k.activate_locked_free_swap(p);
-        assert!(k.pages.fields(p).flags & pg::SWAPCACHE != 0);
+        assert!(k.mem.pages.fields(p).flags & pg::SWAPCACHE != 0);
     }
 }

@@ -14,7 +14,7 @@ fn skipped_folios_go_back_in_their_order() {
     let dma32 = zone_of(&k, ZONE_DMA32);
     let mut pages = Vec::new();
     for zi in [normal, normal, normal, dma32] {
-        let p = k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
+        let p = k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
         add_to_lru(&mut k, p);
         pages.push(p);
     }
@@ -27,12 +27,15 @@ fn skipped_folios_go_back_in_their_order() {
     assert_eq!(batch.pages[0], pages[3]);
     let list = k.memcg.lruvecs[0].list(LRU_INACTIVE_FILE);
     assert_eq!(
-        k.pages.tail(list),
+        k.mem.pages.tail(list),
         Some(pages[0]),
         "oldest skipped is the tail"
     );
-    assert_eq!(k.pages.first(list), Some(pages[2]));
-    assert_eq!(k.events.v[VmEvent::PgskipDma as usize + ZONE_NORMAL], 3);
+    assert_eq!(k.mem.pages.first(list), Some(pages[2]));
+    assert_eq!(
+        k.stats.events.v[VmEvent::PgskipDma as usize + ZONE_NORMAL],
+        3
+    );
 }
 
 #[test]
@@ -43,7 +46,7 @@ fn allow_direct_reclaim_needs_more_than_half_the_min_reserve() {
     let k = &mut *guard;
     let normal = zone_of(k, ZONE_NORMAL);
     let dma32 = zone_of(k, ZONE_DMA32);
-    let min = k.zones[normal].wmark_pages(WMARK_MIN);
+    let min = k.mem.zones[normal].wmark_pages(WMARK_MIN);
     assert!(min > 100, "min {min}");
     // Nothing reclaimable anywhere: no reserve, never throttled.
     let mut held = fill_zone(k, normal, 0, 0);
@@ -51,34 +54,34 @@ fn allow_direct_reclaim_needs_more_than_half_the_min_reserve() {
     // Normal has reclaimable pages and exactly min/2 free; DMA32 (all free) has none and
     // is left out of both sums.
     for p in held.drain(..(min / 2) as usize) {
-        k.zones[normal].free_one_page(&mut k.pages, p, 0);
+        k.mem.zones[normal].free_one_page(&mut k.mem.pages, p, 0);
     }
     for p in held.drain(..10) {
         add_to_lru(k, p);
     }
-    k.nodes[0].kswapd_highest_zoneidx = ZONE_MOVABLE;
+    k.mem.nodes[0].kswapd_highest_zoneidx = ZONE_MOVABLE;
     assert!(
         !k.allow_direct_reclaim(0),
         "free == reserve/2 is not enough"
     );
     // kswapd must be awake while tasks are throttled: woken, its request capped at Normal.
-    assert!(!k.nodes[0].kswapd_wait.is_active());
-    assert_eq!(k.nodes[0].kswapd_highest_zoneidx, ZONE_NORMAL);
+    assert!(!k.mem.nodes[0].kswapd_wait.is_active());
+    assert_eq!(k.mem.nodes[0].kswapd_highest_zoneidx, ZONE_NORMAL);
     assert_eq!(k.sched.tasks[kswapd as usize].next_at, Some(0));
-    assert_eq!(k.events.get(VmEvent::PgscanDirectThrottle), 0);
+    assert_eq!(k.stats.events.get(VmEvent::PgscanDirectThrottle), 0);
     // One more free page passes.
     let p = held.pop().unwrap();
-    k.zones[normal].free_one_page(&mut k.pages, p, 0);
+    k.mem.zones[normal].free_one_page(&mut k.mem.pages, p, 0);
     assert!(k.allow_direct_reclaim(0));
     // Back below with kswapd already awake (off kswapd_wait): nothing more is woken, and
     // the zone request is left alone.
-    k.zones[normal].rmqueue(&mut k.pages, 0).unwrap();
-    k.nodes[0].kswapd_highest_zoneidx = ZONE_DMA32;
+    k.mem.zones[normal].rmqueue(&mut k.mem.pages, 0).unwrap();
+    k.mem.nodes[0].kswapd_highest_zoneidx = ZONE_DMA32;
     assert!(!k.allow_direct_reclaim(0));
-    assert_eq!(k.nodes[0].kswapd_highest_zoneidx, ZONE_DMA32);
+    assert_eq!(k.mem.nodes[0].kswapd_highest_zoneidx, ZONE_DMA32);
     assert_eq!(k.sched.queue.len(), 1, "kswapd's one wake-up");
     // DMA32 becomes reclaimable: its min joins the reserve and its free pages the sum.
-    let q = k.zones[dma32].rmqueue(&mut k.pages, 0).unwrap();
+    let q = k.mem.zones[dma32].rmqueue(&mut k.mem.pages, 0).unwrap();
     add_to_lru(k, q);
     assert!(k.allow_direct_reclaim(0));
 }
@@ -89,7 +92,7 @@ fn throttled_reclaimer_sleeps_until_kswapd_restores_the_reserve() {
     let (normal, reserve) = {
         let mut k = sim.k();
         let normal = zone_of(&k, ZONE_NORMAL);
-        let reserve = k.zones[normal].wmark_pages(WMARK_MIN);
+        let reserve = k.mem.zones[normal].wmark_pages(WMARK_MIN);
         fill_zone(&mut k, normal, reserve / 2 - 20, 8000);
         (normal, reserve)
     };
@@ -100,9 +103,9 @@ fn throttled_reclaimer_sleeps_until_kswapd_restores_the_reserve() {
     assert_eq!(run_next(&mut sim), Some(dd));
     {
         let k = sim.k();
-        assert_eq!(k.events.get(VmEvent::PgscanDirectThrottle), 1);
+        assert_eq!(k.stats.events.get(VmEvent::PgscanDirectThrottle), 1);
         assert_eq!(allocstalls(&k), 0);
-        assert_eq!(k.nodes[0].pfmemalloc_wait.waiters(), &[dd]);
+        assert_eq!(k.mem.nodes[0].pfmemalloc_wait.waiters(), &[dd]);
         assert_eq!(
             k.sched.tasks[dd as usize].next_at, None,
             "off CPU until woken"
@@ -119,26 +122,26 @@ fn throttled_reclaimer_sleeps_until_kswapd_restores_the_reserve() {
         if allocstalls(&sim.k()) > 0 {
             break;
         }
-        let waiting = sim.k().nodes[0].pfmemalloc_wait.is_active();
+        let waiting = sim.k().mem.nodes[0].pfmemalloc_wait.is_active();
         let id = run_next(&mut sim);
         let k = sim.k();
-        if waiting && !k.nodes[0].pfmemalloc_wait.is_active() {
+        if waiting && !k.mem.nodes[0].pfmemalloc_wait.is_active() {
             assert_eq!(id, Some(kswapd), "only kswapd wakes the throttled reader");
-            assert!(k.zones[normal].nr_free_pages > reserve / 2);
+            assert!(k.mem.zones[normal].nr_free_pages > reserve / 2);
             // Mid-balance (after a kswapd_shrink_node pass), not prepare_kswapd_sleep.
             assert!(!k.pgdat_balanced(0, 0, ZONE_NORMAL));
             woken_at.get_or_insert(k.now);
         }
         if woken_at.is_none() {
-            assert_eq!(k.events.get(VmEvent::PgscanDirect), 0);
-            assert!(k.events.get(VmEvent::PgscanKswapd) < 8000);
+            assert_eq!(k.stats.events.get(VmEvent::PgscanDirect), 0);
+            assert!(k.stats.events.get(VmEvent::PgscanKswapd) < 8000);
         }
     }
     let k = sim.k();
     assert!(woken_at.is_some(), "never woken");
-    assert!(k.events.get(VmEvent::PgstealKswapd) >= 20);
+    assert!(k.stats.events.get(VmEvent::PgstealKswapd) >= 20);
     assert_eq!(allocstalls(&k), 1, "the woken reader went on into reclaim");
-    assert_eq!(k.events.get(VmEvent::PgscanDirectThrottle), 1);
+    assert_eq!(k.stats.events.get(VmEvent::PgscanDirectThrottle), 1);
 }
 
 #[test]
@@ -148,26 +151,26 @@ fn a_premature_wake_up_sends_the_reader_back_to_sleep() {
     let (normal, mut held) = {
         let mut k = sim.k();
         let normal = zone_of(&k, ZONE_NORMAL);
-        let reserve = k.zones[normal].wmark_pages(WMARK_MIN);
+        let reserve = k.mem.zones[normal].wmark_pages(WMARK_MIN);
         let held = fill_zone(&mut k, normal, reserve / 2 - 20, 8000);
         (normal, held)
     };
     let dd = add_dd(&mut sim);
     run_next(&mut sim);
-    assert_eq!(sim.k().nodes[0].pfmemalloc_wait.waiters(), &[dd]);
+    assert_eq!(sim.k().mem.nodes[0].pfmemalloc_wait.waiters(), &[dd]);
     assert!(!sim.k().prepare_kswapd_sleep(0, 0, ZONE_NORMAL));
-    assert!(!sim.k().nodes[0].pfmemalloc_wait.is_active());
+    assert!(!sim.k().mem.nodes[0].pfmemalloc_wait.is_active());
     assert_eq!(run_next(&mut sim), Some(dd));
     {
         let k = sim.k();
         assert_eq!(
-            k.nodes[0].pfmemalloc_wait.waiters(),
+            k.mem.nodes[0].pfmemalloc_wait.waiters(),
             &[dd],
             "still throttled: asleep again"
         );
         assert_eq!(k.sched.tasks[dd as usize].next_at, None);
         assert_eq!(
-            k.events.get(VmEvent::PgscanDirectThrottle),
+            k.stats.events.get(VmEvent::PgscanDirectThrottle),
             1,
             "counted once"
         );
@@ -177,15 +180,15 @@ fn a_premature_wake_up_sends_the_reader_back_to_sleep() {
         let mut guard = sim.k();
         let k = &mut *guard;
         for p in held.drain(..40) {
-            k.zones[normal].free_one_page(&mut k.pages, p, 0);
+            k.mem.zones[normal].free_one_page(&mut k.mem.pages, p, 0);
         }
         k.prepare_kswapd_sleep(0, 0, ZONE_NORMAL);
     }
     assert_eq!(run_next(&mut sim), Some(dd));
     let k = sim.k();
-    assert!(!k.nodes[0].pfmemalloc_wait.is_active());
+    assert!(!k.mem.nodes[0].pfmemalloc_wait.is_active());
     assert_eq!(allocstalls(&k), 1);
-    assert_eq!(k.events.get(VmEvent::PgscanDirectThrottle), 1);
+    assert_eq!(k.stats.events.get(VmEvent::PgscanDirectThrottle), 1);
 }
 
 #[test]
@@ -194,18 +197,18 @@ fn a_hopeless_node_does_not_throttle() {
     {
         let mut k = sim.k();
         let normal = zone_of(&k, ZONE_NORMAL);
-        let reserve = k.zones[normal].wmark_pages(WMARK_MIN);
+        let reserve = k.mem.zones[normal].wmark_pages(WMARK_MIN);
         fill_zone(&mut k, normal, reserve / 2 - 20, 8000);
-        k.nodes[0].kswapd_failures = MAX_RECLAIM_RETRIES - 1;
+        k.mem.nodes[0].kswapd_failures = MAX_RECLAIM_RETRIES - 1;
         assert!(!k.allow_direct_reclaim(0));
-        k.nodes[0].kswapd_failures = MAX_RECLAIM_RETRIES;
+        k.mem.nodes[0].kswapd_failures = MAX_RECLAIM_RETRIES;
         assert!(k.allow_direct_reclaim(0));
     }
     let dd = add_dd(&mut sim);
     run_next(&mut sim);
     let k = sim.k();
-    assert_eq!(k.events.get(VmEvent::PgscanDirectThrottle), 0);
-    assert!(!k.nodes[0].pfmemalloc_wait.is_active());
+    assert_eq!(k.stats.events.get(VmEvent::PgscanDirectThrottle), 0);
+    assert!(!k.mem.nodes[0].pfmemalloc_wait.is_active());
     assert_eq!(allocstalls(&k), 1, "straight into do_try_to_free_pages");
     assert!(k.sched.tasks[dd as usize].next_at.is_some());
 }

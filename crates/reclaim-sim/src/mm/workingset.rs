@@ -50,11 +50,11 @@ impl Kernel {
 
     /// `workingset_eviction()` of anon folio `p`, reclaimed for `target_memcg`: its shadow.
     pub fn workingset_eviction(&mut self, p: u32, target_memcg: u16) -> u64 {
-        let nid = self.zones[self.page_zone(p)].nid;
+        let nid = self.mem.zones[self.page_zone(p)].nid;
         let lv = self.mem_cgroup_lruvec(target_memcg, nid);
         let age = self.memcg.lruvecs[lv].nonresident_age & AGE_MASK;
         self.workingset_age_nonresident(lv, 1);
-        let workingset = if self.pages.flags(p) & pg::WORKINGSET != 0 {
+        let workingset = if self.mem.pages.flags(p) & pg::WORKINGSET != 0 {
             SHADOW_WORKINGSET
         } else {
             0
@@ -90,15 +90,15 @@ impl Kernel {
     /// (PG_workingset restored if it had it). Returns the flags the caller sets on the folio
     /// (PG_active, PG_workingset).
     pub fn workingset_refault(&mut self, p: u32, memcg: u16, shadow: u64) -> u16 {
-        let nid = self.zones[self.page_zone(p)].nid;
-        self.nodes[nid as usize].workingset.refault_anon += 1;
+        let nid = self.mem.zones[self.page_zone(p)].nid;
+        self.mem.nodes[nid as usize].workingset.refault_anon += 1;
         let (recent, workingset) = self.workingset_test_recent(shadow);
         if !recent {
             return 0;
         }
         let lv = self.mem_cgroup_lruvec(memcg, nid);
         self.workingset_age_nonresident(lv, 1);
-        let ws = &mut self.nodes[nid as usize].workingset;
+        let ws = &mut self.mem.nodes[nid as usize].workingset;
         ws.activate_anon += 1;
         if workingset {
             ws.restore_anon += 1;
@@ -121,13 +121,14 @@ mod tests {
     #[test]
     fn a_refault_within_the_workingset_is_activated_and_one_beyond_it_is_not() {
         let mut k = kernel_with(64, 0, "");
-        let zi = k.zonelists[0][0];
-        let page = |k: &mut crate::kernel::Kernel| k.zones[zi].rmqueue(&mut k.pages, 0).unwrap();
+        let zi = k.mem.zonelists[0][0];
+        let page =
+            |k: &mut crate::kernel::Kernel| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
         // Three pages on the active anon list make a workingset of 3 (no file pages).
         for _ in 0..3 {
             let p = page(&mut k);
-            k.pages.set(p, pg::ANON | pg::ACTIVE);
-            k.memcg.lruvecs[0].add_folio(&mut k.pages, p, LRU_ACTIVE_ANON, 0);
+            k.mem.pages.set(p, pg::ANON | pg::ACTIVE);
+            k.memcg.lruvecs[0].add_folio(&mut k.mem.pages, p, LRU_ACTIVE_ANON, 0);
         }
         k.swap.swapon(crate::mm::swapfile::SwapInfo::new(
             64,
@@ -138,7 +139,7 @@ mod tests {
             k.cpus.nr_cpus(),
         ));
         let evicted = page(&mut k);
-        k.pages.set(evicted, pg::ANON | pg::WORKINGSET);
+        k.mem.pages.set(evicted, pg::ANON | pg::WORKINGSET);
         let shadow = k.workingset_eviction(evicted, ROOT_MEM_CGROUP);
         // Two more evictions: a refault distance of 3, within the workingset.
         for _ in 0..2 {
@@ -149,7 +150,7 @@ mod tests {
             k.workingset_refault(p, ROOT_MEM_CGROUP, shadow),
             pg::ACTIVE | pg::WORKINGSET
         );
-        let ws = k.nodes[0].workingset;
+        let ws = k.mem.nodes[0].workingset;
         assert_eq!(
             (ws.refault_anon, ws.activate_anon, ws.restore_anon),
             (1, 1, 1)
@@ -158,7 +159,7 @@ mod tests {
         // workingset, and refaults without activation.
         let q = page(&mut k);
         assert_eq!(k.workingset_refault(q, ROOT_MEM_CGROUP, shadow), 0);
-        let ws = k.nodes[0].workingset;
+        let ws = k.mem.nodes[0].workingset;
         assert_eq!(
             (ws.refault_anon, ws.activate_anon, ws.restore_anon),
             (2, 1, 1)

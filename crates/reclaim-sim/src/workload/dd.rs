@@ -155,7 +155,7 @@ impl Workload for Dd {
         let (nodes, cpn, ndev, ra_kb, noretry) = {
             let k = sim.k();
             (
-                k.nodes.len() as u32,
+                k.mem.nodes.len() as u32,
                 k.cpus.nr_cpus_per_node,
                 k.block.devices.len(),
                 k.sysctl.read_ahead_kb,

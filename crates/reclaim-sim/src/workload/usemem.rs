@@ -270,7 +270,7 @@ impl Workload for Usemem {
                 .filter(|t| t.class == TaskClass::Workload)
                 .count() as u64;
             (
-                u64::from(k.nodes.len() as u32),
+                u64::from(k.mem.nodes.len() as u32),
                 u64::from(k.cpus.nr_cpus_per_node),
                 k.seed,
                 first,
