@@ -120,7 +120,7 @@ def small_scenario_path() -> Path:
 def test_a_sweep_on_ray_writes_the_pools_bytes(tmp_path: Path, ray_head: str, pool_sweep: Path, small_scenario_path: Path) -> None:
     r = reclaimlab(tmp_path, "run", str(small_scenario_path), *SWEEP, "-o", "ray", "--ray", ray_head)
     assert r.returncode == 0, r.stderr
-    assert "4 done, 0 failed, 0 skipped" in r.stdout
+    assert "4 point(s): 4 done, 0 failed, 0 skipped" in r.stdout
     assert len(find_rundirs(tmp_path / "ray")) == 4
     assert tree(tmp_path / "ray") == tree(pool_sweep)
     again = reclaimlab(tmp_path, "run", str(small_scenario_path), *SWEEP, "-o", "ray", "--ray", ray_head)

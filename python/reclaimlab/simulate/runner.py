@@ -86,6 +86,10 @@ def run_points(pts: list[Point], out: Path, force: bool = False, jobs: int | Non
     elif todo:
         jobs = fit_jobs(todo, jobs or default_jobs())  # CapacityError: a point bigger than this host
     existed = out.exists()
+
+    def in_place() -> list[Point]:
+        return [p for p in pts if is_rundir(point_dir(out, p))]
+
     done: list[Point] = []
     failed: list[tuple[Point, str]] = []
     overwrite = force and not sweep  # a single run replaces its directory itself, when complete
@@ -100,10 +104,10 @@ def run_points(pts: list[Point], out: Path, force: bool = False, jobs: int | Non
                 if engine is not None:
                     engine.run(todo, lambda p: point_dir(where, p), overwrite, outcome)
                 else:
-                    _run_locally(todo, where, overwrite, jobs or 1, tally.progress, outcome)
+                    _run_locally(todo, where, overwrite, jobs or 1, tally.bar, outcome)
         except (KeyboardInterrupt, Terminated) as e:
             # A worker may have written its point before saying so: a sweep in place is looked at.
-            finished = [p for p in pts if is_rundir(point_dir(out, p))] if sweep and staging is None else done
+            finished = in_place() if sweep and staging is None else done
             kept = _kept(out, existed, staging, finished)
             if sweep and staging is None and resume:
                 kept += f"\nto resume (the finished points are skipped): {resume}"
@@ -116,7 +120,7 @@ def run_points(pts: list[Point], out: Path, force: bool = False, jobs: int | Non
             if engine is not None:
                 engine.close()
     if failed:
-        kept = _kept(out, existed, staging, [p for p in pts if p not in dict(failed)] if sweep and staging is None else [])
+        kept = _kept(out, existed, staging, in_place() if sweep and staging is None else [])
         if sweep and staging is None and resume:
             kept += f"\nto run the failed points again (the complete ones are skipped): {resume}"
         raise PointsFailed(failed, len(pts), kept)
@@ -187,34 +191,32 @@ def _note(text: str) -> None:
 class _Tally:
     """The sweep's bar: points done, failed and skipped, advanced as each point ends."""
 
-    def __init__(self, progress: Progress, total: int, skipped: int) -> None:
-        self.bar = progress
-        self.task = progress.add_task(f"simulating {total} point(s)", total=total, completed=skipped, done=0, failed=0, skipped=skipped)
+    def __init__(self, bar: Progress, total: int, skipped: int) -> None:
+        self.bar, self.total, self.counts = bar, total, {"done": 0, "failed": 0, "skipped": skipped}
+        self.task = bar.add_task(self._description(), total=total, completed=skipped)
+
+    def _description(self) -> str:
+        return f"simulating {self.total} point(s): " + ", ".join(f"{n} {what}" for what, n in self.counts.items())
 
     def __call__(self, ok: bool) -> None:
-        field = "done" if ok else "failed"
-        self.bar.update(self.task, advance=1, **{field: self.bar.tasks[self.task].fields[field] + 1})
-
-    @property
-    def progress(self) -> Progress:
-        return self.bar
+        self.counts["done" if ok else "failed"] += 1
+        self.bar.update(self.task, advance=1, description=self._description())
 
 
 @contextlib.contextmanager
 def _progress(total: int, skipped: int, quiet: bool) -> Iterator[_Tally]:
     with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-        TextColumn("{task.fields[done]} done, {task.fields[failed]} failed, {task.fields[skipped]} skipped"), TimeElapsedColumn(),
+        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
         disable=quiet, transient=False,
-    ) as progress:  # fmt: skip
-        yield _Tally(progress, total, skipped)
+    ) as bar:  # fmt: skip
+        yield _Tally(bar, total, skipped)
 
 
 def _run_locally(todo: list[Point], where: Path, overwrite: bool, jobs: int, progress: Progress, outcome: Callable[[Point, str | None], None]) -> None:
     """In this process (one job, or one point, with a bar of its own) or in worker processes."""
     if jobs == 1 or len(todo) == 1:
         for p in todo:
-            sub = progress.add_task(p.label or "run", total=1.0, done="", failed="", skipped="")
+            sub = progress.add_task(p.label or "run", total=1.0)
             error = simulate_point(p, point_dir(where, p), overwrite, lambda f, s=sub: progress.update(s, completed=f))
             progress.remove_task(sub)
             outcome(p, error)
