@@ -50,6 +50,8 @@ def connect(address: str) -> RayEngine:
             f"no Ray cluster at {address!r} ({e}); start one (`ray start --head`, docs/scale-out.md) "
             "or pass --ray local to start one in this process"
         ) from None
+    except Exception as e:  # e.g. the cluster's authentication token missing here
+        raise RayUnavailable(f"cannot connect to the Ray cluster at {address!r}: {_first_line(e)} (docs/scale-out.md)") from None
     return RayEngine(ray)
 
 
