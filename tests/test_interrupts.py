@@ -213,9 +213,24 @@ def test_readers_skip_hidden_directories(tmp_path: Path, small_scenario: Path) -
     assert [p.name for p in find_rundirs(tmp_path / "sw")] == ["run.duration_s=0.1"]
 
 
+def reading_stdin(pid: int) -> bool:
+    """Whether a thread of `pid` is blocked in read(0, …) (x86-64's syscall 0 on fd 0, as
+    /proc/PID/task/TID/syscall shows it): the command has started and waits for its input."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            if Path(f"/proc/{pid}/task/{tid}/syscall").read_text().startswith("0 0x0 "):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def test_sigint_stops_a_trace_report_waiting_for_its_input(tmp_path: Path) -> None:
     proc = subprocess.Popen([*CLI, "trace", "report", "-"], cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)  # started, and reading a stdin that never ends
+    if os.uname().machine == "x86_64":
+        until(lambda: reading_stdin(proc.pid))  # started, and reading a stdin that never ends
+    else:
+        time.sleep(3)
     rc, err, took = stop(proc, lambda: proc.send_signal(signal.SIGINT))
     assert rc == 130 and "interrupted" in err, err
     assert took < STOP_S
