@@ -11,11 +11,11 @@
 use crate::engine::{EventKind, Ns};
 use crate::hw::block::{BlockLayer, Op};
 use crate::hw::cpu::Cpus;
-use crate::hw::lock::{Acquired, LockCosts, SpinLock};
-use crate::machine::{Costs, Machine, Sysctl};
+use crate::hw::lock::{Acquired, LockCosts};
+use crate::machine::{Costs, Machine};
 use crate::mm::lru::NR_LRU_LISTS;
 use crate::mm::mem_cgroup::MemCgroups;
-use crate::mm::mm_init::free_area_init;
+use crate::mm::mm_init::{free_area_init, Memory, PAGE_WAIT_TABLE_SIZE};
 use crate::mm::page::Pages;
 use crate::mm::page_ext::PageExt;
 use crate::mm::pcp::PcpEra;
@@ -23,16 +23,28 @@ use crate::mm::percpu::PerCpu;
 use crate::mm::swapfile::SwapState;
 use crate::mm::vma::PageTables;
 use crate::mm::vmstat::{VmEvent, VmEvents, VmstatSnapshot, NR_STAT_ITEMS};
-use crate::mm::zone::{PgData, Zone, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS};
+use crate::mm::zone::{Zone, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS};
 use crate::sched::{Sched, TaskClass, WaitQueue};
-
-/// Wait queues tasks sleep on until a folio is unlocked or its writeback ends, hashed by
-/// pfn (`folio_waitqueue()`: the kernel's `folio_wait_table` of 256 queues).
-pub const PAGE_WAIT_TABLE_SIZE: usize = 256;
+use crate::sysctl::Sysctl;
 use crate::variant::Variant;
 
 /// `kswapd_failures` at which a node is considered hopeless (MAX_RECLAIM_RETRIES).
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+/// What a run counts and marks, beside the kernel's state: the vm events, and the moments
+/// measurement windows start from.
+#[derive(Default)]
+pub struct Stats {
+    /// `vm_event_states`: the events /proc/vmstat prints (`mm::vmstat`).
+    pub events: VmEvents,
+    /// Allocations whose retries ran out (`__alloc_pages_may_oom` would be next; the OOM
+    /// killer is not modelled and the allocation retries).
+    pub nr_oom_retries: u64,
+    /// When kswapd first woke (for windows that start there).
+    pub first_kswapd_wake: Option<Ns>,
+    /// When kswapd first scanned.
+    pub first_kswapd_scan: Option<Ns>,
+}
 
 pub struct Kernel {
     /// When the running slice started (the event that ran the current task).
@@ -44,28 +56,18 @@ pub struct Kernel {
     pub slice_user: Ns,
     /// The task whose process is running (for tracepoints and accounting).
     pub current: u32,
-    pub pages: Pages,
-    pub page_ext: PageExt,
+    /// Nodes, zones and the page array (`mm::mm_init::Memory`).
+    pub mem: Memory,
     /// The VMAs and page tables of the tasks' address spaces (`mm::vma`).
     pub mm: PageTables,
     /// Swap areas, the swap cache and swap readahead's state (`mm::swap_state`).
     pub swap: SwapState,
-    /// `folio_wait_table`: tasks waiting for a folio's unlock or writeback end.
-    pub page_wait: Vec<WaitQueue>,
     /// The scenario's seed, from which workloads seed their own generators.
     pub seed: u64,
-    pub zones: Vec<Zone>,
-    pub zone_lock: Vec<SpinLock>,
-    pub nodes: Vec<PgData>,
     /// The memory cgroups and their lruvecs, one per (cgroup, node) (`mm::mem_cgroup`).
     pub memcg: MemCgroups,
-    /// `node_zonelists[ZONELIST_FALLBACK]` per node: zone indices, local node first, each
-    /// node's zones from the highest type down.
-    pub zonelists: Vec<Vec<usize>>,
-    /// `[nid · MAX_NR_ZONES + highest_zoneidx]`: the nodes whose kswapd an allocation from
-    /// `nid`'s zonelist wakes ([`zonelist_kswapd_nodes`]).
-    pub kswapd_wake_nodes: Vec<Vec<u32>>,
-    pub events: VmEvents,
+    /// The counters and marks a run reports (`Stats`).
+    pub stats: Stats,
     pub sched: Sched,
     pub cpus: Cpus,
     /// Per-CPU state: page-list refills, LRU-add batches (`mm::percpu`).
@@ -76,17 +78,6 @@ pub struct Kernel {
     pub lock_costs: LockCosts,
     pub sysctl: Sysctl,
     pub variant: Variant,
-    pub min_free_kbytes: u64,
-    /// pfn → zone lookup: the zone index of each MAX_ORDER block.
-    block_zone: Vec<u8>,
-    /// Allocations whose retries ran out (`__alloc_pages_may_oom` would be next; the OOM
-    /// killer is not modelled and the allocation retries).
-    pub nr_oom_retries: u64,
-    /// Base pages held by reserved hugetlb pages (`mm::hugetlb`, a memory squeeze).
-    pub hugetlb_pages: u64,
-    /// When kswapd first woke (for windows that start there).
-    pub first_kswapd_wake: Option<Ns>,
-    pub first_kswapd_scan: Option<Ns>,
     pub tracer: Option<reclaim_trace::writer::TraceWriter<Box<dyn std::io::Write>>>,
 }
 
@@ -114,19 +105,12 @@ impl Kernel {
             slice: 0,
             slice_user: 0,
             current: 0,
-            page_ext: PageExt::new(mem.nr_pages),
-            pages: mem.pages,
+            mem,
             mm: PageTables::default(),
             swap: SwapState::new(sysctl, variant),
-            page_wait: vec![WaitQueue::default(); PAGE_WAIT_TABLE_SIZE],
             seed,
-            zones: mem.zones,
-            zone_lock: mem.zone_lock,
-            nodes: mem.nodes,
-            memcg: MemCgroups::new(mem.lruvecs),
-            zonelists: mem.zonelists,
-            kswapd_wake_nodes: mem.kswapd_wake_nodes,
-            events: VmEvents::default(),
+            memcg: MemCgroups::new(root_lruvecs),
+            stats: Stats::default(),
             sched: Sched::default(),
             cpus,
             percpu,
@@ -139,12 +123,6 @@ impl Kernel {
             ),
             sysctl: sysctl.clone(),
             variant: variant.clone(),
-            min_free_kbytes: mem.min_free_kbytes,
-            block_zone: mem.block_zone,
-            nr_oom_retries: 0,
-            hugetlb_pages: 0,
-            first_kswapd_wake: None,
-            first_kswapd_scan: None,
             tracer: None,
         }
     }
@@ -404,6 +382,7 @@ impl Kernel {
             .map(|lv| (0..NR_LRU_LISTS).map(|l| lv.total(l)).sum::<u64>())
             .sum();
         let isolated: u64 = self
+            .mem
             .nodes
             .iter()
             .map(|n| n.nr_isolated[0] + n.nr_isolated[1])

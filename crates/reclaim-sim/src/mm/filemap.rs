@@ -251,7 +251,7 @@ mod tests {
     }
 
     fn pgpgin_kb(sim: &Sim) -> u64 {
-        sim.k().events.get(VmEvent::PgpginKb)
+        sim.k().stats.events.get(VmEvent::PgpginKb)
     }
 
     #[test]
@@ -278,7 +278,7 @@ mod tests {
     #[test]
     fn without_noretry_the_window_waits_for_its_pages() {
         let (mut sim, _, _) = squeezed(false, 5, 2);
-        assert!(run_until(&mut sim, 10_000, |s| s.k().nr_oom_retries > 0));
+        assert!(run_until(&mut sim, 10_000, |s| s.k().stats.nr_oom_retries > 0));
         assert_eq!(
             pgpgin_kb(&sim),
             0,

@@ -140,7 +140,7 @@ async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
             if gfp & __GFP_RETRY_MAYFAIL != 0 {
                 return None;
             }
-            cx.k().nr_oom_retries += 1;
+            cx.k().stats.nr_oom_retries += 1;
             no_progress_loops = 0;
         }
         // should_reclaim_retry() ends with cond_resched() before the retry.

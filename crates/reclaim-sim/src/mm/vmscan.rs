@@ -167,7 +167,7 @@ async fn throttle_direct_reclaim(cx: &Cx, nid: u32, highest_zoneidx: usize) {
         pgdat
     };
     loop {
-        cx.k().nodes[pgdat as usize].pfmemalloc_wait.add(cx.tid);
+        cx.k().mem.nodes[pgdat as usize].pfmemalloc_wait.add(cx.tid);
         schedule(cx).await;
         if cx.k().allow_direct_reclaim(pgdat) {
             return;
@@ -219,7 +219,7 @@ pub async fn shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
     }
     shrink_node_memcgs(cx, nid, sc).await;
     if sc.nr_reclaimed > nr_reclaimed {
-        cx.k().nodes[nid as usize].kswapd_failures = 0;
+        cx.k().mem.nodes[nid as usize].kswapd_failures = 0;
     }
 }
 
