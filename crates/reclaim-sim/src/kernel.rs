@@ -17,7 +17,6 @@ use crate::mm::lru::NR_LRU_LISTS;
 use crate::mm::mem_cgroup::MemCgroups;
 use crate::mm::mm_init::{free_area_init, Memory, PAGE_WAIT_TABLE_SIZE};
 use crate::mm::page::Pages;
-use crate::mm::page_ext::PageExt;
 use crate::mm::pcp::PcpEra;
 use crate::mm::percpu::PerCpu;
 use crate::mm::swapfile::SwapState;
@@ -91,7 +90,7 @@ impl Kernel {
         variant: &Variant,
         seed: u64,
     ) -> Kernel {
-        let mut mem = free_area_init(m, sysctl, variant);
+        let (mut mem, root_lruvecs) = free_area_init(m, sysctl, variant);
         let cpus = Cpus::new(m.nodes, m.cpus_per_node);
         let nr_cpus = cpus.nr_cpus() as usize;
         let era = PcpEra {
@@ -334,7 +333,11 @@ impl Kernel {
     /// `global_zone_page_state(NR_FREE_PAGES)`: what /proc/vmstat prints, without the
     /// per-CPU deltas.
     pub fn global_nr_free_pages(&self) -> u64 {
-        self.mem.zones.iter().map(|z| z.zone_page_state_free()).sum()
+        self.mem
+            .zones
+            .iter()
+            .map(|z| z.zone_page_state_free())
+            .sum()
     }
 
     /// Every free page: the buddy lists' and the per-CPU lists' (no kernel counter has it).

@@ -196,7 +196,9 @@ impl SequentialReader {
             .map_or(cx.node, |&p| k.mem.zones[k.page_zone(p)].nid);
         // The read is done: unlock, then folio_mark_accessed() as the copy touches it.
         let activated = k.folio_mark_accessed_after_read(&mut folios, self.mapping);
-        k.mem.nodes[page_node as usize].memory.add(now, 2 * n * 4096);
+        k.mem.nodes[page_node as usize]
+            .memory
+            .add(now, 2 * n * 4096);
         k.mem.nodes[cx.node as usize].memory.add(now, n * 4096);
         let copy = k.mem.nodes[page_node as usize]
             .memory
@@ -298,7 +300,7 @@ mod tests {
         assert!(run_until(&mut sim, 10_000, |s| pgpgin_kb(s) > 0));
         // The next window cannot get its first folio under __GFP_NORETRY: the reader
         // allocates it with the mapping's mask, which retries until memory is freed.
-        assert!(run_until(&mut sim, 100_000, |s| s.k().nr_oom_retries > 0));
+        assert!(run_until(&mut sim, 100_000, |s| s.k().stats.nr_oom_retries > 0));
         assert_eq!(pgpgin_kb(&sim), 28, "seven pages: see the test above");
         {
             let mut guard = sim.k();

@@ -130,7 +130,8 @@ async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) ->
                 sc.order = 0;
             }
             // Tasks throttled on pfmemalloc_wait go on as soon as the reserve is met.
-            if k.mem.nodes[nid as usize].pfmemalloc_wait.is_active() && k.allow_direct_reclaim(nid) {
+            if k.mem.nodes[nid as usize].pfmemalloc_wait.is_active() && k.allow_direct_reclaim(nid)
+            {
                 k.wake_up_pfmemalloc_wait(nid);
             }
             let raise_priority = sc.nr_scanned < sc.nr_to_reclaim;

@@ -254,7 +254,8 @@ impl Kernel {
             } else {
                 self.rmqueue_blocks(zi, ac.order, mark, hz, cpu, want - got, out)
             };
-            self.stats.events
+            self.stats
+                .events
                 .count_zid(VmEvent::PgallocDma, zone_idx, (n as u64) << ac.order);
             got += n;
         }

@@ -241,7 +241,10 @@ mod tests {
         assert!(k.folio_mark_accessed(p));
         assert_eq!(k.memcg.lruvecs[0].total(LRU_INACTIVE_FILE), 0);
         assert_eq!(k.memcg.lruvecs[0].total(LRU_ACTIVE_FILE), 1);
-        assert_eq!(k.mem.pages.flags(p) & (pg::ACTIVE | pg::REFERENCED), pg::ACTIVE);
+        assert_eq!(
+            k.mem.pages.flags(p) & (pg::ACTIVE | pg::REFERENCED),
+            pg::ACTIVE
+        );
         assert!(
             !k.folio_mark_accessed(p),
             "already active: only PG_referenced is set"

@@ -94,7 +94,7 @@ pub struct Isolated {
 impl Isolated {
     /// The folios taken.
     pub fn pages(&self) -> &[u32] {
-        &self.mem.pages[..self.n]
+        &self.pages[..self.n]
     }
 
     /// Folios scanned to take them.
@@ -181,7 +181,8 @@ async fn do_try_to_free_pages(cx: &Cx, nid: u32, sc: &mut ScanControl) -> u64 {
     let nodes = {
         let mut k = cx.k();
         if !Kernel::is_cgroup_reclaim(sc.target_mem_cgroup) {
-            k.stats.events
+            k.stats
+                .events
                 .count_zid(VmEvent::AllocstallDma, sc.reclaim_idx, 1);
         }
         k.zonelist_nodes(nid, sc.reclaim_idx)

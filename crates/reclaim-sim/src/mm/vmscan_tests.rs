@@ -32,7 +32,10 @@ fn skipped_folios_go_back_in_their_order() {
         "oldest skipped is the tail"
     );
     assert_eq!(k.mem.pages.first(list), Some(pages[2]));
-    assert_eq!(k.stats.events.v[VmEvent::PgskipDma as usize + ZONE_NORMAL], 3);
+    assert_eq!(
+        k.stats.events.v[VmEvent::PgskipDma as usize + ZONE_NORMAL],
+        3
+    );
 }
 
 #[test]

@@ -135,7 +135,7 @@ impl VmstatSnapshot {
             s.push_str(&v.to_string());
             s.push('\n');
         }
-        for (name, v) in VM_EVENT_NAMES.iter().zip(self.stats.events.iter()) {
+        for (name, v) in VM_EVENT_NAMES.iter().zip(self.events.iter()) {
             s.push_str(name);
             s.push(' ');
             s.push_str(&v.to_string());
@@ -145,7 +145,7 @@ impl VmstatSnapshot {
     }
 
     pub fn event(&self, e: VmEvent) -> u64 {
-        self.stats.events[e as usize]
+        self.events[e as usize]
     }
 
     /// The node or zone state item called `name` (one of `NR_STAT_ITEMS`).

@@ -122,7 +122,8 @@ mod tests {
     fn a_refault_within_the_workingset_is_activated_and_one_beyond_it_is_not() {
         let mut k = kernel_with(64, 0, "");
         let zi = k.mem.zonelists[0][0];
-        let page = |k: &mut crate::kernel::Kernel| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
+        let page =
+            |k: &mut crate::kernel::Kernel| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
         // Three pages on the active anon list make a workingset of 3 (no file pages).
         for _ in 0..3 {
             let p = page(&mut k);

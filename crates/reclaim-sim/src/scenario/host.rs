@@ -209,7 +209,7 @@ impl HostProfile {
         };
         let device = toml::Value::try_from(&device).expect("a device serialises");
         let from_host: [(&str, toml::Value); 5] = [
-            ("nodes", (self.mem.nodes as i64).into()),
+            ("nodes", (self.nodes as i64).into()),
             ("cpus_per_node", (self.cpus_per_node as i64).into()),
             (
                 "memory_mb_per_node",
@@ -223,7 +223,7 @@ impl HostProfile {
         }
         let sysctls: [(&str, u64); 3] = [
             ("read_ahead_kb", self.read_ahead_kb),
-            ("min_free_kbytes", self.mem.min_free_kbytes),
+            ("min_free_kbytes", self.min_free_kbytes),
             ("watermark_scale_factor", self.watermark_scale_factor),
         ];
         let sysctl = machine
@@ -295,7 +295,7 @@ mod tests {
         let k = s.effective_sysctl();
         assert_eq!(k.read_ahead_kb, 8192);
         assert_eq!(k.watermark_scale_factor, 10);
-        assert_eq!(k.mem.min_free_kbytes, 1024, "the scenario's own key wins");
+        assert_eq!(k.min_free_kbytes, 1024, "the scenario's own key wins");
         s.check_backend(crate::scenario::Backend::Live, "h.toml")
             .expect("a live run does not read [machine]");
     }
