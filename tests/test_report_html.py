@@ -129,7 +129,10 @@ def test_the_report_renders_in_headless_chromium(sweeps: tuple[Path, Path], tmp_
         assert plot["width"] > 300, f"{plot['title']}: not laid out"
     free = next(p for p in plots if p["title"] == "Free pages against the watermarks")
     # Both inputs on one plot; the same machine's watermarks once.
+    # Both inputs on one plot, each beside its true count (the per-CPU lists' pages included);
+    # the same machine's watermarks once.
     assert free["names"] == ["kswapd1 nr_free_pages", "kswapd4 nr_free_pages",
+                             "kswapd1 free pages, per-CPU lists included", "kswapd4 free pages, per-CPU lists included",
                              "high watermark (Σ zones)", "low watermark (Σ zones)", "min watermark (Σ zones)"]  # fmt: skip
     for title in ("Reclaim: pages scanned and stolen, direct reclaims", "CPU over time, all CPUs", "Memory pressure (PSI)", "Device throughput"):
         for p in (p for p in plots if p["title"] == title):
@@ -140,6 +143,23 @@ def test_the_report_renders_in_headless_chromium(sweeps: tuple[Path, Path], tmp_
     assert sweep["names"] == ["kswapd1", "kswapd4"] and sweep["points"] == [2, 2]
     stalls = next(p for p in plots if p["title"] == "Direct-reclaim stalls by latency")
     assert stalls["points"][0] > 0  # the traced 48-task point stalled
+
+
+def test_free_pages_draws_the_true_count_only_where_the_samples_have_it(sweeps: tuple[Path, Path], tmp_path: Path) -> None:
+    from reclaimlab.report.figures import free_pages
+    from reclaimlab.rundir import read_rundir
+
+    run = read_rundir(sweeps[0] / "workload.tasks=48")
+    true = [v["nr_free_pages_true"] for _, v in run.vmstat_samples]
+    # The kernel's reading leaves out the per-CPU lists' pages (and lags by the deltas).
+    assert all(t > 0 for t in true) and true != [v["nr_free_pages"] for _, v in run.vmstat_samples]
+    names = [t.name for t in free_pages([(0, "new", run)]).data]
+    assert names[:2] == ["nr_free_pages", "free pages, per-CPU lists included"]
+    # A run directory written before the line existed: the kernel's count alone.
+    for _, v in run.vmstat_samples:
+        del v["nr_free_pages_true"]
+    names = [t.name for t in free_pages([(0, "old", run)]).data]
+    assert names[0] == "nr_free_pages" and not any("per-CPU" in n for n in names)
 
 
 def test_the_page_holds_the_comparison_and_plotly_once(sweeps: tuple[Path, Path], tmp_path: Path) -> None:

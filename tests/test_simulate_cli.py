@@ -4,6 +4,8 @@ determinism, and the seed-000 table."""
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,3 +108,65 @@ def test_reproduce_prints_the_seed_rows_beside_the_simulated_ones(tmp_path: Path
     assert "Test #1: Direct IO" in r.output
     assert "14726026.40" in r.output  # the seed's 6-task throughput, printed beneath ours
     assert r.output.count("sim") >= 2
+
+
+# --- resumable sweeps, sweeps from the command line ---------------------------------------------
+
+
+def sweep_file(tmp_path: Path, small_scenario: Path) -> Path:
+    s = tmp_path / "sweep.toml"
+    s.write_text(small_scenario.read_text() + '\n[sweep]\n"workload.tasks" = [2, 6]\n')
+    return s
+
+
+def test_a_sweep_rerun_skips_its_complete_points(tmp_path: Path, small_scenario: Path) -> None:
+    s, out = sweep_file(tmp_path, small_scenario), tmp_path / "sw"
+    assert invoke("run", str(s), "-o", str(out), "-j", "1").exit_code == 0
+    kept = (out / "workload.tasks=2" / "result.json").stat().st_mtime_ns
+    before = (out / "workload.tasks=6" / "result.json").read_bytes()
+    shutil.rmtree(out / "workload.tasks=6")
+    r = invoke("run", str(s), "-o", str(out), "-j", "1")
+    assert r.exit_code == 0, r.output
+    assert "skipped 1 of 2 point(s): already complete in" in r.output
+    assert (out / "workload.tasks=2" / "result.json").stat().st_mtime_ns == kept
+    assert (out / "workload.tasks=6" / "result.json").read_bytes() == before
+
+
+def test_a_sweep_rerun_refuses_a_point_of_another_scenario(tmp_path: Path, small_scenario: Path) -> None:
+    s, out = sweep_file(tmp_path, small_scenario), tmp_path / "sw"
+    assert invoke("run", str(s), "-o", str(out), "-j", "1").exit_code == 0
+    before = (out / "workload.tasks=2" / "scenario.toml").read_text()
+    r = invoke("run", str(s), "-o", str(out), "-j", "1", "--set", "run.duration_s=0.5")
+    assert r.exit_code == 2 and "already holds a run of another scenario" in r.output and "--force" in r.output
+    assert (out / "workload.tasks=2" / "scenario.toml").read_text() == before
+
+
+def _labels(r_output: str) -> list[str]:
+    return [row["label"] for row in json.loads(r_output)]
+
+
+def test_sweep_option_adds_or_replaces_one_axis(tmp_path: Path, small_scenario: Path) -> None:
+    s = sweep_file(tmp_path, small_scenario)
+    set_duration = ["--set", "run.duration_s=0.2"]
+    r = invoke("run", str(s), "-o", str(tmp_path / "a"), "--json", *set_duration, "--sweep", "workload.tasks=1,3")
+    assert r.exit_code == 0, r.output
+    assert _labels(r.output) == ["workload.tasks=1", "workload.tasks=3"]
+    r = invoke("run", str(small_scenario), "-o", str(tmp_path / "b"), "--json", *set_duration,
+               "--sweep", "workload.tasks=1,2", "--sweep", "variant.kswapd_threads=1,4")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert _labels(r.output) == [f"workload.tasks={t},variant.kswapd_threads={k}" for t in (1, 2) for k in (1, 4)]
+    r = invoke("run", str(small_scenario), "-o", str(tmp_path / "c"), "--sweep", "workload.tasks=")
+    assert r.exit_code == 2 and "--sweep" in r.output
+
+
+def test_a_quoted_dotted_key_in_set_stays_whole(tmp_path: Path, small_scenario: Path) -> None:
+    r = invoke("run", str(small_scenario), "-o", str(tmp_path / "q"), "--json", "--set", "run.duration_s=0.2", "--set", 'sweep."workload.tasks"=[2, 3]')
+    assert r.exit_code == 0, r.output
+    assert _labels(r.output) == ["workload.tasks=2", "workload.tasks=3"]
+
+
+def test_ray_missing_says_how_to_get_it(tmp_path: Path, small_scenario: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    r = invoke("run", str(small_scenario), "-o", str(tmp_path / "r"), "--ray", "local")
+    assert r.exit_code == 2 and "pip install 'reclaimlab[ray]'" in r.output
+    assert not (tmp_path / "r").exists()

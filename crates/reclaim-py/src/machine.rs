@@ -1,9 +1,9 @@
 //! The scenario's machine sections as Python needs them (`_core.machine`): the `[sysctl]`
-//! keys a live run writes, from their one definition (`reclaim_sim::machine::SYSCTL_KEYS`).
+//! keys a live run writes, from their one definition (`reclaim_sim::sysctl::SYSCTL_KEYS`).
 
 use pyo3::prelude::*;
 
-use reclaim_sim::machine::SYSCTL_KEYS;
+use reclaim_sim::sysctl::SYSCTL_KEYS;
 
 /// Each `[sysctl]` key a live run writes and the file it writes it to, in the order
 /// `reclaimlab live check` lists them.

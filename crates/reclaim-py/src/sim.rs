@@ -10,6 +10,7 @@ use pyo3::exceptions::{PyFileExistsError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 use reclaim_sim::run::Interrupted;
+use reclaim_sim::scenario::sweep_override as sweep_axis_override;
 use reclaim_sim::scenario::{host_profile_path, parse_override, Backend, HostProfile};
 use reclaim_sim::{workload, Scenario};
 use std::ops::ControlFlow;
@@ -172,7 +173,7 @@ fn needs_host_profile(path: &str, overrides: Vec<String>) -> bool {
     if let Some(v) = overrides.iter().rev().find_map(|o| {
         parse_override(o)
             .ok()
-            .filter(|(k, _)| k == "machine.from")
+            .filter(|(k, _)| k == &["machine", "from"])
             .map(|(_, v)| v)
     }) {
         return is_host(&v);
@@ -184,6 +185,13 @@ fn needs_host_profile(path: &str, overrides: Vec<String>) -> bool {
         .ok()
         .and_then(|t| t.get("machine")?.get("from").map(is_host))
         .unwrap_or(false)
+}
+
+/// `--sweep key=v1,v2,…` as the `--set` override that adds (or replaces) that axis of the
+/// scenario's `[sweep]`; ValueError saying what is expected.
+#[pyfunction]
+fn sweep_override(axis: &str) -> PyResult<String> {
+    sweep_axis_override(axis).map_err(|m| PyValueError::new_err(format!("--sweep {axis}: {m}")))
 }
 
 /// A TOML file's top-level `name` and `description` (`reclaimlab scenarios`' listing of
@@ -284,6 +292,7 @@ fn run_scenario(
                 ControlFlow::Continue,
             )
         };
+        panic_if_asked(&point.label);
         reclaim_sim::run::simulate(s, trace, &mut poll).map(|(_, out)| out)
     });
     let out = match (out, stopped) {
@@ -300,6 +309,17 @@ fn run_scenario(
     }
     staging.commit(&out_dir, overwrite)?;
     Ok(out.result_json)
+}
+
+/// A test hook, for the tests of how a sweep reports a point whose simulation panics: the
+/// point labelled as this environment variable says panics where it would start simulating.
+/// No real input panics on purpose, so the tests ask for one this way.
+const TEST_PANIC_ENV: &str = "RECLAIMLAB_TEST_PANIC_POINT";
+
+fn panic_if_asked(label: &str) {
+    if std::env::var_os(TEST_PANIC_ENV).is_some_and(|l| l == label) {
+        panic!("{TEST_PANIC_ENV} asked point {label:?} to panic (test hook)");
+    }
 }
 
 /// The bytes of per-page state a run of a resolved scenario comes to at most
@@ -392,8 +412,15 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(workload_columns, m)?)?;
     m.add_class::<ResolvedScenario>()?;
+    // What a panic in the core is raised as: a BaseException, so a sweep catches it by name
+    // to report the point it happened in and go on with the others.
+    m.add(
+        "PanicException",
+        m.py().get_type::<pyo3::panic::PanicException>(),
+    )?;
     m.add_function(wrap_pyfunction!(sweep_points, m)?)?;
     m.add_function(wrap_pyfunction!(needs_host_profile, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_override, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_heading, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(page_state_bytes_needed, m)?)?;

@@ -11,29 +11,41 @@
 use crate::engine::{EventKind, Ns};
 use crate::hw::block::{BlockLayer, Op};
 use crate::hw::cpu::Cpus;
-use crate::hw::lock::{Acquired, LockCosts, SpinLock};
-use crate::machine::{Costs, Machine, Sysctl};
+use crate::hw::lock::{Acquired, LockCosts};
+use crate::machine::{Costs, Machine};
 use crate::mm::address_space::AddressSpaces;
 use crate::mm::lru::NR_LRU_LISTS;
 use crate::mm::mem_cgroup::MemCgroups;
-use crate::mm::mm_init::free_area_init;
+use crate::mm::mm_init::{free_area_init, Memory, PAGE_WAIT_TABLE_SIZE};
 use crate::mm::page::Pages;
-use crate::mm::page_ext::PageExt;
+use crate::mm::pcp::PcpEra;
 use crate::mm::percpu::PerCpu;
 use crate::mm::swapfile::SwapState;
 use crate::mm::vma::PageTables;
 use crate::mm::vmstat::{VmEvent, VmEvents, VmstatSnapshot, NR_STAT_ITEMS};
-use crate::mm::zone::{PgData, Zone, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS};
+use crate::mm::zone::{Zone, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS};
 use crate::psi::PsiGroup;
 use crate::sched::{Sched, TaskClass, WaitQueue};
-
-/// Wait queues tasks sleep on until a folio is unlocked or its writeback ends, hashed by
-/// pfn (`folio_waitqueue()`: the kernel's `folio_wait_table` of 256 queues).
-pub const PAGE_WAIT_TABLE_SIZE: usize = 256;
+use crate::sysctl::Sysctl;
 use crate::variant::Variant;
 
 /// `kswapd_failures` at which a node is considered hopeless (MAX_RECLAIM_RETRIES).
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+/// What a run counts and marks, beside the kernel's state: the vm events, and the moments
+/// measurement windows start from.
+#[derive(Default)]
+pub struct Stats {
+    /// `vm_event_states`: the events /proc/vmstat prints (`mm::vmstat`).
+    pub events: VmEvents,
+    /// Allocations whose retries ran out (`__alloc_pages_may_oom` would be next; the OOM
+    /// killer is not modelled and the allocation retries).
+    pub nr_oom_retries: u64,
+    /// When kswapd first woke (for windows that start there).
+    pub first_kswapd_wake: Option<Ns>,
+    /// When kswapd first scanned.
+    pub first_kswapd_scan: Option<Ns>,
+}
 
 pub struct Kernel {
     /// When the running slice started (the event that ran the current task).
@@ -45,28 +57,18 @@ pub struct Kernel {
     pub slice_user: Ns,
     /// The task whose process is running (for tracepoints and accounting).
     pub current: u32,
-    pub pages: Pages,
-    pub page_ext: PageExt,
+    /// Nodes, zones and the page array (`mm::mm_init::Memory`).
+    pub mem: Memory,
     /// The VMAs and page tables of the tasks' address spaces (`mm::vma`).
     pub mm: PageTables,
     /// Swap areas, the swap cache and swap readahead's state (`mm::swap_state`).
     pub swap: SwapState,
-    /// `folio_wait_table`: tasks waiting for a folio's unlock or writeback end.
-    pub page_wait: Vec<WaitQueue>,
     /// The scenario's seed, from which workloads seed their own generators.
     pub seed: u64,
-    pub zones: Vec<Zone>,
-    pub zone_lock: Vec<SpinLock>,
-    pub nodes: Vec<PgData>,
     /// The memory cgroups and their lruvecs, one per (cgroup, node) (`mm::mem_cgroup`).
     pub memcg: MemCgroups,
-    /// `node_zonelists[ZONELIST_FALLBACK]` per node: zone indices, local node first, each
-    /// node's zones from the highest type down.
-    pub zonelists: Vec<Vec<usize>>,
-    /// `[nid · MAX_NR_ZONES + highest_zoneidx]`: the nodes whose kswapd an allocation from
-    /// `nid`'s zonelist wakes ([`zonelist_kswapd_nodes`]).
-    pub kswapd_wake_nodes: Vec<Vec<u32>>,
-    pub events: VmEvents,
+    /// The counters and marks a run reports (`Stats`).
+    pub stats: Stats,
     pub sched: Sched,
     pub cpus: Cpus,
     /// Memory pressure stall information, `psi_system` (`psi`).
@@ -81,17 +83,6 @@ pub struct Kernel {
     pub lock_costs: LockCosts,
     pub sysctl: Sysctl,
     pub variant: Variant,
-    pub min_free_kbytes: u64,
-    /// pfn → zone lookup: the zone index of each MAX_ORDER block.
-    block_zone: Vec<u8>,
-    /// Allocations whose retries ran out (`__alloc_pages_may_oom` would be next; the OOM
-    /// killer is not modelled and the allocation retries).
-    pub nr_oom_retries: u64,
-    /// Base pages held by reserved hugetlb pages (`mm::hugetlb`, a memory squeeze).
-    pub hugetlb_pages: u64,
-    /// When kswapd first woke (for windows that start there).
-    pub first_kswapd_wake: Option<Ns>,
-    pub first_kswapd_scan: Option<Ns>,
     pub tracer: Option<reclaim_trace::writer::TraceWriter<Box<dyn std::io::Write>>>,
 }
 
@@ -105,32 +96,32 @@ impl Kernel {
         variant: &Variant,
         seed: u64,
     ) -> Kernel {
-        let mem = free_area_init(m, sysctl, variant);
+        let (mut mem, root_lruvecs) = free_area_init(m, sysctl, variant);
         let cpus = Cpus::new(m.nodes, m.cpus_per_node);
         let nr_cpus = cpus.nr_cpus() as usize;
+        let era = PcpEra {
+            before_5_14: variant.pcp_before_5_14,
+            high_order_lists: !variant.pcp_before_5_14,
+            high_fraction: 0,
+        };
+        let percpu = PerCpu::new(nr_cpus, &mut mem.zones, m.cpus_per_node, era);
+        let nr_pages = mem.pages.nr_pages();
         Kernel {
             now: 0,
             slice: 0,
             slice_user: 0,
             current: 0,
-            page_ext: PageExt::new(mem.nr_pages),
-            pages: mem.pages,
+            mem,
             mm: PageTables::default(),
             swap: SwapState::new(sysctl, variant),
-            page_wait: vec![WaitQueue::default(); PAGE_WAIT_TABLE_SIZE],
             seed,
-            zones: mem.zones,
-            zone_lock: mem.zone_lock,
-            nodes: mem.nodes,
-            memcg: MemCgroups::new(mem.lruvecs),
-            zonelists: mem.zonelists,
-            kswapd_wake_nodes: mem.kswapd_wake_nodes,
-            events: VmEvents::default(),
+            memcg: MemCgroups::new(root_lruvecs),
+            stats: Stats::default(),
             sched: Sched::default(),
             cpus,
             psi: PsiGroup::new(nr_cpus as u32),
-            address_spaces: AddressSpaces::new(u64::from(mem.nr_pages)),
-            percpu: PerCpu::new(nr_cpus),
+            address_spaces: AddressSpaces::new(u64::from(nr_pages)),
+            percpu,
             block: BlockLayer::new(&m.devices, seed),
             costs: costs.clone(),
             lock_costs: LockCosts::new(
@@ -140,12 +131,6 @@ impl Kernel {
             ),
             sysctl: sysctl.clone(),
             variant: variant.clone(),
-            min_free_kbytes: mem.min_free_kbytes,
-            block_zone: mem.block_zone,
-            nr_oom_retries: 0,
-            hugetlb_pages: 0,
-            first_kswapd_wake: None,
-            first_kswapd_scan: None,
             tracer: None,
         }
     }
@@ -352,9 +337,24 @@ impl Kernel {
         }
     }
 
-    /// Σ NR_FREE_PAGES.
+    /// Σ of the pages on the buddy lists (NR_FREE_PAGES with every per-CPU delta folded).
     pub fn nr_free_pages(&self) -> u64 {
         self.mem.zones.iter().map(|z| z.nr_free_pages).sum()
+    }
+
+    /// `global_zone_page_state(NR_FREE_PAGES)`: what /proc/vmstat prints, without the
+    /// per-CPU deltas.
+    pub fn global_nr_free_pages(&self) -> u64 {
+        self.mem
+            .zones
+            .iter()
+            .map(|z| z.zone_page_state_free())
+            .sum()
+    }
+
+    /// Every free page: the buddy lists' and the per-CPU lists' (no kernel counter has it).
+    pub fn nr_free_pages_true(&self) -> u64 {
+        self.nr_free_pages() + self.percpu.pcp.total()
     }
 
     pub fn managed_pages(&self) -> u64 {
@@ -364,7 +364,7 @@ impl Kernel {
     /// The /proc/vmstat counters now.
     pub fn vmstat(&self) -> VmstatSnapshot {
         let mut stats = [0u64; NR_STAT_ITEMS.len()];
-        stats[0] = self.nr_free_pages();
+        stats[0] = self.global_nr_free_pages();
         for lv in &self.memcg.lruvecs {
             for (lru, stat) in stats[1..=NR_LRU_LISTS].iter_mut().enumerate() {
                 *stat += lv.total(lru);
@@ -398,7 +398,8 @@ impl Kernel {
         }
     }
 
-    /// Pages are conserved: every page is free, on an LRU list, isolated, reserved by a
+    /// Pages are conserved: every page is free (on the buddy or per-CPU lists), on an LRU
+    /// list, isolated, reserved by a
     /// squeeze's hugetlb pages, or in flight in a task's hands (`held`). Checked in debug builds during every test run.
     pub fn check_conservation(&self, held: u64) -> Result<(), String> {
         let free = self.nr_free_pages();
@@ -409,6 +410,7 @@ impl Kernel {
             .map(|lv| (0..NR_LRU_LISTS).map(|l| lv.total(l)).sum::<u64>())
             .sum();
         let isolated: u64 = self
+            .mem
             .nodes
             .iter()
             .map(|n| n.nr_isolated[0] + n.nr_isolated[1])
@@ -417,6 +419,7 @@ impl Kernel {
         // A squeeze's hugetlb pages left the buddy lists but stay managed.
         let held = held
             + self.mem.hugetlb_pages
+            + self.percpu.pcp.total()
             + self
                 .percpu
                 .lru_add_anon

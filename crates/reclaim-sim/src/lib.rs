@@ -17,6 +17,7 @@ pub mod run;
 pub mod rundir;
 pub mod scenario;
 pub mod sched;
+pub mod sysctl;
 #[cfg(test)]
 mod testing;
 pub mod tracepoints;

@@ -1,12 +1,13 @@
 //! The sections of a scenario that describe the simulated machine and its kernel's tunables:
-//! `[machine]` (nodes, CPUs, memory, block devices), `[sysctl]` and `[costs]`. The kernel is
-//! built from these and the variant (`Kernel::new`), so they live below it, beside
-//! `variant`, and import nothing of the crate; the scenario (`scenario`, above the kernel)
-//! reads them from its file and re-exports them as `scenario::machine`. Each section checks
-//! its own ranges beside its fields (`validate`); `SYSCTL_KEYS` says where a live run writes
-//! each `[sysctl]` key.
+//! `[machine]` (nodes, CPUs, memory, block devices) and `[costs]` (`[sysctl]` is `sysctl`'s).
+//! The kernel is built from these and the variant (`Kernel::new`), so they live below it,
+//! beside `variant`, and import nothing of the crate but `sysctl`; the scenario (`scenario`,
+//! above the kernel) reads them from its file and re-exports them as `scenario::machine`.
+//! Each section checks its own ranges beside its fields (`validate`).
 
 use serde::{Deserialize, Serialize};
+
+use crate::sysctl::SysctlSettings;
 
 /// A section's value out of range: its key within the section (`devices[0].jitter`) and what
 /// was expected. Each section checks its own keys (`validate`, beside its fields, for what
@@ -267,200 +268,6 @@ impl Default for Device {
     }
 }
 
-/// The sysctls the simulated kernel runs with: the scenario's `[sysctl]` where it sets a key,
-/// the kernel's own value otherwise (`SysctlSettings::effective`). `min_free_kbytes = 0` means
-/// "as the kernel computes it at boot" (`calculate_min_free_kbytes`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Sysctl {
-    pub min_free_kbytes: u64,
-    pub watermark_scale_factor: u64,
-    /// `get_scan_count()` balances anon against file with it (with swap space).
-    pub swappiness: u32,
-    /// The block devices' readahead window (`/sys/block/*/queue/read_ahead_kb`).
-    pub read_ahead_kb: u64,
-    /// `vm.page_cluster`: swap readahead reads at most 2^page_cluster pages.
-    pub page_cluster: u32,
-    /// /sys/kernel/mm/swap/vma_ra_enabled.
-    pub vma_ra_enabled: bool,
-}
-
-impl Default for Sysctl {
-    fn default() -> Self {
-        Sysctl {
-            min_free_kbytes: 0,
-            watermark_scale_factor: 10,
-            swappiness: 60,
-            read_ahead_kb: 128,
-            page_cluster: 3,
-            vma_ra_enabled: true,
-        }
-    }
-}
-
-/// The `[sysctl]` table, one for both backends: a key that is set is applied (written to
-/// /proc/sys by a live run, used by the simulated kernel); a key left out is the kernel's own
-/// value (left as the machine has it by a live run, the kernel's default in the simulator).
-/// `read_ahead_kb` is the block queue attribute the kernel's readahead uses.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SysctlSettings {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_free_kbytes: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub watermark_scale_factor: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub swappiness: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_ahead_kb: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub watermark_boost_factor: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dirty_ratio: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dirty_background_ratio: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub page_cluster: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vma_ra_enabled: Option<bool>,
-}
-
-impl SysctlSettings {
-    pub fn is_empty(&self) -> bool {
-        toml::Table::try_from(self).is_ok_and(|t| t.is_empty())
-    }
-
-    /// These settings, each unset key taken from `machine`'s.
-    pub fn over(&self, machine: &SysctlSettings) -> SysctlSettings {
-        let mut table = toml::Table::try_from(machine).unwrap_or_default();
-        table.extend(toml::Table::try_from(self).unwrap_or_default());
-        table.try_into().unwrap_or_else(|_| self.clone())
-    }
-
-    /// The range of each key the table sets: the first out of range.
-    pub fn validate(&self) -> Result<(), Invalid> {
-        let checks: [(&str, bool, &str); 7] = [
-            (
-                "swappiness",
-                self.swappiness.is_some_and(|v| v > 200),
-                "expected 0 to 200",
-            ),
-            (
-                "watermark_scale_factor",
-                self.watermark_scale_factor
-                    .is_some_and(|v| v == 0 || v > 3000),
-                "expected 1 to 3000",
-            ),
-            (
-                "read_ahead_kb",
-                self.read_ahead_kb.is_some_and(|v| v < 4),
-                "expected at least 4",
-            ),
-            (
-                "min_free_kbytes",
-                self.mem.min_free_kbytes == Some(0),
-                "expected a positive number of KiB (leave it out for the kernel's own)",
-            ),
-            (
-                "dirty_ratio",
-                self.dirty_ratio.is_some_and(|v| v > 100),
-                "expected 0 to 100",
-            ),
-            (
-                "dirty_background_ratio",
-                self.dirty_background_ratio.is_some_and(|v| v > 100),
-                "expected 0 to 100",
-            ),
-            (
-                "page_cluster",
-                self.page_cluster.is_some_and(|v| v > 10),
-                "expected 0 to 10",
-            ),
-        ];
-        match checks.into_iter().find(|(_, bad, _)| *bad) {
-            Some((key, _, expected)) => Invalid::err(key, expected),
-            None => Ok(()),
-        }
-    }
-
-    /// The values the simulated kernel runs with.
-    pub fn effective(&self) -> Sysctl {
-        let d = Sysctl::default();
-        Sysctl {
-            min_free_kbytes: self.mem.min_free_kbytes.unwrap_or(d.min_free_kbytes),
-            watermark_scale_factor: self
-                .watermark_scale_factor
-                .unwrap_or(d.watermark_scale_factor),
-            swappiness: self.swappiness.unwrap_or(d.swappiness),
-            read_ahead_kb: self.read_ahead_kb.unwrap_or(d.read_ahead_kb),
-            page_cluster: self.page_cluster.unwrap_or(d.page_cluster),
-            vma_ra_enabled: self.vma_ra_enabled.unwrap_or(d.vma_ra_enabled),
-        }
-    }
-}
-
-/// One key of `[sysctl]`: the file a live run writes it to, and whether the simulator
-/// models it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SysctlKey {
-    pub key: &'static str,
-    /// The file a live run writes the value to; `None` for `read_ahead_kb`, each block
-    /// queue's own attribute, which a live run leaves as it is (and refuses the key).
-    pub file: Option<&'static str>,
-    /// Why the simulator does not model the key, if it does not: a scenario that sets one is
-    /// refused by the simulator rather than run without it.
-    pub unmodelled: Option<&'static str>,
-}
-
-/// Every key of `SysctlSettings` (a test keeps the two the same), in the order `reclaimlab
-/// live check` lists them; the live runner reads the files from here (`_core.live`).
-pub const SYSCTL_KEYS: &[SysctlKey] = &[
-    SysctlKey {
-        key: "min_free_kbytes",
-        file: Some("/proc/sys/vm/min_free_kbytes"),
-        unmodelled: None,
-    },
-    SysctlKey {
-        key: "watermark_scale_factor",
-        file: Some("/proc/sys/vm/watermark_scale_factor"),
-        unmodelled: None,
-    },
-    SysctlKey {
-        key: "watermark_boost_factor",
-        file: Some("/proc/sys/vm/watermark_boost_factor"),
-        unmodelled: Some("watermark boosting needs migratetype fallbacks, which are not modelled"),
-    },
-    SysctlKey {
-        key: "swappiness",
-        file: Some("/proc/sys/vm/swappiness"),
-        unmodelled: None,
-    },
-    SysctlKey {
-        key: "dirty_ratio",
-        file: Some("/proc/sys/vm/dirty_ratio"),
-        unmodelled: Some("dirty pages and writeback are not modelled yet (seed 001)"),
-    },
-    SysctlKey {
-        key: "dirty_background_ratio",
-        file: Some("/proc/sys/vm/dirty_background_ratio"),
-        unmodelled: Some("dirty pages and writeback are not modelled yet (seed 001)"),
-    },
-    SysctlKey {
-        key: "page_cluster",
-        file: Some("/proc/sys/vm/page-cluster"),
-        unmodelled: None,
-    },
-    SysctlKey {
-        key: "vma_ra_enabled",
-        file: Some("/sys/kernel/mm/swap/vma_ra_enabled"),
-        unmodelled: None,
-    },
-    SysctlKey {
-        key: "read_ahead_kb",
-        file: None,
-        unmodelled: None,
-    },
-];
-
 /// CPU cost, in nanoseconds, of each operation the model charges. The defaults are for a
 /// 2 GHz Skylake server core; docs/model.md gives the source of each and which were fitted.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -590,16 +397,6 @@ fn is_zero_u32(v: &u32) -> bool {
 mod tests {
     use super::*;
 
-    /// `SysctlSettings`'s fields, from serde's refusal of a key it does not have.
-    fn sysctl_fields() -> Vec<String> {
-        let e = toml::from_str::<SysctlSettings>("none_such = 1").unwrap_err();
-        let message = e.message().to_string();
-        let (_, list) = message.split_once("expected one of ").expect("the fields");
-        list.split(", ")
-            .map(|f| f.trim_matches('`').to_string())
-            .collect()
-    }
-
     #[test]
     fn a_section_names_its_own_keys_and_the_machine_its_devices() {
         let bad = Device {
@@ -616,15 +413,5 @@ mod tests {
         assert_eq!(e.key, "devices[1].jitter");
         assert_eq!(e.message, "expected a fraction from 0 to 1");
         assert_eq!(Machine::default().validate(), Ok(()));
-    }
-
-    #[test]
-    fn sysctl_keys_are_the_settings_fields() {
-        let mut fields = sysctl_fields();
-        let mut keys: Vec<String> = SYSCTL_KEYS.iter().map(|k| k.key.to_string()).collect();
-        assert_eq!(fields.len(), 9, "{fields:?}");
-        fields.sort();
-        keys.sort();
-        assert_eq!(fields, keys);
     }
 }

@@ -259,7 +259,8 @@ pub fn simulate(
                     end_at = end;
                 }
             } else if let (StopAt::KswapdScan, Some(b)) = (s.run.stop_at, &base) {
-                if k.stats.events.get(VmEvent::PgscanKswapd) > b.vmstat.event(VmEvent::PgscanKswapd) {
+                if k.stats.events.get(VmEvent::PgscanKswapd) > b.vmstat.event(VmEvent::PgscanKswapd)
+                {
                     break;
                 }
             }

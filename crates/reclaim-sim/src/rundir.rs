@@ -277,7 +277,14 @@ impl Samples {
             },
         );
         self.vmstat.push_str(&format!("time: {t:.3}\n"));
-        self.vmstat.push_str(&k.vmstat().to_proc_text());
+        // After nr_free_pages (the kernel's reading, without the per-CPU deltas), a line no
+        // kernel has: every free page, the per-CPU lists' included.
+        let text = k.vmstat().to_proc_text();
+        let (first, rest) = text.split_at(text.find('\n').map_or(0, |i| i + 1));
+        self.vmstat.push_str(first);
+        self.vmstat
+            .push_str(&format!("nr_free_pages_true {}\n", k.nr_free_pages_true()));
+        self.vmstat.push_str(rest);
         let ncpu = k.cpus.nr_cpus() as f64;
         let sy = secs(k.cpus.total_sys_ns - prev.sys_ns) / (dt * ncpu) * 100.0;
         let us = secs(k.cpus.total_user_ns - prev.user_ns) / (dt * ncpu) * 100.0;
@@ -344,23 +351,25 @@ impl Samples {
 }
 
 /// `/proc/zoneinfo` at the window's end, in the kernel's layout (`zoneinfo_show_print()`),
-/// with the lines the model has: each zone's free pages, watermarks and managed pages.
+/// with the lines the model has: each zone's free pages (`zone_page_state`, without the
+/// per-CPU deltas), watermarks, managed pages and per-CPU pagesets.
 fn zoneinfo(k: &Kernel) -> String {
     const NAMES: [&str; MAX_NR_ZONES] = ["DMA", "DMA32", "Normal", "Movable"];
     let mut out = String::new();
-    for z in &k.mem.zones {
+    for (zi, z) in k.mem.zones.iter().enumerate() {
         let w = |i: usize| z.wmark_pages(i);
         out.push_str(&format!(
             "Node {}, zone {:>8}\n  pages free     {}\n        boost    0\n        min      {}\n        low      {}\n        high     {}\n        promo    {}\n        managed  {}\n",
             z.nid,
             NAMES[z.zone_idx],
-            z.nr_free_pages,
+            z.zone_page_state_free(),
             w(WMARK_MIN),
             w(WMARK_LOW),
             w(WMARK_HIGH),
             w(WMARK_PROMO),
             z.managed_pages,
         ));
+        k.percpu.pcp.zoneinfo_pagesets(zi, &mut out);
     }
     out
 }
@@ -559,12 +568,43 @@ fn sibling(dir: &Path, what: &str) -> PathBuf {
 /// Where a run directory (or a sweep) is written until it is complete: the hidden sibling
 /// `.<name>.partial-<pid>`, created empty (its parents too).
 pub fn staging_dir(dir: &Path) -> std::io::Result<PathBuf> {
+    remove_stale_staging(dir)?;
     let staging = sibling(dir, "partial");
-    if staging.exists() {
-        std::fs::remove_dir_all(&staging)?; // a killed run's, whose pid this process has now
-    }
     std::fs::create_dir_all(&staging)?;
     Ok(staging)
+}
+
+/// Remove the `.<name>.partial-<pid>` siblings of `dir` that killed runs left: those whose
+/// process no longer exists (or is this one, a pid reused). A live process's staging is its
+/// run in progress and stays. `.old-<pid>` siblings are left alone: a run killed while
+/// replacing another leaves the user's previous run there.
+fn remove_stale_staging(dir: &Path) -> std::io::Result<()> {
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Ok(());
+    };
+    let prefix = format!(".{}.partial-", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    }) else {
+        return Ok(()); // no parent yet: nothing left behind
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let alive = Path::new(&format!("/proc/{pid}")).exists();
+        if pid == std::process::id() || !alive {
+            std::fs::remove_dir_all(entry.path())?;
+        }
+    }
+    Ok(())
 }
 
 /// Put a complete run directory (or sweep) into place: `staging` is renamed to `dir`. With
@@ -678,6 +718,24 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["out"]);
+        let _ = std::fs::remove_dir_all(root);
+    }
+
+    #[test]
+    fn a_killed_runs_staging_is_removed_and_a_live_ones_kept() {
+        let root = scratch("stale");
+        let dir = root.join("out");
+        // pid 1 is alive (init); a pid above the kernel's pid_max is never alive.
+        let live = root.join(".out.partial-1");
+        let dead = root.join(".out.partial-99999999");
+        let other = root.join(".other.partial-99999999");
+        let old = root.join(".out.old-99999999");
+        for d in [&live, &dead, &other, &old] {
+            a_run(d, &["result.json"]);
+        }
+        let staging = staging_dir(&dir).unwrap();
+        assert!(staging.exists() && live.exists() && other.exists() && old.exists());
+        assert!(!dead.exists(), "a dead process's staging is removed");
         let _ = std::fs::remove_dir_all(root);
     }
 }

@@ -88,7 +88,7 @@ pub fn fill_zone(k: &mut Kernel, zi: usize, free: u64, lru: u64) -> Vec<u32> {
 pub fn add_kswapd(sim: &mut Sim) -> u32 {
     let cpn = sim.k().cpus.nr_cpus_per_node;
     kswapd_run(sim, 0, 1, cpn);
-    *sim.k().nodes[0].kswapd.last().unwrap()
+    *sim.k().mem.nodes[0].kswapd.last().unwrap()
 }
 
 /// A buffered dd reader (the dd workload with one task) on CPU 0, due to run at time 0.

@@ -61,6 +61,15 @@ pub struct Variant {
     /// as seed 000's runs had them disabled.
     #[serde(skip_serializing_if = "is_false")]
     pub workingset: bool,
+    /// The per-CPU page lists as 4.16 sized and drained them (`mm::pcp`): `pcp->batch` from
+    /// at most 512 KiB of pages (31 on a large zone), `pcp->high = 6 · batch`, and
+    /// `free_pcppages_bulk()` freeing exactly `batch` pages once `count ≥ high`; no
+    /// high-order lists. Off: 6.2's — batch from at most 1 MiB (63), `high` from
+    /// `zone_highsize()` (the low watermark split over the node's CPUs), the freed batch
+    /// scaled by `free_factor`, and (5.13) high-order lists, which change nothing yet since
+    /// the model's order > 0 allocations bypass the lists. Seed 000's kernel (v4.16).
+    #[serde(skip_serializing_if = "is_false")]
+    pub pcp_before_5_14: bool,
 }
 
 /// Keeps a resolved scenario's text as it was before a switch that is off by default existed.
@@ -88,6 +97,7 @@ impl Default for Variant {
             anon_lru_before_5_9: false,
             swapcache_reuse_before_5_18: false,
             workingset: false,
+            pcp_before_5_14: false,
         }
     }
 }

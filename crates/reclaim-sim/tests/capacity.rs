@@ -22,32 +22,8 @@ tasks = 8
 duration_s = 1
 "#;
 
-const USEMEM: &str = r#"
-name = "usemem"
-[machine]
-nodes = 1
-cpus_per_node = 4
-memory_mb_per_node = 128
-devices = [{ name = "nvme", bandwidth_mb_s = 2800, write_bandwidth_mb_s = 1900, latency_us = 20 }]
-[swap]
-kind = "file"
-size_mb = 512
-[workload]
-kind = "usemem"
-tasks = 2
-size_mb = 96
-repeats = 0
-runtime_s = 1
-[workload.background]
-kind = "usemem"
-tasks = 1
-size_mb = 40
-random = true
-repeats = 0
-runtime_s = 1
-[run]
-duration_s = 1
-"#;
+mod common;
+use common::USEMEM;
 
 /// The estimate and the built machine's state after a run of `text` with `sets`.
 fn estimate_and_real(text: &str, sets: &[&str]) -> (u64, u64, u32) {

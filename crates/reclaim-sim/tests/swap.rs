@@ -8,32 +8,8 @@ use reclaim_sim::mm::vma::{pte_kind, PteKind};
 use reclaim_sim::mm::vmstat::VmEvent;
 use reclaim_sim::scenario::Scenario;
 
-const SCENARIO: &str = r#"
-name = "swap-test"
-[machine]
-nodes = 1
-cpus_per_node = 4
-memory_mb_per_node = 128
-devices = [{ name = "nvme", bandwidth_mb_s = 2800, write_bandwidth_mb_s = 1900, latency_us = 20, request_us = 2 }]
-[swap]
-kind = "file"
-size_mb = 512
-[workload]
-kind = "usemem"
-tasks = 2
-size_mb = 96
-repeats = 0
-runtime_s = 3
-[workload.background]
-kind = "usemem"
-tasks = 1
-size_mb = 40
-random = true
-repeats = 0
-runtime_s = 3
-[run]
-duration_s = 3
-"#;
+mod common;
+use common::USEMEM as SCENARIO;
 
 fn run(sets: &[&str]) -> (Kernel, reclaim_sim::RunOutput) {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();

@@ -30,7 +30,7 @@ MiB = 1 << 20
 HUGEPAGE_BYTES_DEFAULT = 2 * MiB
 
 # Scenario [sysctl] key → the file a live run writes it to (defined once, beside the
-# scenario's [sysctl] table: reclaim_sim::machine::SYSCTL_KEYS).
+# scenario's [sysctl] table: reclaim_sim::sysctl::SYSCTL_KEYS).
 SYSCTLS: dict[str, str] = dict(_core.machine.sysctl_files())
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
 # The part of a squeeze's hugetlb pages the kernel may fail to reserve before the run is

@@ -91,7 +91,10 @@ def _named(name: str, what: str, runs: Runs) -> str:
 
 def free_pages(runs: Runs) -> go.Figure | None:
     """nr_free_pages over time against the min/low/high watermarks (Σ over zones), the
-    inputs overlaid; watermarks once when every input has the same, else per input."""
+    inputs overlaid; watermarks once when every input has the same, else per input. A
+    simulated run's samples also carry `nr_free_pages_true` (every free page, the per-CPU
+    lists' included, where nr_free_pages is the kernel's reading without the per-CPU
+    deltas): drawn dotted beside it when present (older run directories have none)."""
     series = [(k, name, run, [(t, v["nr_free_pages"]) for t, v in run.vmstat_samples if "nr_free_pages" in v]) for k, name, run in runs]
     series = [x for x in series if x[3]]
     if not series:
@@ -100,6 +103,11 @@ def free_pages(runs: Runs) -> go.Figure | None:
     for k, name, _, samples in series:
         fig.add_trace(go.Scatter(x=[t for t, _ in samples], y=[v for _, v in samples], name=_named(name, "nr_free_pages", runs),
                                  mode="lines+markers", line={"color": colour(k)}, legendgroup=name))  # fmt: skip
+    for k, name, run, _ in series:
+        true = [(t, v["nr_free_pages_true"]) for t, v in run.vmstat_samples if "nr_free_pages_true" in v]
+        if true:
+            fig.add_trace(go.Scatter(x=[t for t, _ in true], y=[v for _, v in true], name=_named(name, "free pages, per-CPU lists included", runs),
+                                     mode="lines", line={"color": colour(k), "dash": "dot"}, legendgroup=name))  # fmt: skip
     marks = [(k, name, run.watermarks()) for k, name, run, _ in series]
     known = [(k, name, m) for k, name, m in marks if m is not None]
     shared = len({tuple(sorted(m.items())) for _, _, m in known}) == 1

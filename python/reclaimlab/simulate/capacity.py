@@ -55,7 +55,7 @@ def mem_available(meminfo: Path = MEMINFO) -> int | None:
     return None
 
 
-def _gb(n: int) -> str:
+def bytes_text(n: int) -> str:
     return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
 
 
@@ -75,9 +75,9 @@ def fit_jobs(pts: Sequence[Point], jobs: int, available: int | None = None,
     if need > available:
         what = f"point {label}" if label else "this run"
         raise CapacityError(
-            f"{what} needs {_gb(need)} of memory ({_gb(need - FIXED_BYTES)} of simulator state for its pages, "
-            f"page tables and swap map, and {_gb(FIXED_BYTES)} for the process) but this host has "
-            f"{_gb(available)} available (MemAvailable): simulate less memory (machine.memory_mb_per_node, "
+            f"{what} needs {bytes_text(need)} of memory ({bytes_text(need - FIXED_BYTES)} of simulator state for its pages, "
+            f"page tables and swap map, and {bytes_text(FIXED_BYTES)} for the process) but this host has "
+            f"{bytes_text(available)} available (MemAvailable): simulate less memory (machine.memory_mb_per_node, "
             f"swap.size_mb, the workload's size_mb; reproduce --scale) or run it on a larger host"
         )
     fit, total = 0, 0
@@ -89,7 +89,7 @@ def fit_jobs(pts: Sequence[Point], jobs: int, available: int | None = None,
     if fit < jobs:
         note(
             f"-j lowered from {jobs} to {fit}: {jobs} points at once would need "
-            f"{_gb(sum(n for n, _ in needs[:jobs]))} of memory, this host has {_gb(available)} available (MemAvailable)"
+            f"{bytes_text(sum(n for n, _ in needs[:jobs]))} of memory, this host has {bytes_text(available)} available (MemAvailable)"
         )
     return fit
 

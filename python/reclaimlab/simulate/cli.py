@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import resource
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ from reclaimlab.rundir import RunDir, read_rundir
 from reclaimlab.scenarios import SCENARIO_DIR
 from reclaimlab.seeds import seed000, seed002
 from reclaimlab.simulate.capacity import CapacityError, fit_jobs
-from reclaimlab.simulate.runner import Point, ScenarioError, points, run_points
+from reclaimlab.simulate.runner import Point, PointsFailed, ScenarioError, points, run_points
 from reclaimlab.summary import print_summary
 
 console = Console(width=140)
@@ -54,12 +55,36 @@ JOBS = click.IntRange(min=1)
 POSITIVE = click.FloatRange(min=0, min_open=True)
 
 
-def _run_points(pts: list[Point], out: Path, force: bool, jobs: int | None, quiet: bool = False) -> list[Path]:
-    """`run_points`, a directory in the way or a point bigger than this host an error line."""
+def _run_points(pts: list[Point], out: Path, force: bool, jobs: int | None, quiet: bool = False, ray: str | None = None) -> list[Path]:
+    """`run_points`, resumable with this very command; a directory in the way, a point bigger
+    than this host or Ray missing an error line (exit 2), failed points their report (exit 1)."""
+    from reclaimlab.simulate.ray_backend import RayUnavailable
+
     try:
-        return run_points(pts, out, force=force, jobs=jobs, quiet=quiet)
-    except (FileExistsError, CapacityError) as e:
+        return run_points(pts, out, force=force, jobs=jobs, quiet=quiet, ray_address=ray, resume=_resume_command(out))
+    except (FileExistsError, CapacityError, RayUnavailable) as e:
         _fail(str(e))
+    except PointsFailed as e:
+        console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+        sys.exit(1)
+
+
+def _resume_command(out: Path) -> str:
+    """This command line again, to go on with a sweep that stopped: without --force (which
+    would run every point again), into the same directory."""
+    args = [a for a in sys.argv[1:] if a != "--force"]
+    if not any(a in ("-o", "--out") or a.startswith(("--out=", "-o")) for a in args):
+        args += ["-o", str(out)]
+    return shlex.join(["reclaimlab", *args])
+
+
+# `--ray [ADDRESS]`: the option's value is optional, `auto` when it is left out.
+RAY_OPTION = click.option(
+    "--ray", "ray", is_flag=False, flag_value="auto", default=None, metavar="[ADDRESS]",
+    help="Run the points as tasks on a Ray cluster (pip install 'reclaimlab[ray]'): ADDRESS of its head, "
+         "`auto` (the default: the cluster this host belongs to) or `local` (one started here); -j does not apply. "
+         "See docs/scale-out.md.",
+)  # fmt: skip
 
 
 def _default_out(name: str) -> Path:
@@ -69,17 +94,25 @@ def _default_out(name: str) -> Path:
 
 @click.command()
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=False))
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a scenario key (TOML value), e.g. --set workload.tasks=16.")
-@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), help="Run directory (default runs/<name>-<time>).")
-@click.option("--force", is_flag=True, help="Overwrite run directories that already hold results.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a scenario key (TOML value), e.g. --set workload.tasks=16 (a quoted key stays whole: --set 'sweep.\"workload.tasks\"=[1,2]').")
+@click.option("--sweep", "sweeps", multiple=True, metavar="KEY=V,V,…", help="Sweep KEY over these values (TOML values), adding or replacing that axis of the file's [sweep]; several give their product, e.g. --sweep workload.tasks=1,2,4.")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), help="Run directory (default runs/<name>-<time>). A sweep rerun into it skips the points already complete.")
+@click.option("--force", is_flag=True, help="Overwrite run directories that already hold results (a sweep: run every point again).")
 @click.option("-j", "--jobs", type=JOBS, default=None, help="Points simulated in parallel (default: all CPUs, fewer if this host's memory does not hold them).")
 @click.option("--live-and-sim", is_flag=True, help="Also run SCENARIO on this machine's kernel (root; it sets the scenario's sysctls, constrains memory, drops caches, and undoes it all): OUT/sim/ and OUT/live/, then compare them. -j applies to the simulation.")
 @click.option("--json", "as_json", is_flag=True, help="Print each point's label, run directory and result.json as JSON instead of the table.")
-def run(scenario: str, overrides: tuple[str, ...], out: Path | None, force: bool, jobs: int | None, live_and_sim: bool, as_json: bool) -> None:
+@RAY_OPTION
+def run(scenario: str, overrides: tuple[str, ...], sweeps: tuple[str, ...], out: Path | None, force: bool, jobs: int | None, live_and_sim: bool, as_json: bool, ray: str | None) -> None:
     """Simulate SCENARIO (a TOML file) and write its run directory; a sweep writes one
     directory per point. With --live-and-sim, also run it live and set the two side by side."""
     if as_json and live_and_sim:
         raise click.UsageError("--json does not apply to --live-and-sim (compare the two with `reclaimlab compare --json`)")
+    if ray is not None and live_and_sim:
+        raise click.UsageError("--ray does not apply to --live-and-sim (the live run is this machine's)")
+    try:
+        overrides = (*overrides, *(_core.sweep_override(axis) for axis in sweeps))
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--sweep") from None
     if _core.needs_host_profile(scenario, list(overrides)):
         from reclaimlab.host import ProbeError, ensure_profile
 
@@ -97,7 +130,7 @@ def run(scenario: str, overrides: tuple[str, ...], out: Path | None, force: bool
     if live_and_sim:
         _live_and_sim(scenario, overrides, pts, out, force, jobs)
         return
-    rundirs = _run_points(pts, out, force, jobs, quiet=as_json)
+    rundirs = _run_points(pts, out, force, jobs, quiet=as_json, ray=ray)
     if as_json:
         results = [{"label": p.label, "run_dir": str(d), "result": read_rundir(d).result} for p, d in zip(pts, rundirs)]
         click.echo(json.dumps(results, indent=2))
@@ -167,13 +200,13 @@ def _seed000_points(tests: list[int], tasks: list[int] | None, memory_scale: flo
     return out
 
 
-def _reproduce(tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, out: Path, force: bool, jobs: int | None, suffix: str, sets: tuple[str, ...] = ()) -> None:
+def _reproduce(tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, out: Path, force: bool, jobs: int | None, suffix: str, sets: tuple[str, ...] = (), ray: str | None = None) -> None:
     try:
         tagged = _seed000_points(tests, tasks, scale, duration, sets)
     except ScenarioError as e:
         _fail(str(e))
         return
-    rundirs = _run_points([p for _, p in tagged], out, force, jobs)
+    rundirs = _run_points([p for _, p in tagged], out, force, jobs, ray=ray)
     rows: dict[int, list[seed000.Row]] = {test: [] for test in tests}
     for (test, _), rundir in zip(tagged, rundirs):
         rows[test].append(seed000.columns_of(read_rundir(rundir)))
@@ -184,14 +217,14 @@ def _reproduce(tests: list[int], tasks: list[int] | None, scale: float, duration
     console.print(f"run directories: {out}")
 
 
-def _reproduce_seed002(scale: float, duration: float | None, sets: tuple[str, ...], out: Path, force: bool, jobs: int | None) -> None:
+def _reproduce_seed002(scale: float, duration: float | None, sets: tuple[str, ...], out: Path, force: bool, jobs: int | None, ray: str | None = None) -> None:
     """Seed 002's sweep (cluster, vma) simulated, its table beside the seed's, the targets."""
     try:
         pts = points(str(seed002.SCENARIO), [*seed002.overrides(scale, duration), *sets])
     except ScenarioError as e:
         _fail(str(e))
         return
-    rundirs = _run_points(pts, out, force, jobs)
+    rundirs = _run_points(pts, out, force, jobs, ray=ray)
     rows = {}
     for p, d in zip(pts, rundirs):
         policy = p.label.rpartition("=")[2]
@@ -216,15 +249,16 @@ def _reproduce_seed002(scale: float, duration: float | None, sets: tuple[str, ..
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite existing run directories.")
 @click.option("-j", "--jobs", type=JOBS, default=None, help="Points simulated in parallel (default: all CPUs, fewer if this host's memory does not hold them).")
-def reproduce(seed: str, tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, sets: tuple[str, ...], out: Path | None, force: bool, jobs: int | None) -> None:
+@RAY_OPTION
+def reproduce(seed: str, tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, sets: tuple[str, ...], out: Path | None, force: bool, jobs: int | None, ray: str | None) -> None:
     """Reproduce a seed document's tables: simulated rows with the seed's rows beneath."""
     if seed == "seed002":
-        _reproduce_seed002(scale, duration, sets, out or _default_out(seed), force, jobs)
+        _reproduce_seed002(scale, duration, sets, out or _default_out(seed), force, jobs, ray)
         return
     suffix = "" if scale == 1.0 else f" (memory ×{scale:g})"
     if sets:
         suffix += " — " + ", ".join(sets)
-    _reproduce(tests, tasks, scale, duration, out or _default_out(seed), force, jobs, suffix, sets)
+    _reproduce(tests, tasks, scale, duration, out or _default_out(seed), force, jobs, suffix, sets, ray)
 
 
 @click.command()

@@ -37,7 +37,8 @@ pub fn hugetlb_reserve(k: &mut Kernel, available_pages: u64) -> u64 {
                 let z = &k.mem.zones[zi];
                 z.zone_watermark_ok(HUGETLB_PAGE_ORDER, z.watermark[WMARK_LOW], ZONE_NORMAL)
             });
-            match zone.and_then(|zi| k.mem.zones[zi].rmqueue(&mut k.mem.pages, HUGETLB_PAGE_ORDER)) {
+            match zone.and_then(|zi| k.mem.zones[zi].rmqueue(&mut k.mem.pages, HUGETLB_PAGE_ORDER))
+            {
                 Some(_) => got += 1,
                 None => exhausted[nid] = true,
             }
@@ -51,7 +52,8 @@ pub fn hugetlb_reserve(k: &mut Kernel, available_pages: u64) -> u64 {
 /// `calculate_totalreserve_pages()`: per zone its largest lowmem reserve plus its high
 /// watermark, at most its managed pages.
 pub fn totalreserve_pages(k: &Kernel) -> u64 {
-    k.mem.zones
+    k.mem
+        .zones
         .iter()
         .map(|z| {
             let reserve = z.lowmem_reserve.iter().copied().max().unwrap_or(0);
@@ -81,7 +83,11 @@ mod tests {
         );
         // The highest zone is taken first: DMA32 keeps everything while Normal can give.
         let dma32 = zone_of(&k, crate::mm::zone::ZONE_DMA32);
-        assert_eq!(k.mem.zones[dma32].nr_free_pages, 256 * 256, "DMA32 untouched");
+        assert_eq!(
+            k.mem.zones[dma32].nr_free_pages,
+            256 * 256,
+            "DMA32 untouched"
+        );
     }
 
     #[test]

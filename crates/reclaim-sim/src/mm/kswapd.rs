@@ -37,6 +37,8 @@ pub fn kswapd_run(sim: &mut Sim, nid: u32, threads: u32, cpus_per_node: u32) {
 /// The thread first runs when woken, at the top of the loop.
 async fn kswapd(cx: Cx, nid: u32) {
     let mut highest_zoneidx = MAX_NR_ZONES - 1;
+    // Woken from the sleep it started in: kswapd_try_to_sleep()'s pressure thresholds.
+    cx.k().set_pgdat_percpu_threshold(nid, true);
     loop {
         let alloc_order = {
             let mut k = cx.k();
@@ -93,7 +95,11 @@ async fn kswapd_try_to_sleep(cx: &Cx, nid: u32, reclaim_order: u32, highest_zone
         sleep
     };
     if sleep {
+        // vmstat deltas hide up to nr_online_cpus · threshold pages: the normal (larger)
+        // threshold while kswapd sleeps, the pressure one while it is awake (4.16, 6.x).
+        cx.k().set_pgdat_percpu_threshold(nid, false);
         schedule(cx).await;
+        cx.k().set_pgdat_percpu_threshold(nid, true);
     }
 }
 
@@ -129,7 +135,8 @@ async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) ->
                 sc.order = 0;
             }
             // Tasks throttled on pfmemalloc_wait go on as soon as the reserve is met.
-            if k.mem.nodes[nid as usize].pfmemalloc_wait.is_active() && k.allow_direct_reclaim(nid) {
+            if k.mem.nodes[nid as usize].pfmemalloc_wait.is_active() && k.allow_direct_reclaim(nid)
+            {
                 k.wake_up_pfmemalloc_wait(nid);
             }
             let raise_priority = sc.nr_scanned < sc.nr_to_reclaim;
@@ -180,7 +187,17 @@ async fn kswapd_shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
 }
 
 impl Kernel {
-    /// `pgdat_balanced()`: any managed zone ≤ highest_zoneidx meets its high watermark.
+    /// `set_pgdat_percpu_threshold()` of node `nid`'s zones: the pressure thresholds
+    /// (`calculate_pressure_threshold`) or the normal ones.
+    pub fn set_pgdat_percpu_threshold(&mut self, nid: u32, pressure: bool) {
+        let zis = &self.mem.nodes[nid as usize].zones;
+        self.percpu
+            .pcp
+            .set_pgdat_percpu_threshold(&self.mem.zones, zis, pressure);
+    }
+
+    /// `pgdat_balanced()`: any managed zone ≤ highest_zoneidx meets its high watermark
+    /// (`zone_watermark_ok_safe`, 4.16 and 6.x).
     pub fn pgdat_balanced(&self, nid: u32, order: u32, highest_zoneidx: usize) -> bool {
         let mut any_managed = false;
         for &zi in &self.mem.nodes[nid as usize].zones {
@@ -189,7 +206,7 @@ impl Kernel {
                 continue;
             }
             any_managed = true;
-            if z.zone_watermark_ok(order, z.wmark_pages(WMARK_HIGH), highest_zoneidx) {
+            if z.zone_watermark_ok_safe(order, z.wmark_pages(WMARK_HIGH), highest_zoneidx) {
                 return true;
             }
         }

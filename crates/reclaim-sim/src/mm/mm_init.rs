@@ -1,37 +1,55 @@
 //! Booting the memory: the page array, each node's zones with all their memory free
 //! (`free_area_init()`, mm/mm_init.c, 6.x), the boot-time watermarks and lowmem reserves
 //! (`init_per_zone_wmark_min()`), the nodes' root lruvecs, and the zonelists
-//! (`build_all_zonelists()`). One node's memory is one pfn range; node 0 starts with
+//! (`build_all_zonelists()`), into `Memory`, the kernel's part that holds them. One node's memory is one pfn range; node 0 starts with
 //! ZONE_DMA32 when `[machine] dma32_mb` is set, and every node has a ZONE_NORMAL.
 
 use crate::hw::lock::SpinLock;
 use crate::hw::memory::MemoryBandwidth;
-use crate::machine::{Machine, Sysctl};
+use crate::machine::Machine;
 use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
 use crate::mm::page::Pages;
+use crate::mm::page_ext::PageExt;
 use crate::mm::zone::{
     calculate_min_free_kbytes, free_lists, setup_per_zone_lowmem_reserve, setup_per_zone_wmarks,
     zonelist_kswapd_nodes, PgData, Zone, MAX_NR_ZONES, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS,
     ZONE_DMA32, ZONE_NORMAL,
 };
 use crate::sched::WaitQueue;
+use crate::sysctl::Sysctl;
 use crate::variant::Variant;
 
-/// The memory part of the kernel, as boot leaves it.
-pub struct MemoryInit {
-    pub nr_pages: u32,
+/// Wait queues tasks sleep on until a folio is unlocked or its writeback ends, hashed by
+/// pfn (`folio_waitqueue()`: the kernel's `folio_wait_table` of 256 queues).
+pub const PAGE_WAIT_TABLE_SIZE: usize = 256;
+
+/// The kernel's memory (`Kernel::mem`): the nodes and their zones, the page array and what
+/// hangs off each page frame, as boot builds them and the allocator and reclaim change them.
+pub struct Memory {
+    /// `mem_map`: every page frame's state and the lists it is on.
     pub pages: Pages,
+    /// Per-page state beside the page array (`mm::page_ext`).
+    pub page_ext: PageExt,
+    /// `folio_wait_table`: tasks waiting for a folio's unlock or writeback end.
+    pub page_wait: Vec<WaitQueue>,
     pub zones: Vec<Zone>,
+    /// Each zone's `zone->lock`.
     pub zone_lock: Vec<SpinLock>,
+    /// `pg_data_t` of each node.
     pub nodes: Vec<PgData>,
-    /// The root cgroup's lruvec of each node.
-    pub lruvecs: Vec<Lruvec>,
+    /// `node_zonelists[ZONELIST_FALLBACK]` per node: zone indices, local node first, each
+    /// node's zones from the highest type down.
     pub zonelists: Vec<Vec<usize>>,
+    /// `[nid · MAX_NR_ZONES + highest_zoneidx]`: the nodes whose kswapd an allocation from
+    /// `nid`'s zonelist wakes ([`zonelist_kswapd_nodes`]).
     pub kswapd_wake_nodes: Vec<Vec<u32>>,
     /// pfn → zone lookup: the zone index of each MAX_ORDER block.
     pub block_zone: Vec<u8>,
+    /// `min_free_kbytes` as boot set it (the sysctl's value, or the kernel's own).
     pub min_free_kbytes: u64,
+    /// Base pages held by reserved hugetlb pages (`mm::hugetlb`, a memory squeeze).
+    pub hugetlb_pages: u64,
 }
 
 /// The pages of `mb` megabytes, in whole MAX_ORDER blocks (what a node or zone of that size
@@ -51,7 +69,8 @@ pub fn nr_zones(m: &Machine) -> u32 {
 }
 
 /// `free_area_init()` and the rest of the memory's boot for machine `m`.
-pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> MemoryInit {
+/// Returns the memory and each node's root lruvec (which `MemCgroups` holds).
+pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memory, Vec<Lruvec>) {
     let node_pages = whole_blocks(m.memory_mb_per_node);
     let dma32_pages = whole_blocks(m.dma32_mb);
     let nr_pages = nr_page_frames(m);
@@ -145,16 +164,18 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> Memory
         .flat_map(|zl| (0..MAX_NR_ZONES).map(|hz| zonelist_kswapd_nodes(&zones, zl, hz)))
         .collect();
     let zone_lock = zones.iter().map(|z| SpinLock::new(z.nid)).collect();
-    MemoryInit {
-        nr_pages,
+    let memory = Memory {
+        page_ext: PageExt::new(nr_pages),
         pages,
+        page_wait: vec![WaitQueue::default(); PAGE_WAIT_TABLE_SIZE],
         zones,
         zone_lock,
         nodes,
-        lruvecs,
         zonelists,
         kswapd_wake_nodes,
         block_zone,
         min_free_kbytes,
-    }
+        hugetlb_pages: 0,
+    };
+    (memory, lruvecs)
 }

@@ -18,6 +18,7 @@ pub mod page;
 pub mod page_alloc;
 pub mod page_ext;
 pub mod page_io;
+pub mod pcp;
 pub mod percpu;
 pub mod swap;
 pub mod swap_state;

@@ -3,25 +3,30 @@
 //! `__alloc_pages_slowpath()`: wake the kswapds, try the min watermark, direct reclaim, and
 //! retry while `should_reclaim_retry()` says reclaim may still help.
 //!
+//! Order-0 pages come from and go to the per-CPU page lists (`mm::pcp`): `rmqueue_pcplist()`
+//! refills `pcp->batch` pages under zone->lock (`rmqueue_bulk()`) after the one watermark
+//! check of the allocation that found the list empty, `free_unref_page()` parks a page on
+//! the freeing CPU's list and `free_pcppages_bulk()` returns a batch under zone->lock once
+//! the list reaches `pcp->high`, and a direct reclaim whose allocation still fails drains
+//! every list once (`drain_all_pages()`) and retries. Watermark checks read NR_FREE_PAGES
+//! without the per-CPU deltas (`zone_page_state`), except `should_reclaim_retry()`, which
+//! reads the snapshot, as 4.16 and 6.x do.
+//!
 //! Not modelled: compaction (an order > 0 request does no direct compaction), the OOM killer
 //! (an allocation whose retries run out is counted in `Kernel::nr_oom_retries` and retries,
 //! as it would after the killer freed memory), cpusets, `__GFP_MEMALLOC`/PF_MEMALLOC reserves,
-//! highatomic reserves, and the drain of the per-CPU lists after a failed post-reclaim
-//! attempt (`drain_all_pages`: the model keeps no pages on them). Per-CPU page lists are not
-//! lists here: pages come straight from the buddy lists, and the PCP batching shows only in
-//! the cost model (one zone->lock acquisition per `PCP_BATCH` pages, per CPU).
+//! highatomic reserves (`unreserve_highatomic_pageblock()` before the drain has none to
+//! release), 6.2's lower `high` while kswapd reclaims a zone (`nr_pcp_high()` under
+//! ZONE_RECLAIM_ACTIVE), and 6.7's auto-tuned `high`.
 
 use crate::engine::Ns;
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::gfp::*;
+use crate::mm::percpu::STAT_INTERVAL_NS;
 use crate::mm::vmscan::try_to_free_pages;
 use crate::mm::vmstat::VmEvent;
-use crate::mm::zone::{PcpCredit, MAX_NR_ZONES, WMARK_LOW, WMARK_MIN};
+use crate::mm::zone::{MAX_NR_ZONES, WMARK_LOW, WMARK_MIN};
 use crate::process::{cond_resched, psi_memstall_enter, psi_memstall_leave, Cx};
-
-/// Pages moved per zone->lock acquisition when a per-CPU list is refilled (`pcp->batch`
-/// is 63 on large zones).
-pub const PCP_BATCH: u32 = 63;
 /// Orders above this are "costly": the slow path gives up on them sooner.
 pub const PAGE_ALLOC_COSTLY_ORDER: u32 = 3;
 
@@ -76,6 +81,7 @@ fn gfp_to_alloc_flags(gfp: Gfp) -> AllocFlags {
 /// be next).
 pub async fn alloc_pages(cx: &Cx, gfp: Gfp, order: u32, nid: u32) -> Option<u32> {
     let ac = AllocContext::new(gfp, order, nid);
+    cx.k().vmstat_update();
     let fast = cx.k().get_page(&ac, ALLOC_WMARK_LOW, cx.cpu);
     if fast.is_some() {
         return fast;
@@ -104,13 +110,20 @@ async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
         if !can_direct_reclaim {
             return None;
         }
-        // __alloc_pages_direct_reclaim(): reclaim, then one more attempt if it made progress;
-        // __perform_reclaim() stalls in it (psi_memstall_enter/leave).
+        // __alloc_pages_direct_reclaim(): reclaim (__perform_reclaim() stalls in it:
+        // psi_memstall_enter/leave), then one more attempt if it made progress; if that
+        // fails, drain every CPU's lists once and try again.
         let pflags = psi_memstall_enter(cx);
         let progress = try_to_free_pages(cx, ac.nid, ac.order, gfp).await;
         psi_memstall_leave(cx, pflags);
         if progress > 0 {
-            let page = cx.k().get_page(ac, alloc_flags, cx.cpu);
+            let mut k = cx.k();
+            let page = k.get_page(ac, alloc_flags, cx.cpu);
+            if page.is_some() {
+                return page;
+            }
+            k.drain_all_pages();
+            let page = k.get_page(ac, alloc_flags, cx.cpu);
             if page.is_some() {
                 return page;
             }
@@ -130,7 +143,7 @@ async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
             if gfp & __GFP_RETRY_MAYFAIL != 0 {
                 return None;
             }
-            cx.k().nr_oom_retries += 1;
+            cx.k().stats.nr_oom_retries += 1;
             no_progress_loops = 0;
         }
         // should_reclaim_retry() ends with cond_resched() before the retry.
@@ -167,6 +180,7 @@ impl Kernel {
         out: &mut Vec<u32>,
     ) -> usize {
         let ac = AllocContext::new(gfp, 0, nid);
+        self.vmstat_update();
         let mut got = self.get_page_from_freelist(&ac, ALLOC_WMARK_LOW, cpu, want, out);
         if got < want {
             let alloc_flags = gfp_to_alloc_flags(gfp);
@@ -206,9 +220,10 @@ impl Kernel {
 
     /// `get_page_from_freelist()` for up to `want` allocations of `ac.order` in a row, as
     /// that many consecutive calls would return them: each comes from the first zone of the
-    /// zonelist (≤ highest_zoneidx) that still passes the watermark. Appends their first
-    /// pfns to `out` and returns how many. The CPU time (zone->lock whenever `cpu`'s per-CPU
-    /// list needs a refill; once per block above order 0) is charged to the slice.
+    /// zonelist (≤ highest_zoneidx) that still passes the watermark (`zone_watermark_fast`,
+    /// NR_FREE_PAGES without the per-CPU deltas). Appends their first pfns to `out` and
+    /// returns how many. The CPU time (zone->lock whenever `cpu`'s per-CPU list needs a
+    /// refill; once per block above order 0) is charged to the slice.
     #[inline]
     pub fn get_page_from_freelist(
         &mut self,
@@ -237,52 +252,145 @@ impl Kernel {
             }
             let zone_idx = z.zone_idx;
             let n = if ac.order == 0 {
-                // zone_watermark_fast() for order 0 passes while free > mark + lowmem_reserve.
-                let allowed = z.nr_free_pages.saturating_sub(mark + z.lowmem_reserve[hz]);
-                let n = (want - got).min(allowed as usize);
-                self.rmqueue_pcplist_run(zi, cpu, cpu_node, n, out);
-                n
+                let limit = mark + z.lowmem_reserve[hz];
+                self.rmqueue_pcplist_run(zi, cpu, cpu_node, limit, want - got, out)
             } else {
-                self.rmqueue_blocks(zi, ac.order, mark, hz, cpu_node, want - got, out)
+                self.rmqueue_blocks(zi, ac.order, mark, hz, cpu, want - got, out)
             };
-            self.stats.events
+            self.stats
+                .events
                 .count_zid(VmEvent::PgallocDma, zone_idx, (n as u64) << ac.order);
             got += n;
         }
         got
     }
 
-    /// `rmqueue_pcplist()` for `n` order-0 pages of zone `zi` that the watermark allows:
-    /// refill `cpu`'s per-CPU list under zone->lock whenever its credit runs out, and take
-    /// each refill's pages as one run.
+    /// `rmqueue_pcplist()` for up to `n` order-0 pages of zone `zi` in a row, each after
+    /// `zone_watermark_fast()`: order 0 passes while NR_FREE_PAGES (without the per-CPU
+    /// deltas) is above `limit` (the mark plus the lowmem reserve). Pages come from the head
+    /// of `cpu`'s list; an allocation that finds it empty refills it (`rmqueue_bulk()`:
+    /// `batch` pages under zone->lock, one NR_FREE_PAGES update on `cpu`) after its own
+    /// check, so a refill can take the zone below the mark. Between refills NR_FREE_PAGES
+    /// does not move, so every allocation from the list passes or fails together. Returns
+    /// how many pages were taken.
     #[inline]
     fn rmqueue_pcplist_run(
         &mut self,
         zi: usize,
         cpu: u32,
         cpu_node: u32,
+        limit: u64,
         n: usize,
         out: &mut impl Extend<u32>,
-    ) {
+    ) -> usize {
+        let i = self.percpu.pcp.idx(zi, cpu);
         let mut taken = 0;
-        while taken < n {
-            let pcp = self.percpu.pcp[cpu as usize];
-            if pcp.zone != zi || pcp.credit == 0 {
-                let hold = PCP_BATCH as Ns * self.costs.buddy_ns;
+        while taken < n && self.mem.zones[zi].zone_page_state_free() > limit {
+            let mut k = (n - taken).min(self.percpu.pcp.count[i] as usize);
+            if k == 0 {
+                let batch = self.percpu.pcp.batch[i];
+                let hold = Ns::from(batch) * self.costs.buddy_ns;
                 let at = self.clock();
                 let lock = self.zone_lock(zi, cpu_node, hold, at);
                 self.charge(lock.total());
-                self.percpu.pcp[cpu as usize] = PcpCredit {
-                    zone: zi,
-                    credit: PCP_BATCH,
-                };
+                let scratch = &mut self.percpu.scratch;
+                scratch.clear();
+                let z = &mut self.mem.zones[zi];
+                let got = z.rmqueue_order0_run(&mut self.mem.pages, batch as usize, scratch);
+                if got == 0 {
+                    break;
+                }
+                self.percpu.pcp.add_tail(i, scratch);
+                self.percpu.pcp.mod_free(z, zi, cpu, -(got as i64));
+                k = 1; // the refilling allocation; the next ones check the watermark again
             }
-            let pcp = &mut self.percpu.pcp[cpu as usize];
-            let run = (n - taken).min(pcp.credit as usize);
-            pcp.credit -= run as u32;
-            let got = self.mem.zones[zi].rmqueue_order0_run(&mut self.mem.pages, run, out);
-            debug_assert_eq!(got, run, "watermark passed but the buddy lists are empty");
-            taken += run;
+            self.percpu.pcp.take_head(i, k as u32, out);
+            // rmqueue_pcplist(): `pcp->free_factor >>= 1` per allocation (6.2).
+            let f = &mut self.percpu.pcp.free_factor[i];
+            *f = f.checked_shr(k as u32).unwrap_or(0);
+            taken += k;
+        }
+        taken
+    }
+
+    /// `free_pcppages_bulk()`: `n` pages from the tail of `cpu`'s list of zone `zi` back to
+    /// the buddy lists under zone->lock, each `__free_one_page()` updating NR_FREE_PAGES on
+    /// `cpu`.
+    fn free_pcppages_bulk(&mut self, zi: usize, cpu: u32, n: u32) {
+        let i = self.percpu.pcp.idx(zi, cpu);
+        let scratch = &mut self.percpu.scratch;
+        scratch.clear();
+        self.percpu.pcp.take_tail(i, n, scratch);
+        let at = self.clock();
+        let cpu_node = self.cpus.node_of(cpu);
+        let lock = self.zone_lock(zi, cpu_node, Ns::from(n) * self.costs.buddy_ns, at);
+        self.charge(lock.total());
+        let z = &mut self.mem.zones[zi];
+        z.free_order0_run(&mut self.mem.pages, &self.percpu.scratch);
+        self.percpu.pcp.mod_free_pages(z, zi, cpu, n, 1);
+    }
+
+    /// `free_unref_page_commit()` of `pages`, all of zone `zi`, on `cpu`: each goes to the
+    /// head of the list; whenever the list reaches `high`, `free_pcppages_bulk()` returns
+    /// `nr_pcp_free()` pages.
+    fn free_unref_page_commit(&mut self, zi: usize, cpu: u32, pages: &[u32]) {
+        for &p in pages {
+            let f = self.mem.pages.fields_mut(p);
+            f.owner = crate::mm::page::NO_OWNER;
+            f.flags = 0;
+            f.order = 0;
+        }
+        let i = self.percpu.pcp.idx(zi, cpu);
+        let mut rest = pages;
+        while !rest.is_empty() {
+            let pcp = &self.percpu.pcp;
+            let room = pcp.high[i].saturating_sub(pcp.count[i]).max(1) as usize;
+            let (now, later) = rest.split_at(room.min(rest.len()));
+            self.percpu.pcp.add_head(i, now);
+            rest = later;
+            if self.percpu.pcp.count[i] >= self.percpu.pcp.high[i] {
+                let n = self.percpu.pcp.nr_pcp_free(i);
+                self.free_pcppages_bulk(zi, cpu, n);
+            }
+        }
+    }
+
+    /// `free_unref_page_list()` (4.16) / `free_unref_folios()` (6.x) on `cpu`: order-0
+    /// folios freed together, zone run by zone run.
+    pub fn free_unref_folios(&mut self, freed: &[u32], cpu: u32) {
+        self.vmstat_update();
+        let mut i = 0;
+        while i < freed.len() {
+            let (zi, n) = self.zone_run(&freed[i..]);
+            self.free_unref_page_commit(zi, cpu, &freed[i..i + n]);
+            i += n;
+        }
+    }
+
+    /// `drain_all_pages(NULL)`: every CPU's lists back to the buddy lists. The kernel runs
+    /// each CPU's drain there and waits for them all; the model runs them from the caller,
+    /// one after another, at the caller's cost (a departure that overstates its wait).
+    pub fn drain_all_pages(&mut self) {
+        for zi in 0..self.mem.zones.len() {
+            for cpu in 0..self.percpu.pcp.nr_cpus as u32 {
+                let n = self.percpu.pcp.count[self.percpu.pcp.idx(zi, cpu)];
+                if n > 0 {
+                    self.free_pcppages_bulk(zi, cpu, n);
+                }
+            }
+        }
+    }
+
+    /// `vmstat_update()`: once a second (`sysctl_stat_interval`) every CPU folds its deltas
+    /// (`refresh_cpu_vm_stats`). Run lazily, by the first allocation or free after the
+    /// second's end: nothing reads the counts between the two. Not modelled: its drain of
+    /// remote nodes' per-CPU lists after three idle intervals (`drain_zone_pages`).
+    #[inline]
+    pub fn vmstat_update(&mut self) {
+        let now = self.clock();
+        if now >= self.percpu.next_vmstat_update {
+            self.percpu.pcp.fold_all(&mut self.mem.zones);
+            self.percpu.next_vmstat_update = (now / STAT_INTERVAL_NS + 1) * STAT_INTERVAL_NS;
         }
     }
 
@@ -295,10 +403,11 @@ impl Kernel {
         order: u32,
         mark: u64,
         hz: usize,
-        cpu_node: u32,
+        cpu: u32,
         want: usize,
         out: &mut impl Extend<u32>,
     ) -> usize {
+        let cpu_node = self.cpus.node_of(cpu);
         let mut n = 0;
         while n < want {
             let z = &self.mem.zones[zi];
@@ -311,25 +420,22 @@ impl Kernel {
             let at = self.clock();
             let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
             self.charge(lock.total());
+            // __mod_zone_freepage_state(zone, -(1 << order)) on this CPU.
+            let z = &mut self.mem.zones[zi];
+            self.percpu.pcp.mod_free(z, zi, cpu, -(1i64 << order));
             out.extend(std::iter::once(page));
             n += 1;
         }
         n
     }
 
-    /// `folio_put()` of a folio the task on `cpu` allocated and no longer needs: back to
-    /// the buddy allocator under zone->lock.
+    /// `folio_put()` of a folio the task on `cpu` allocated and no longer needs:
+    /// `free_unref_page()` onto `cpu`'s per-CPU list.
     pub fn free_folio(&mut self, p: u32, cpu: u32) {
-        let cpu_node = self.cpus.node_of(cpu);
+        self.vmstat_update();
         let zi = self.page_zone(p);
-        let at = self.clock();
-        let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
-        self.charge(lock.total());
-        let f = self.mem.pages.fields_mut(p);
-        f.owner = crate::mm::page::NO_OWNER;
-        f.flags = 0;
         self.mem_cgroup_uncharge_folio(p);
-        self.mem.zones[zi].free_order0_run(&mut self.mem.pages, &[p]);
+        self.free_unref_page_commit(zi, cpu, &[p]);
         self.count(VmEvent::Pgfree, 1);
     }
 
@@ -343,7 +449,7 @@ impl Kernel {
     }
 
     /// `should_reclaim_retry()`: retry while any zone could reach its min watermark with
-    /// everything reclaimable, and no more than MAX_RECLAIM_RETRIES passes in a row made no
+    /// everything reclaimable (free pages read with `zone_page_state_snapshot`), and no more than MAX_RECLAIM_RETRIES passes in a row made no
     /// progress (costly orders always count as no progress).
     pub fn should_reclaim_retry(
         &self,
@@ -365,7 +471,8 @@ impl Kernel {
             if z.zone_idx > hz {
                 return false;
             }
-            let available = (self.zone_reclaimable_pages(zi) + z.nr_free_pages) as i64;
+            let free = z.zone_page_state_snapshot_free();
+            let available = (self.zone_reclaimable_pages(zi) + free) as i64;
             z.watermark_ok(ac.order, z.wmark_pages(WMARK_MIN), hz, available)
         })
     }

@@ -241,7 +241,10 @@ mod tests {
         assert!(k.folio_mark_accessed(p));
         assert_eq!(k.memcg.lruvecs[0].total(LRU_INACTIVE_FILE), 0);
         assert_eq!(k.memcg.lruvecs[0].total(LRU_ACTIVE_FILE), 1);
-        assert_eq!(k.mem.pages.flags(p) & (pg::ACTIVE | pg::REFERENCED), pg::ACTIVE);
+        assert_eq!(
+            k.mem.pages.flags(p) & (pg::ACTIVE | pg::REFERENCED),
+            pg::ACTIVE
+        );
         assert!(
             !k.folio_mark_accessed(p),
             "already active: only PG_referenced is set"
@@ -282,9 +285,9 @@ mod tests {
         let (mut all, mut folios) = setup();
         let mut activated = 0;
         for &p in &window {
-            if one.pages.fields(p).owner == OWNER {
-                one.pages.clear(p, pg::LOCKED);
-                one.pages.set(p, pg::UPTODATE);
+            if one.mem.pages.fields(p).owner == OWNER {
+                one.mem.pages.clear(p, pg::LOCKED);
+                one.mem.pages.set(p, pg::UPTODATE);
                 activated += u64::from(one.folio_mark_accessed(p));
             }
         }
@@ -294,12 +297,15 @@ mod tests {
             activated
         );
         for &p in &window {
-            assert_eq!(one.pages.flags(p), all.pages.flags(p), "folio {p}");
-            assert_eq!(one.pages.fields(p).lru, all.pages.fields(p).lru);
+            assert_eq!(one.mem.pages.flags(p), all.mem.pages.flags(p), "folio {p}");
+            assert_eq!(one.mem.pages.fields(p).lru, all.mem.pages.fields(p).lru);
         }
         for lru in [LRU_INACTIVE_FILE, LRU_ACTIVE_FILE] {
             let list = one.memcg.lruvecs[0].list(lru);
-            assert!(one.pages.iter(list).eq(all.pages.iter(list)), "list {lru}");
+            assert!(
+                one.mem.pages.iter(list).eq(all.mem.pages.iter(list)),
+                "list {lru}"
+            );
             assert_eq!(
                 one.memcg.lruvecs[0].total(lru),
                 all.memcg.lruvecs[0].total(lru)

@@ -347,9 +347,9 @@ pub struct SwapFault {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::Sysctl;
     use crate::mm::swapfile::{SwapInfo, SwapState};
     use crate::mm::vma::swp_pte;
+    use crate::sysctl::Sysctl;
     use crate::testing::kernel_with;
     use crate::variant::{SwapAlloc, Variant};
 

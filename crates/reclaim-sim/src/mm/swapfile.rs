@@ -19,7 +19,7 @@
 
 use std::collections::VecDeque;
 
-use crate::machine::Sysctl;
+use crate::sysctl::Sysctl;
 use crate::variant::{SwapAlloc, SwapReadahead, Variant};
 
 /// Slots per cluster (`SWAPFILE_CLUSTER`, HPAGE_PMD_NR on x86-64).

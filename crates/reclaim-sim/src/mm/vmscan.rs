@@ -167,7 +167,7 @@ async fn throttle_direct_reclaim(cx: &Cx, nid: u32, highest_zoneidx: usize) {
         pgdat
     };
     loop {
-        cx.k().nodes[pgdat as usize].pfmemalloc_wait.add(cx.tid);
+        cx.k().mem.nodes[pgdat as usize].pfmemalloc_wait.add(cx.tid);
         schedule(cx).await;
         if cx.k().allow_direct_reclaim(pgdat) {
             return;
@@ -181,7 +181,8 @@ async fn do_try_to_free_pages(cx: &Cx, nid: u32, sc: &mut ScanControl) -> u64 {
     let nodes = {
         let mut k = cx.k();
         if !Kernel::is_cgroup_reclaim(sc.target_mem_cgroup) {
-            k.stats.events
+            k.stats
+                .events
                 .count_zid(VmEvent::AllocstallDma, sc.reclaim_idx, 1);
         }
         k.zonelist_nodes(nid, sc.reclaim_idx)
@@ -219,7 +220,7 @@ pub async fn shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
     }
     shrink_node_memcgs(cx, nid, sc).await;
     if sc.nr_reclaimed > nr_reclaimed {
-        cx.k().nodes[nid as usize].kswapd_failures = 0;
+        cx.k().mem.nodes[nid as usize].kswapd_failures = 0;
     }
 }
 
@@ -428,7 +429,7 @@ impl Kernel {
                 continue;
             }
             pfmemalloc_reserve += z.wmark_pages(WMARK_MIN);
-            free_pages += z.nr_free_pages;
+            free_pages += z.zone_page_state_free();
         }
         if pfmemalloc_reserve == 0 {
             return true;
@@ -508,7 +509,7 @@ impl Kernel {
                 } else {
                     0
                 };
-                (f + z.nr_free_pages, h + high)
+                (f + z.zone_page_state_free(), h + high)
             });
         sc.file_is_tiny = file + free <= total_high_wmark
             && sc.may_deactivate & DEACTIVATE_ANON == 0
@@ -682,18 +683,11 @@ impl Kernel {
         }
     }
 
-    /// `free_unref_folios()`: free reclaimed folios zone by zone under zone->lock.
-    pub(crate) fn free_isolated_folios(&mut self, freed: &[u32], cpu_node: u32) {
-        let buddy_ns = self.costs.buddy_ns;
-        let mut i = 0;
-        while i < freed.len() {
-            let (zi, n) = self.zone_run(&freed[i..]);
-            let at = self.clock();
-            let lock = self.zone_lock(zi, cpu_node, n as u64 * buddy_ns, at);
-            self.charge(lock.total());
-            self.mem.zones[zi].free_order0_run(&mut self.mem.pages, &freed[i..i + n]);
-            i += n;
-        }
+    /// `free_unref_page_list()` (4.16) / `free_unref_folios()` (6.x) of reclaimed folios:
+    /// onto the reclaiming CPU's per-CPU lists (`mm::page_alloc`).
+    pub(crate) fn free_isolated_folios(&mut self, freed: &[u32], _cpu_node: u32) {
+        let cpu = self.sched.tasks[self.current as usize].cpu;
+        self.free_unref_folios(freed, cpu);
     }
 
     /// `shrink_active_list()`: every folio that is not an executable mapped file folio is

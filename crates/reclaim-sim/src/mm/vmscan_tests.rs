@@ -32,7 +32,10 @@ fn skipped_folios_go_back_in_their_order() {
         "oldest skipped is the tail"
     );
     assert_eq!(k.mem.pages.first(list), Some(pages[2]));
-    assert_eq!(k.stats.events.v[VmEvent::PgskipDma as usize + ZONE_NORMAL], 3);
+    assert_eq!(
+        k.stats.events.v[VmEvent::PgskipDma as usize + ZONE_NORMAL],
+        3
+    );
 }
 
 #[test]
@@ -119,7 +122,7 @@ fn throttled_reclaimer_sleeps_until_kswapd_restores_the_reserve() {
         if allocstalls(&sim.k()) > 0 {
             break;
         }
-        let waiting = sim.k().nodes[0].pfmemalloc_wait.is_active();
+        let waiting = sim.k().mem.nodes[0].pfmemalloc_wait.is_active();
         let id = run_next(&mut sim);
         let k = sim.k();
         if waiting && !k.mem.nodes[0].pfmemalloc_wait.is_active() {
@@ -154,9 +157,9 @@ fn a_premature_wake_up_sends_the_reader_back_to_sleep() {
     };
     let dd = add_dd(&mut sim);
     run_next(&mut sim);
-    assert_eq!(sim.k().nodes[0].pfmemalloc_wait.waiters(), &[dd]);
+    assert_eq!(sim.k().mem.nodes[0].pfmemalloc_wait.waiters(), &[dd]);
     assert!(!sim.k().prepare_kswapd_sleep(0, 0, ZONE_NORMAL));
-    assert!(!sim.k().nodes[0].pfmemalloc_wait.is_active());
+    assert!(!sim.k().mem.nodes[0].pfmemalloc_wait.is_active());
     assert_eq!(run_next(&mut sim), Some(dd));
     {
         let k = sim.k();

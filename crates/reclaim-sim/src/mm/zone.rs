@@ -1,8 +1,10 @@
 //! Zones: watermarks (`__setup_per_zone_wmarks`, `setup_per_zone_lowmem_reserve`,
 //! `calculate_min_free_kbytes`), the watermark check (`__zone_watermark_ok`) and a buddy
 //! allocator over per-order free lists. Models mm/page_alloc.c of Linux 6.2 (the per-order
-//! check) with the 6.x NR_PAGE_ORDERS = 11. Not modelled: per-CPU page lists (their batching
-//! is charged as lock cost in `page_alloc`, through [`PcpCredit`]), migratetypes and
+//! check) with the 6.x NR_PAGE_ORDERS = 11. NR_FREE_PAGES is read as the kernel reads it,
+//! without the per-CPU deltas (`zone_page_state`) or with them (`zone_page_state_snapshot`,
+//! `zone_watermark_ok_safe`); the deltas and the per-CPU page lists are `mm::pcp`'s. Not
+//! modelled: migratetypes and
 //! pageblocks (and so watermark boosting, which a migratetype fallback triggers), CMA,
 //! highatomic reserves, and ZONE_DMA (16 MiB, too small to matter here).
 
@@ -39,20 +41,18 @@ pub struct Zone {
     /// `_watermark[WMARK_MIN..=WMARK_PROMO]`.
     pub watermark: [u64; 4],
     pub lowmem_reserve: [u64; MAX_NR_ZONES],
-    /// NR_FREE_PAGES.
+    /// The pages on the buddy lists: NR_FREE_PAGES with every CPU's delta folded in (what
+    /// `zone_page_state_snapshot` reads). Pages on per-CPU lists are not in it.
     pub nr_free_pages: u64,
+    /// Σ over CPUs of `vm_stat_diff[NR_FREE_PAGES]` (`mm::pcp`): the global count that
+    /// `zone_page_state` reads is `nr_free_pages − percpu_diff`.
+    pub percpu_diff: i64,
+    /// `zone->percpu_drift_mark` (0: unset).
+    pub percpu_drift_mark: u64,
     /// `free_area[order].nr_free`.
     pub nr_free: [u64; NR_PAGE_ORDERS],
     /// `free_area[order].free_list` in `Pages`.
     pub free_lists: [ListId; NR_PAGE_ORDERS],
-}
-
-/// The per-CPU page list refill state of one CPU (`struct per_cpu_pages`, cost model only):
-/// which zone's list it last refilled and how many pages that refill still covers.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PcpCredit {
-    pub zone: usize,
-    pub credit: u32,
 }
 
 /// A NUMA node: `pg_data_t`.
@@ -110,6 +110,8 @@ impl Zone {
             watermark: [0; 4],
             lowmem_reserve: [0; MAX_NR_ZONES],
             nr_free_pages: 0,
+            percpu_diff: 0,
+            percpu_drift_mark: 0,
             nr_free: [0; NR_PAGE_ORDERS],
             free_lists,
         }
@@ -145,10 +147,40 @@ impl Zone {
         (order as usize..NR_PAGE_ORDERS).any(|o| self.nr_free[o] > 0)
     }
 
-    /// `zone_watermark_ok()`: the check against NR_FREE_PAGES.
+    /// `zone_page_state(zone, NR_FREE_PAGES)`: the global count, without the per-CPU
+    /// deltas (0 if they make it negative, as the kernel's SMP read does).
+    #[inline]
+    pub fn zone_page_state_free(&self) -> u64 {
+        (self.nr_free_pages as i64 - self.percpu_diff).max(0) as u64
+    }
+
+    /// `zone_page_state_snapshot(zone, NR_FREE_PAGES)`: the global count plus every CPU's
+    /// delta, which is the buddy lists' true count.
+    #[inline]
+    pub fn zone_page_state_snapshot_free(&self) -> u64 {
+        self.nr_free_pages
+    }
+
+    /// `zone_watermark_ok()`: the check against NR_FREE_PAGES as `zone_page_state` reads it.
     #[inline]
     pub fn zone_watermark_ok(&self, order: u32, mark: u64, highest_zoneidx: usize) -> bool {
-        self.watermark_ok(order, mark, highest_zoneidx, self.nr_free_pages as i64)
+        self.watermark_ok(
+            order,
+            mark,
+            highest_zoneidx,
+            self.zone_page_state_free() as i64,
+        )
+    }
+
+    /// `zone_watermark_ok_safe()` (4.16, 6.x): below `percpu_drift_mark` the check reads the
+    /// snapshot with every CPU's delta.
+    #[inline]
+    pub fn zone_watermark_ok_safe(&self, order: u32, mark: u64, highest_zoneidx: usize) -> bool {
+        let mut free = self.zone_page_state_free();
+        if self.percpu_drift_mark != 0 && free < self.percpu_drift_mark {
+            free = self.zone_page_state_snapshot_free();
+        }
+        self.watermark_ok(order, mark, highest_zoneidx, free as i64)
     }
 
     /// Take a free block of `order` (`__rmqueue_smallest` with `expand`).

@@ -17,12 +17,11 @@ pub mod backend;
 pub mod host;
 pub mod live;
 pub use crate::machine;
+pub use crate::sysctl::{Sysctl, SysctlKey, SysctlSettings, SYSCTL_KEYS};
 pub use backend::Backend;
 pub use host::{host_profile_path, HostProfile, SwapProbe};
 pub use live::{LiveOptions, Memory, MemoryMode, Swap, SwapKind};
-pub use machine::{
-    Costs, Device, Invalid, Machine, Sysctl, SysctlKey, SysctlSettings, SYSCTL_KEYS,
-};
+pub use machine::{Costs, Device, Invalid, Machine};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -207,8 +206,9 @@ impl Scenario {
                 key: key.into(),
                 message,
             };
-            let (key, value) = parse_override(o).map_err(|m| set_error("", m))?;
-            set_path(&mut table, &key, value).map_err(|m| set_error(&key, m))?;
+            let (path, value) = parse_override(o).map_err(|m| set_error("", m))?;
+            let key = path.join(".");
+            set_parts(&mut table, &path, value).map_err(|m| set_error(&key, m))?;
             // A value set on the command line replaces that key's sweep.
             if let Some(toml::Value::Table(sweep)) = table.get_mut("sweep") {
                 sweep.remove(&key);
@@ -425,26 +425,89 @@ fn apply_host(table: &mut toml::Table, file: &str) -> Result<(), ScenarioError> 
     Ok(())
 }
 
-/// A `--set key=value` override: the dotted key and the value (TOML syntax; a bare word is
-/// a string). The one parser of overrides, for every scenario.
-pub fn parse_override(o: &str) -> Result<(String, toml::Value), String> {
+/// A `--set key=value` override: the key's path and the value (TOML syntax; a bare word is
+/// a string). The key is a TOML dotted key, so a quoted part stays whole:
+/// `sweep."workload.tasks"=[2, 8]` sets the sweep's `workload.tasks` axis. The one parser
+/// of overrides, for every scenario.
+pub fn parse_override(o: &str) -> Result<(Vec<String>, toml::Value), String> {
     let (key, value) = o
         .split_once('=')
         .filter(|(k, _)| !k.trim().is_empty())
         .ok_or_else(|| "expected key=value, e.g. workload.tasks=16".to_string())?;
-    let value = value.trim();
-    let parsed: toml::Value = match format!("v = {value}").parse::<toml::Table>() {
-        Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(value.into())),
-        Err(_) => toml::Value::String(value.into()),
-    };
-    Ok((key.trim().to_string(), parsed))
+    Ok((key_path(key)?, parse_value(value)))
 }
 
+/// `--sweep key=v1,v2,…`: the `--set` override (as `parse_override` reads it) that adds the
+/// axis `key` to the scenario's `[sweep]`, or replaces the file's axis of that key. The
+/// values are a TOML array's items (`1,2,4`, `"a","b"`), or else comma-separated values each
+/// read as a `--set` value (so bare words are strings: `cluster,vma`).
+pub fn sweep_override(axis: &str) -> Result<String, String> {
+    let (key, values) = axis
+        .split_once('=')
+        .map(|(k, v)| (k.trim(), v.trim()))
+        .filter(|(k, _)| !k.is_empty())
+        .ok_or_else(|| "expected key=value,value,…, e.g. workload.tasks=1,2,4".to_string())?;
+    let values = match parse_value(&format!("[{values}]")) {
+        toml::Value::Array(a) => a,
+        _ => values.split(',').map(parse_value).collect(),
+    };
+    if values.is_empty() {
+        return Err(format!("{key}: expected at least one value"));
+    }
+    // Written by the toml crate: the key quoted whole, the values as a TOML array.
+    let key = toml::Value::String(key.to_string());
+    Ok(format!("sweep.{key} = {}", toml::Value::Array(values)))
+}
+
+/// A `--set` value: TOML, or a bare word taken as a string.
+fn parse_value(value: &str) -> toml::Value {
+    let value = value.trim();
+    match format!("v = {value}").parse::<toml::Table>() {
+        Ok(mut t) if t.len() == 1 => t.remove("v").unwrap_or(toml::Value::String(value.into())),
+        _ => toml::Value::String(value.into()),
+    }
+}
+
+/// The parts of a TOML dotted key (`a.b`, `sweep."a.b"`), read by the toml crate.
+fn key_path(key: &str) -> Result<Vec<String>, String> {
+    let bad = || {
+        format!(
+            "`{}`: not a key; expected a dotted key such as workload.tasks or sweep.\"workload.tasks\"",
+            key.trim()
+        )
+    };
+    if key.contains(['\n', '[', ']', '#']) {
+        return Err(bad());
+    }
+    let table: toml::Table = format!("{key} = 0").parse().map_err(|_| bad())?;
+    let mut value = toml::Value::Table(table);
+    let mut path = Vec::new();
+    while let toml::Value::Table(t) = value {
+        let mut entries = t.into_iter();
+        match (entries.next(), entries.next()) {
+            (Some((k, v)), None) => {
+                path.push(k);
+                value = v;
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(path)
+}
+
+/// Set `key` (parts split at each dot: a sweep axis's key) in `table`.
 fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
-    let mut parts: Vec<&str> = key.split('.').collect();
-    let last = parts.pop().filter(|s| !s.is_empty()).ok_or("empty key")?;
+    let parts: Vec<String> = key.split('.').map(str::to_string).collect();
+    set_parts(table, &parts, value)
+}
+
+fn set_parts(table: &mut toml::Table, path: &[String], value: toml::Value) -> Result<(), String> {
+    let (last, parents) = path
+        .split_last()
+        .filter(|(l, _)| !l.is_empty())
+        .ok_or("empty key")?;
     let mut cur = table;
-    for p in parts {
+    for p in parents {
         let entry = cur
             .entry(p.to_string())
             .or_insert_with(|| toml::Value::Table(Default::default()));
@@ -788,6 +851,59 @@ mod tests {
         let pts = s.sweep_points("s.toml").unwrap();
         assert_eq!(pts.len(), 1);
         assert_eq!(pts[0].1.workload.params["tasks"].as_integer(), Some(5));
+    }
+
+    #[test]
+    fn a_quoted_dotted_key_stays_whole() {
+        let s =
+            Scenario::parse(MIN, "q.toml", &[r#"sweep."workload.tasks"=[2, 8]"#.into()]).unwrap();
+        let labels: Vec<String> = s
+            .sweep_points("q.toml")
+            .unwrap()
+            .into_iter()
+            .map(|(l, _)| l)
+            .collect();
+        assert_eq!(labels, ["workload.tasks=2", "workload.tasks=8"]);
+        assert_eq!(parse_override("a . b=1").unwrap().0, ["a", "b"]);
+        assert!(parse_override("a..b=1").is_err());
+        assert!(parse_override("a]=1").is_err());
+    }
+
+    #[test]
+    fn a_sweep_option_adds_or_replaces_one_axis() {
+        let text = format!("{MIN}[sweep]\n\"workload.tasks\" = [2, 8]\n");
+        let axis = |a: &str| sweep_override(a).unwrap();
+        let labels = |sets: &[String]| -> Vec<String> {
+            let s = Scenario::parse(&text, "s.toml", sets).unwrap();
+            s.sweep_points("s.toml")
+                .unwrap()
+                .into_iter()
+                .map(|(l, _)| l)
+                .collect()
+        };
+        assert_eq!(
+            axis("workload.tasks=1,2,4"),
+            r#"sweep."workload.tasks" = [1, 2, 4]"#
+        );
+        assert_eq!(
+            axis("variant.swap_readahead=cluster,vma"),
+            r#"sweep."variant.swap_readahead" = ["cluster", "vma"]"#
+        );
+        assert_eq!(
+            labels(&[axis("workload.tasks=1,4")]),
+            ["workload.tasks=1", "workload.tasks=4"]
+        );
+        assert_eq!(
+            labels(&[axis("variant.kswapd_threads=1,4")]),
+            [
+                "workload.tasks=2,variant.kswapd_threads=1",
+                "workload.tasks=2,variant.kswapd_threads=4",
+                "workload.tasks=8,variant.kswapd_threads=1",
+                "workload.tasks=8,variant.kswapd_threads=4"
+            ]
+        );
+        assert!(sweep_override("workload.tasks=").is_err());
+        assert!(sweep_override("=1,2").is_err());
     }
 
     #[test]
