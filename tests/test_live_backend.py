@@ -266,6 +266,22 @@ def test_zram_swap_is_reset_on_restore(fake: FakeBackend) -> None:
     fake.restore(fake.journal)
     assert fake.swaps() == []
     assert ("write", "/sys/block/zram0/reset", "1") in fake.calls
+    assert not any(c[1] == "/sys/class/zram-control/hot_remove" for c in fake.calls), "a device it found stays"
+
+
+def test_a_zram_device_made_for_the_run_is_removed_on_restore(fake: FakeBackend) -> None:
+    # zram0 is in use: the run makes zram1 (reading hot_add makes it) and removes it after.
+    fake.files["/sys/block/zram0/disksize"] = str(64 * MiB)
+    fake.files["/sys/class/zram-control/hot_add"] = "1"
+    fake.files["/sys/class/zram-control/hot_remove"] = ""
+    assert fake.add_zram(128 * MiB, 50) == "/dev/zram1"
+    assert fake.journal is not None
+    report = fake.restore(fake.journal)
+    assert not any(line.startswith("FAILED") for line in report), report
+    assert fake.swaps() == []
+    writes = [c for c in fake.calls if c[0] == "write"]
+    assert writes[-2:] == [("write", "/sys/block/zram1/reset", "1"), ("write", "/sys/class/zram-control/hot_remove", "1")]
+    assert ("write", "/sys/class/zram-control/hot_remove", "0") not in fake.calls, "zram0 was the machine's"
 
 
 def test_trace_record_writes_a_run_directory_and_restores(state_dir: Path, tmp_path: Path) -> None:

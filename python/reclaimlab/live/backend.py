@@ -408,19 +408,23 @@ class KernelBackend(ABC):
     def add_zram(self, size_bytes: int, priority: int) -> str:
         if not self.exists("/sys/class/zram-control") and not self.exists("/sys/block/zram0"):
             self.run(["modprobe", "zram"])
-        dev = self._free_zram()
-        self.record({"op": "zram", "device": dev})
+        dev, added = self._free_zram()
+        # A device this run made (zram-control/hot_add) is removed again on restore, so the
+        # machine keeps only the devices it had; one it found is reset and stays.
+        self.record({"op": "zram", "device": dev, "hot_added": added})
         self.write_text(f"/sys/block/{dev}/disksize", str(size_bytes))
         self.check_run(["mkswap", f"/dev/{dev}"])
         self._swapon(f"/dev/{dev}", priority)
         return f"/dev/{dev}"
 
-    def _free_zram(self) -> str:
+    def _free_zram(self) -> tuple[str, bool]:
+        """An unused zram device, and whether it was made for this run: reading
+        zram-control/hot_add makes a new one (its number is what the read returns)."""
         for name in sorted(self.listdir("/sys/block")):
             if name.startswith("zram") and self.read_value(f"/sys/block/{name}/disksize") == "0":
-                return name
+                return name, False
         if self.exists("/sys/class/zram-control/hot_add"):
-            return f"zram{self.read_value('/sys/class/zram-control/hot_add')}"
+            return f"zram{self.read_value('/sys/class/zram-control/hot_add')}", True
         raise BackendError("no free zram device and no zram-control/hot_add")
 
     def _swapon(self, path: str, priority: int) -> None:
@@ -463,6 +467,8 @@ class KernelBackend(ABC):
                 self.check_run(["swapoff", f"/dev/{dev}"])
             if self.exists(f"/sys/block/{dev}/reset"):
                 self.write_text(f"/sys/block/{dev}/reset", "1")
+            if entry.get("hot_added") and self.exists(f"/sys/block/{dev}/reset"):
+                self.write_text("/sys/class/zram-control/hot_remove", dev.removeprefix("zram"))
         elif op == "file":
             if self.exists(entry["path"]):
                 self.unlink(entry["path"])

@@ -182,6 +182,9 @@ class FakeBackend(KernelBackend):
         self.calls.append(("read", path))
         if path not in self.files:
             raise FileNotFoundError(path)
+        if path == "/sys/class/zram-control/hot_add":  # as the kernel: the read makes a device
+            dev = f"/sys/block/zram{self.files[path]}"
+            self.files.update({f"{dev}/disksize": "0", f"{dev}/reset": ""})
         return self.files[path]
 
     def write_text(self, path: str, text: str) -> None:
