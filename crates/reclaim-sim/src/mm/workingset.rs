@@ -133,17 +133,21 @@ impl Kernel {
 
 #[cfg(test)]
 mod tests {
+    use crate::kernel::Kernel;
     use crate::mm::lru::LRU_ACTIVE_ANON;
     use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
     use crate::mm::page::pg;
     use crate::testing::kernel_with;
 
+    /// A free page of node 0's first zone, taken from the buddy lists.
+    fn page(k: &mut Kernel) -> u32 {
+        let zi = k.mem.zonelists[0][0];
+        k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap()
+    }
+
     #[test]
     fn a_refault_within_the_workingset_is_activated_and_one_beyond_it_is_not() {
         let mut k = kernel_with(64, 0, "");
-        let zi = k.mem.zonelists[0][0];
-        let page =
-            |k: &mut crate::kernel::Kernel| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
         // Three pages on the active anon list make a workingset of 3 (no file pages).
         for _ in 0..3 {
             let p = page(&mut k);
@@ -184,9 +188,6 @@ mod tests {
     fn a_file_refault_compares_its_distance_with_the_active_file_list() {
         use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
         let mut k = kernel_with(64, 0, "");
-        let zi = k.mem.zonelists[0][0];
-        let page =
-            |k: &mut crate::kernel::Kernel| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
         // Two active and five inactive file pages, no swap: a file folio's workingset is 2
         // (the active file list), an anon folio's 7 (both file lists).
         for (lru, n) in [(LRU_ACTIVE_FILE, 2), (LRU_INACTIVE_FILE, 5)] {
