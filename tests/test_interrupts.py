@@ -19,6 +19,8 @@ from click.testing import CliRunner
 from reclaimlab.cli import cli
 from reclaimlab.rundir import FILES, find_rundirs
 
+from .procs import children
+
 # A simulated run also writes its pressure (a live one where the kernel keeps it).
 SIM_FILES = sorted([*FILES, "psi.samples", "pressure_memory"])
 
@@ -35,21 +37,6 @@ def until(what: Callable[[], object], timeout: float = 60.0) -> None:
     while not what():
         assert time.monotonic() < end, "timed out"
         time.sleep(0.05)
-
-
-def children(pid: int) -> list[int]:
-    """Live (not zombie) processes whose parent is `pid`."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            fields = stat.rpartition(")")[2].split()
-            if int(fields[1]) == pid and fields[0] != "Z":
-                out.append(int(entry))
-    return out
 
 
 def workers_of(pid: int) -> list[int]:

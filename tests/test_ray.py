@@ -22,6 +22,8 @@ import pytest
 
 from reclaimlab.rundir import find_rundirs
 
+from .procs import session
+
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (pip install 'reclaimlab[ray]')")
 
 CLI = [sys.executable, "-c", "from reclaimlab.cli import main; main()"]
@@ -40,20 +42,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _session(sid: int) -> list[int]:
-    """The live processes of session `sid` (the head and all it started)."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rpartition(")")[2].split()
-            except OSError:
-                continue
-            if int(fields[3]) == sid and fields[0] != "Z":
-                out.append(int(entry))
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -84,14 +72,14 @@ def ray_head() -> Iterator[str]:
             head.wait(timeout=20)
         except subprocess.TimeoutExpired:
             pass
-        if _session(head.pid):  # what did not stop with it (there should be none)
+        if session(head.pid):  # what did not stop with it (there should be none)
             os.killpg(head.pid, signal.SIGKILL)
         head.wait()
         end = time.monotonic() + 10
-        while _session(head.pid) and time.monotonic() < end:  # killed, not yet gone
+        while session(head.pid) and time.monotonic() < end:  # killed, not yet gone
             time.sleep(0.1)
         subprocess.run(["rm", "-rf", temp], check=False)
-        assert not _session(head.pid), "a Ray process outlived the test cluster"
+        assert not session(head.pid), "a Ray process outlived the test cluster"
 
 
 def reclaimlab(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
