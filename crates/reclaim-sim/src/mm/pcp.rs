@@ -198,9 +198,24 @@ impl PerCpuPages {
         zi * self.nr_cpus + cpu as usize
     }
 
+    /// List `i`'s ring and the ring positions of its entries `k .. k + n` (head = entry 0),
+    /// as the one or two contiguous pieces they occupy: `(ring, first, second)`.
     #[inline]
-    fn at(&self, i: usize, k: u32) -> usize {
-        (self.base[i] + (self.head[i].wrapping_add(k) & self.mask[i])) as usize
+    fn span(
+        &mut self,
+        i: usize,
+        k: u32,
+        n: u32,
+    ) -> (&mut [u32], std::ops::Range<usize>, std::ops::Range<usize>) {
+        let size = self.mask[i] as usize + 1;
+        let base = self.base[i] as usize;
+        let from = (self.head[i].wrapping_add(k) & self.mask[i]) as usize;
+        let first = (n as usize).min(size - from);
+        (
+            &mut self.ring[base..base + size],
+            from..from + first,
+            0..n as usize - first,
+        )
     }
 
     /// Take `n` ≤ count pages from the head of list `i` (`list_first_entry`, `list_del`),
@@ -208,36 +223,35 @@ impl PerCpuPages {
     #[inline]
     pub fn take_head(&mut self, i: usize, n: u32, out: &mut impl Extend<u32>) {
         debug_assert!(n <= self.count[i]);
-        let (base, mask, head) = (self.base[i] as usize, self.mask[i], self.head[i]);
-        let ring = &self.ring;
-        out.extend((0..n).map(|k| ring[base + ((head + k) & mask) as usize]));
-        self.head[i] = (head + n) & mask;
+        let (ring, a, b) = self.span(i, 0, n);
+        out.extend(ring[a].iter().chain(&ring[b]).copied());
+        self.head[i] = (self.head[i] + n) & self.mask[i];
         self.count[i] -= n;
     }
 
     /// Add `pages` at the head of list `i` in turn (`list_add` each): the last ends first.
     #[inline]
     pub fn add_head(&mut self, i: usize, pages: &[u32]) {
-        let (base, mask) = (self.base[i] as usize, self.mask[i]);
-        let mut head = self.head[i];
-        for &p in pages {
-            head = head.wrapping_sub(1) & mask;
-            self.ring[base + head as usize] = p;
-        }
-        self.head[i] = head;
-        self.count[i] += pages.len() as u32;
-        debug_assert!(self.count[i] <= mask + 1);
+        let n = pages.len() as u32;
+        debug_assert!(self.count[i] + n <= self.mask[i] + 1);
+        self.head[i] = self.head[i].wrapping_sub(n) & self.mask[i];
+        let (ring, a, b) = self.span(i, 0, n);
+        let (first, second) = ring.split_at_mut(a.start);
+        let dst = second[..a.len()].iter_mut().chain(&mut first[b]);
+        dst.zip(pages.iter().rev()).for_each(|(d, &p)| *d = p);
+        self.count[i] += n;
     }
 
     /// Append `pages` at the tail of list `i` in turn (`list_add_tail`: a refill).
     #[inline]
     pub fn add_tail(&mut self, i: usize, pages: &[u32]) {
-        for (k, &p) in pages.iter().enumerate() {
-            let at = self.at(i, self.count[i] + k as u32);
-            self.ring[at] = p;
-        }
-        self.count[i] += pages.len() as u32;
-        debug_assert!(self.count[i] <= self.mask[i] + 1);
+        let n = pages.len() as u32;
+        debug_assert!(self.count[i] + n <= self.mask[i] + 1);
+        let (ring, a, b) = self.span(i, self.count[i], n);
+        let (now, wrapped) = pages.split_at(a.len());
+        ring[a].copy_from_slice(now);
+        ring[b].copy_from_slice(wrapped);
+        self.count[i] += n;
     }
 
     /// Take `n` ≤ count pages from the tail of list `i` (`list_last_entry` each, as
@@ -245,10 +259,8 @@ impl PerCpuPages {
     #[inline]
     pub fn take_tail(&mut self, i: usize, n: u32, out: &mut Vec<u32>) {
         debug_assert!(n <= self.count[i]);
-        let c = self.count[i];
-        for k in 0..n {
-            out.push(self.ring[self.at(i, c - 1 - k)]);
-        }
+        let (ring, a, b) = self.span(i, self.count[i] - n, n);
+        out.extend(ring[b].iter().rev().chain(ring[a].iter().rev()));
         self.count[i] -= n;
     }
 
@@ -484,6 +496,54 @@ mod tests {
         pcp6.count[i] = 1000;
         let frees: Vec<u32> = (0..4).map(|_| pcp6.nr_pcp_free(i)).collect();
         assert_eq!(frees, [63, 126, 252, 504]);
+    }
+
+    proptest::proptest! {
+        /// Each list behaves as the kernel's list would under any mix of multi-page adds and
+        /// takes at either end, wrapping around its ring: checked against a deque.
+        #[test]
+        fn a_list_is_a_deque_at_both_ends(
+            ops in proptest::collection::vec((0u8..4, 1u32..200), 0..200),
+        ) {
+            let mut zones = vec![zone(262_144)];
+            let mut pcp = PerCpuPages::new(&mut zones, 2, 2, era(true));
+            let i = pcp.idx(0, 1);
+            let size = pcp.mask[i] + 1;
+            let mut model = std::collections::VecDeque::new();
+            let mut next = 0u32;
+            for (op, n) in ops {
+                let (mut got, mut want) = (Vec::new(), Vec::new());
+                match op {
+                    0 | 1 => {
+                        let n = n.min(size - pcp.count[i]);
+                        let pages: Vec<u32> = (next..next + n).collect();
+                        next += n;
+                        if op == 0 {
+                            pcp.add_head(i, &pages);
+                            pages.iter().for_each(|&p| model.push_front(p));
+                        } else {
+                            pcp.add_tail(i, &pages);
+                            model.extend(&pages);
+                        }
+                    }
+                    2 => {
+                        let n = n.min(pcp.count[i]);
+                        pcp.take_head(i, n, &mut got);
+                        want.extend(model.drain(..n as usize));
+                    }
+                    _ => {
+                        let n = n.min(pcp.count[i]);
+                        pcp.take_tail(i, n, &mut got);
+                        want.extend((0..n).map(|_| model.pop_back().unwrap()));
+                    }
+                }
+                proptest::prop_assert_eq!(got, want);
+                proptest::prop_assert_eq!(pcp.count[i] as usize, model.len());
+            }
+            let mut rest = Vec::new();
+            pcp.take_head(i, pcp.count[i], &mut rest);
+            proptest::prop_assert!(rest.iter().eq(model.iter()));
+        }
     }
 
     #[test]

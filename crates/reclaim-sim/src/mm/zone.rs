@@ -213,10 +213,15 @@ impl Zone {
     }
 
     /// `n` consecutive order-0 `rmqueue()` calls, their pages appended to `out`; returns how
-    /// many there were pages for. When the smallest free block is no larger than what is
-    /// still wanted, the calls would split it and take every piece in address order, leaving
-    /// the lists below it as empty as they were: the block is taken whole, with the same
-    /// result and without writing each split-off buddy.
+    /// many there were pages for. Each call takes the first block of the lowest non-empty
+    /// order. When that block is no larger than what is still wanted, the calls would split
+    /// it and take every piece in address order, leaving the lists below it as empty as they
+    /// were: the block is taken whole. When it is larger, the lists below it are empty, and
+    /// the calls would split it, take its first `left` pages in address order (each split's
+    /// upper half coming back off its list as the next call's smallest block) and leave the
+    /// rest on the lists as the aligned blocks that cover it, one per order: the block is
+    /// taken and that rest put back directly. Either way the lists, counters and page
+    /// fields end as the single calls leave them, without writing each split-off buddy.
     #[inline]
     pub fn rmqueue_order0_run(
         &mut self,
@@ -229,17 +234,36 @@ impl Zone {
             let Some(o) = (0..NR_PAGE_ORDERS).find(|&o| self.nr_free[o] > 0) else {
                 break;
             };
-            let order = if 1usize << o <= left { o } else { 0 };
-            let page = self.take_block(pages, o, order);
-            let size = 1u32 << order;
+            let size = 1usize << o;
+            let page = self.take_block(pages, o, o);
+            let taken = size.min(left);
             // Pages inside a free block are as a split would leave them once taken.
-            debug_assert!(
-                (page + 1..page + size).all(|p| pages.flags(p) == 0 && pages.fields(p).order == 0)
-            );
-            out.extend(page..page + size);
-            left -= size as usize;
+            debug_assert!((page + 1..page + size as u32).all(|p| {
+                let f = pages.fields(p);
+                f.flags == 0 && f.order == 0 && f.owner == NO_OWNER
+            }));
+            if taken < size {
+                self.expand_rest(pages, page, o, taken as u32);
+            }
+            out.extend(page..page + taken as u32);
+            left -= taken;
         }
         n - left
+    }
+
+    /// The rest of an order-`o` block at `page` once its first `taken` pages are gone, put
+    /// back on the (empty) lists below `o` as the aligned blocks that cover it, lowest first.
+    #[inline]
+    fn expand_rest(&mut self, pages: &mut Pages, page: u32, o: usize, taken: u32) {
+        let end = page + (1u32 << o);
+        let mut at = page + taken;
+        while at < end {
+            let order = (at - page).trailing_zeros() as usize;
+            debug_assert!(order < o && self.nr_free[order] == 0);
+            self.add_to_free_list(pages, at, order);
+            at += 1 << order;
+        }
+        self.nr_free_pages += u64::from((1u32 << o) - taken);
     }
 
     /// Free a block of `order` and merge it with its buddies (`__free_one_page`).
