@@ -260,7 +260,8 @@ impl Kernel {
     pub fn submit_bio(&mut self, bio: u32, bytes: u64) {
         let (dev, op) = (self.block.bios[bio].dev, self.block.bios[bio].op);
         let at = self.clock();
-        self.block.bios[bio].done_at = self.block.devices[dev].submit(op, at, bytes);
+        let segments = self.bio_segments(bio, bytes);
+        self.block.bios[bio].done_at = self.block.devices[dev].submit_sg(op, at, bytes, segments);
         if op == Op::Read {
             self.count(VmEvent::PgpginKb, bytes / 1024);
         } else {
@@ -268,12 +269,31 @@ impl Kernel {
         }
     }
 
+    /// The scatter-gather segments of I/O `bio` of `bytes` (`blk_rq_map_sg()`), if its device
+    /// charges them (0 if not): one per run of physically contiguous pages of its folios
+    /// (`bvec_try_merge_page()`; the simulator's page-cache and anon folios are order-0, the
+    /// pages of a run adjacent page frames), and an I/O without folios, a direct I/O into
+    /// user memory, one per 4 KiB page (a buffer of base pages that are not contiguous: the
+    /// worst case, which a 4 MiB `malloc` under THP `madvise` meets).
+    fn bio_segments(&self, bio: u32, bytes: u64) -> u64 {
+        let b = &self.block.bios[bio];
+        if !self.block.devices[b.dev].charges_segments() {
+            return 0;
+        }
+        if b.pages.is_empty() {
+            return bytes.div_ceil(4096);
+        }
+        1 + b.pages.windows(2).filter(|w| w[1] != w[0] + 1).count() as u64
+    }
+
     /// `submit_bio()` of swap I/O `bio` at byte `offset` of its device, with its completion
     /// queued (`Bio::end_io`); a rotational device seeks to a non-contiguous offset.
     pub fn submit_bio_endio_at(&mut self, bio: u32, bytes: u64, offset: u64) {
         let (dev, op) = (self.block.bios[bio].dev, self.block.bios[bio].op);
         let at = self.clock();
-        self.block.bios[bio].done_at = self.block.devices[dev].submit_at(op, at, bytes, offset);
+        let segments = self.bio_segments(bio, bytes);
+        self.block.bios[bio].done_at =
+            self.block.devices[dev].submit_sg_at(op, at, bytes, offset, segments);
         if op == Op::Read {
             self.count(VmEvent::PgpginKb, bytes / 1024);
         } else {
