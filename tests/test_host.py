@@ -52,6 +52,17 @@ def test_the_probe_describes_this_machine_and_a_host_scenario_uses_it(host_profi
     point_costs = tomllib.loads(swap_point.toml)["costs"]
     assert point_costs["usemem_page_ns"] == costs["usemem_page_ns"]
     assert point_costs["anon_fault_ns"] == costs.get("anon_fault_ns", 1200)
+    # Both sequential rates, and the device fitted to them: a buffered rate above the
+    # O_DIRECT one is the transfer's, the difference a segment's time.
+    reads = profile["reads"]
+    assert reads["direct_mb_s"] > 0 and reads["buffered_mb_s"] > 0 and reads["streams"] == host.BUFFERED_THREADS
+    assert reads["file_mb"] * host.MiB >= host.PROBE_FILE_MIN
+    if reads["buffered_mb_s"] > reads["direct_mb_s"]:
+        assert profile["device"]["bandwidth_mb_s"] == reads["buffered_mb_s"]
+        segment_us = 4096 * (1 / reads["direct_mb_s"] - 1 / reads["buffered_mb_s"])
+        assert profile["device"]["segment_us"] == pytest.approx(segment_us, abs=0.001)
+    else:
+        assert profile["device"]["bandwidth_mb_s"] == reads["direct_mb_s"] and "segment_us" not in profile["device"]
     (point,) = points(ROOT / "scenarios/live/dd-squeeze.toml", ["workload.tasks=1"])
     machine = tomllib.loads(point.toml)["machine"]
     assert machine["memory_mb_per_node"] == profile["memory_mb_per_node"]
@@ -125,3 +136,49 @@ def test_a_usemem_task_waits_for_its_start_time() -> None:
     now = time.monotonic_ns()
     late = json.loads(_core.live.usemem(1 << 20, False, 1, 0.0, now - 1))
     assert now <= late["start_ns"] < now + 100_000_000
+
+
+DISKSTATS = """\
+ 253       0 vda 1000 20 204800 500 10 0 80 5 0 600 505 0 0 0 0 0 0
+ 253       1 vda1 900 20 200000 400 10 0 80 5 0 500 405 0 0 0 0 0 0
+"""
+
+
+def test_diskstats_give_the_mean_read_request_of_the_whole_disk() -> None:
+    before = host.disk_reads("vda", DISKSTATS)
+    assert before == (1000, 204800)
+    after = (before[0] + 8, before[1] + 8 * 1024)  # eight reads of 512 KiB
+    assert host.request_kb(before, after) == 512.0
+    assert host.request_kb(before, before) == 0.0
+    with pytest.raises(host.ProbeError, match="sdz: not in /proc/diskstats"):
+        host.disk_reads("sdz", DISKSTATS)
+
+
+def test_buffered_streams_read_their_own_parts_and_leave_nothing_cached(tmp_path: Path) -> None:
+    f = tmp_path / "probe.img"
+    f.write_bytes(b"\1" * (4 << 20))
+    elapsed, done = host.buffered_streams(f, 256 << 10, 2, 0.2)
+    # Whole reads only, each stream wrapping within its 2 MiB: far more than the file.
+    assert elapsed >= 0.2 and done > 4 << 20 and done % (256 << 10) == 0
+    with pytest.raises(host.ProbeError, match="smaller than 32 requests"):
+        host.buffered_streams(f, 256 << 10, 32, 0.1)
+
+
+def test_the_core_fits_the_profiles_device_to_both_read_rates(tmp_path: Path) -> None:
+    def profile(reads: dict) -> dict:
+        return {
+            "hostname": "vm", "kernel": "6.18", "probed_at": "2026-11-27T20:00:00Z", "path": "/var/tmp",
+            "nodes": 1, "cpus_per_node": 2, "memory_mb_per_node": 24105, "dma32_mb": 3034, "read_ahead_kb": 8192,
+            "min_free_kbytes": 67584, "watermark_scale_factor": 10, "rotational": True,
+            "device": {"name": "vda", "bandwidth_mb_s": 1000.0, "latency_us": 50.0, "request_us": 10.0},
+            "reads": reads,
+        }
+
+    reads = {"direct_mb_s": 1000.0, "buffered_mb_s": 2000.0, "direct_request_kb": 512.0,
+             "buffered_request_kb": 3900.0, "file_mb": 674, "streams": 4}
+    written = tomllib.loads(_core.host_profile_toml(json.dumps(profile(reads))))
+    assert written["device"]["bandwidth_mb_s"] == 2000.0
+    assert written["device"]["segment_us"] == 2.048  # 4096 · (1/1000 − 1/2000) µs
+    assert written["reads"] == reads
+    with pytest.raises(ValueError, match=r"reads\.direct_mb_s: expected a positive number"):
+        _core.host_profile_toml(json.dumps(profile({**reads, "direct_mb_s": 0.0})))

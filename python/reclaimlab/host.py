@@ -6,7 +6,11 @@ a path (the workload's files: /var/tmp by default), with its queue's `read_ahead
 `max_sectors_kb`, tag depth and `rotational` flag, and its speed from a short, bounded,
 read-only probe of an existing file on it: sequential O_DIRECT reads of `max_sectors_kb` in
 parallel streams for the bandwidth, scattered 4 KiB reads in one stream for the per-request
-latency and in many native ones for the IOPS (`request_us`). The profile is
+latency and in many native ones for the IOPS (`request_us`), then the same sequential reads
+buffered, through the page cache (the file's pages dropped before each pass with
+POSIX_FADV_DONTNEED, and after the probe), for the rate buffered readers get: on a VM the
+two differ by the host's time per scatter-gather segment, which the core fits
+(`[reads]`, scenario/host.rs). The profile is
 written by the core (its schema is crates/reclaim-sim/src/scenario/host.rs) to
 `_core.host_profile_file()`, which later runs reuse. With `--swap` (root) the swap path's
 CPU costs are measured too, with a swap file the probe adds and removes
@@ -41,6 +45,8 @@ SINGLE_STREAM_SECONDS = 1.0
 LATENCY_REQUEST = 4096
 IOPS_THREADS = 32
 IOPS_SECONDS = 1.0
+BUFFERED_THREADS = 4
+BUFFERED_SECONDS = 1.5
 SEARCH_LIMIT = 50_000  # directory entries looked at while searching for a file to read
 
 
@@ -178,6 +184,71 @@ def read_streams(
     return time.perf_counter() - t0, sum(reads)
 
 
+def disk_reads(dev: str, text: str | None = None) -> tuple[int, int]:
+    """(reads completed, sectors read) of whole-disk `dev` in /proc/diskstats (or `text`)."""
+    text = _read("/proc/diskstats") if text is None else text
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and fields[2] == dev:
+            return int(fields[3]), int(fields[5])
+    raise ProbeError(f"{dev}: not in /proc/diskstats")
+
+
+def request_kb(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The mean read request between two `disk_reads`, in KiB (0 if none completed)."""
+    ios, sectors = after[0] - before[0], after[1] - before[1]
+    return sectors * 512 / 1024 / ios if ios > 0 else 0.0
+
+
+def _drop_cached(fd: int, offset: int, length: int) -> None:
+    """POSIX_FADV_DONTNEED of a range of the probe's file: its clean, unmapped pages leave
+    the page cache (no other file's, no sysctl)."""
+    os.posix_fadvise(fd, offset, length, os.POSIX_FADV_DONTNEED)
+
+
+def buffered_streams(path: Path, request_bytes: int, threads: int, seconds: float) -> tuple[float, int]:
+    """`threads` sequential buffered readers of `request_bytes` per read (as `dd bs=`), each
+    over its own part of the file, for `seconds`: (elapsed seconds, bytes read). Each part's
+    pages are dropped from the page cache before each pass over it, so that every byte comes
+    from the device (through readahead, as a buffered reader's do); the whole file's once
+    more at the end, so that the probe leaves none of it cached."""
+    size = os.path.getsize(path) // request_bytes * request_bytes
+    part = size // threads // request_bytes * request_bytes
+    if part == 0:
+        raise ProbeError(f"{path} is smaller than {threads} requests of {request_bytes} bytes")
+    done = [0] * threads
+    stop = time.perf_counter() + seconds
+
+    def reader(i: int) -> None:
+        fd = os.open(path, os.O_RDONLY)
+        buf = bytearray(request_bytes)
+        start, offset = part * i, part * i
+        try:
+            _drop_cached(fd, start, part)
+            while time.perf_counter() < stop:
+                done[i] += os.preadv(fd, [buf], offset)
+                offset += request_bytes
+                if offset >= start + part:
+                    offset = start
+                    _drop_cached(fd, start, part)
+        finally:
+            os.close(fd)
+
+    t0 = time.perf_counter()
+    workers = [threading.Thread(target=reader, args=(i,)) for i in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    elapsed = time.perf_counter() - t0
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        _drop_cached(fd, 0, 0)
+    finally:
+        os.close(fd)
+    return elapsed, sum(done)
+
+
 def latency_jitter(latencies: list[float]) -> float:
     """The device model's `latency_jitter` of these request latencies: the fraction j of the
     latency drawn from an exponential distribution, X = L·(1 − j + j·E). Its quartiles are
@@ -193,11 +264,31 @@ def latency_jitter(latencies: list[float]) -> float:
     return min(1.0, max(0.0, r / (math.log(3) + r * (1 - math.log(2)))))
 
 
-def probe_device(path: Path, request_bytes: int) -> tuple[float, float, float, float]:
-    """(bandwidth in MB/s of 10⁶ bytes, latency in µs, latency jitter, request time in µs)
-    for the simulator's device model, in which one stream sees `latency + request +
-    size/bandwidth` per request and enough streams saturate the bandwidth: BANDWIDTH_THREADS sequential streams of `request_bytes`
-    give the bandwidth (as the dd workloads read), then one stream of LATENCY_REQUEST reads
+def probe_reads(path: Path, dev: str, request_bytes: int) -> dict[str, Any]:
+    """The device's sequential read rates (`[reads]` of the profile): BANDWIDTH_THREADS
+    O_DIRECT streams of `request_bytes` into buffers of 4 KiB pages, then BUFFERED_THREADS
+    buffered ones of the same reads, and the mean request the device saw in each (other I/O
+    on the disk meanwhile counts in too)."""
+    before = disk_reads(dev)
+    elapsed, reads = read_streams(path, request_bytes, BANDWIDTH_THREADS, BANDWIDTH_SECONDS)
+    mid = disk_reads(dev)
+    b_elapsed, b_bytes = buffered_streams(path, request_bytes, BUFFERED_THREADS, BUFFERED_SECONDS)
+    after = disk_reads(dev)
+    return {
+        "direct_mb_s": round(reads * request_bytes / elapsed / 1e6, 1),
+        "buffered_mb_s": round(b_bytes / b_elapsed / 1e6, 1),
+        "direct_request_kb": round(request_kb(before, mid), 1),
+        "buffered_request_kb": round(request_kb(mid, after), 1),
+        "file_mb": max(1, os.path.getsize(path) // MiB),
+        "streams": BUFFERED_THREADS,
+    }
+
+
+def probe_device(path: Path, request_bytes: int, bandwidth: float) -> tuple[float, float, float]:
+    """(latency in µs, latency jitter, request time in µs) for the simulator's device
+    model, in which one stream sees `latency + request + size/bandwidth` per request and
+    enough streams saturate the bandwidth; `bandwidth` (MB/s of 10⁶ bytes) is the O_DIRECT
+    streams' of `probe_reads` (as the dd workloads read). One stream of LATENCY_REQUEST reads
     at random offsets the per-request time (as swap-ins meet it: a request that small is
     nearly all latency, and a scattered one cannot be prefetched); the latency is what that
     time has beyond the transfer stage's, and its spread from read to read the jitter. The
@@ -206,8 +297,6 @@ def probe_device(path: Path, request_bytes: int) -> tuple[float, float, float, f
     small requests the device completes a second: the time it spends on each beyond its
     transfer is the model's `request_us` (the per-request work of its transfer stage, which
     bounds its IOPS and which one stream's request also pays)."""
-    elapsed, reads = read_streams(path, request_bytes, BANDWIDTH_THREADS, BANDWIDTH_SECONDS)
-    bandwidth = reads * request_bytes / elapsed / 1e6
     times: list[float] = []
     elapsed, reads = read_streams(path, LATENCY_REQUEST, 1, SINGLE_STREAM_SECONDS, scattered=True, times=times)
     per_request_s = elapsed / max(1, reads)
@@ -219,7 +308,7 @@ def probe_device(path: Path, request_bytes: int) -> tuple[float, float, float, f
     stage_s = transfer_s + request_s
     latency_s = max(0.0, per_request_s - stage_s)
     jitter = latency_jitter([max(0.0, t - stage_s) for t in times])
-    return bandwidth, latency_s * 1e6, jitter, request_s * 1e6
+    return latency_s * 1e6, jitter, request_s * 1e6
 
 
 COST_PROBE_MB = 256
@@ -277,9 +366,11 @@ def probe(path: str = "/var/tmp", log: Callable[[str], None] = lambda s: None) -
     q = Path(f"/sys/block/{dev}/queue")
     max_request_kb = int(_read(q / "max_sectors_kb"))
     probe_file = find_probe_file(path)
-    seconds = BANDWIDTH_SECONDS + SINGLE_STREAM_SECONDS + IOPS_SECONDS
-    log(f"probing {dev}: bandwidth, latency and IOPS from reads of {probe_file} (about {seconds:g} s) …")
-    bandwidth, latency, jitter, request_us = probe_device(probe_file, max_request_kb * 1024)
+    seconds = BANDWIDTH_SECONDS + BUFFERED_SECONDS + SINGLE_STREAM_SECONDS + IOPS_SECONDS
+    log(f"probing {dev}: O_DIRECT and buffered bandwidth, latency and IOPS from reads of {probe_file} (about {seconds:g} s) …")
+    reads = probe_reads(probe_file, dev, max_request_kb * 1024)
+    bandwidth = reads["direct_mb_s"]
+    latency, jitter, request_us = probe_device(probe_file, max_request_kb * 1024, bandwidth)
     log(f"probing usemem's costs in {COST_PROBE_MB} MiB of memory (a few seconds) …")
     return {
         "hostname": socket.gethostname(),
@@ -305,6 +396,7 @@ def probe(path: str = "/var/tmp", log: Callable[[str], None] = lambda s: None) -
             "jitter": 0.0,
             "latency_jitter": round(jitter, 2),
         },
+        "reads": reads,
         "costs": probe_usemem_costs(),
     }
 
@@ -345,7 +437,9 @@ def probe_command(path: str, swap: bool, as_json: bool) -> None:
     """Measure this machine and write (or replace) its host profile: nodes, CPUs, memory per
     node, the watermark sysctls, the block device under --path with its bandwidth and
     latency and IOPS from about four seconds of read-only O_DIRECT reads of an existing
-    file on it, and usemem's CPU costs from about two seconds of live usemem in 256 MiB of
+    file on it and its buffered bandwidth from 1.5 s of buffered reads of the same file
+    (whose pages are dropped from the page cache before each pass and after,
+    POSIX_FADV_DONTNEED: no other file's), and usemem's CPU costs from about two seconds of live usemem in 256 MiB of
     this process's own memory. With --swap, also what paging out, a swap-cache fault and a
     swap-in cost the kernel here (`swap_out_ns`, `swapin_map_ns`, `swap_cache_insert_ns`),
     and with two CPUs the TLB shootdown reclaim pays to unmap another CPU's page

@@ -221,10 +221,14 @@ fn host_profile_file() -> PathBuf {
 }
 
 /// A host profile as TOML, from its fields as JSON text (what `reclaimlab host probe`
-/// measured); ValueError naming the field if one is missing or of the wrong type.
+/// measured), its device fitted to its `reads` (`HostProfile::fitted`); ValueError
+/// naming the field if one is missing, of the wrong type or out of range.
 #[pyfunction]
 fn host_profile_toml(json: &str) -> PyResult<String> {
     let profile: HostProfile = serde_json::from_str(json)
+        .map_err(|e| PyValueError::new_err(format!("host profile: {e}")))?;
+    let profile = profile
+        .fitted()
         .map_err(|e| PyValueError::new_err(format!("host profile: {e}")))?;
     Ok(profile.to_toml())
 }

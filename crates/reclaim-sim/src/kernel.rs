@@ -260,7 +260,8 @@ impl Kernel {
     pub fn submit_bio(&mut self, bio: u32, bytes: u64) {
         let (dev, op) = (self.block.bios[bio].dev, self.block.bios[bio].op);
         let at = self.clock();
-        self.block.bios[bio].done_at = self.block.devices[dev].submit(op, at, bytes);
+        let segments = self.bio_segments(bio, bytes);
+        self.block.bios[bio].done_at = self.block.devices[dev].submit_sg(op, at, bytes, segments);
         if op == Op::Read {
             self.count(VmEvent::PgpginKb, bytes / 1024);
         } else {
@@ -268,12 +269,34 @@ impl Kernel {
         }
     }
 
+    /// The scatter-gather segments of I/O `bio` of `bytes` (`blk_rq_map_sg()`), if its device
+    /// charges them (0 if not): one per run of physically contiguous pages of its folios
+    /// (`bvec_try_merge_page()`, 6.x; the simulator's page-cache and anon folios are
+    /// order-0, the pages of a run adjacent page frames), and an I/O without folios, a direct
+    /// I/O into user memory, one per 4 KiB page (a buffer of base pages that are not
+    /// contiguous: the worst case, which a 4 MiB `malloc` under THP `madvise` meets).
+    /// Departure: the 6.x kernel's readahead allocates large folios (`page_cache_ra_order()`),
+    /// contiguous whatever the free lists' order-0 pages are; the model's windows are as
+    /// contiguous as the allocator's runs, so under reclaim they have more segments.
+    pub(crate) fn bio_segments(&self, bio: u32, bytes: u64) -> u64 {
+        let b = &self.block.bios[bio];
+        if !self.block.devices[b.dev].charges_segments() {
+            return 0;
+        }
+        if b.pages.is_empty() {
+            return bytes.div_ceil(4096);
+        }
+        1 + b.pages.windows(2).filter(|w| w[1] != w[0] + 1).count() as u64
+    }
+
     /// `submit_bio()` of swap I/O `bio` at byte `offset` of its device, with its completion
     /// queued (`Bio::end_io`); a rotational device seeks to a non-contiguous offset.
     pub fn submit_bio_endio_at(&mut self, bio: u32, bytes: u64, offset: u64) {
         let (dev, op) = (self.block.bios[bio].dev, self.block.bios[bio].op);
         let at = self.clock();
-        self.block.bios[bio].done_at = self.block.devices[dev].submit_at(op, at, bytes, offset);
+        let segments = self.bio_segments(bio, bytes);
+        self.block.bios[bio].done_at =
+            self.block.devices[dev].submit_sg_at(op, at, bytes, offset, segments);
         if op == Op::Read {
             self.count(VmEvent::PgpginKb, bytes / 1024);
         } else {
@@ -481,4 +504,26 @@ impl Kernel {
 #[inline]
 fn zonenum(block_zone: &[u8], zones: &[Zone], pfn: u32) -> usize {
     zones[block_zone[(pfn / MAX_ORDER_NR_PAGES) as usize] as usize].zone_idx
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::hw::block::Op;
+    use crate::testing::kernel_of;
+
+    #[test]
+    fn an_ios_segments_are_its_runs_of_contiguous_pages_or_its_user_pages() {
+        let text = "[machine]\nmemory_mb_per_node = 64\ndevices = [{ name = \"vda\", segment_us = 2.0 }, { name = \"nvme\" }]\n[workload]\nkind = \"dd\"\ntasks = 1\n";
+        let mut k = kernel_of(text);
+        let bio = k.block.bios.alloc(0, Op::Read);
+        // Page frames 10–13, 20, 21 and 7: three runs, three scatter-gather segments.
+        k.block.bios[bio].pages.extend([10, 11, 12, 13, 20, 21, 7]);
+        assert_eq!(k.bio_segments(bio, 7 * 4096), 3);
+        // No folios: a direct I/O into user memory, a segment per 4 KiB page.
+        let direct = k.block.bios.alloc(0, Op::Read);
+        assert_eq!(k.bio_segments(direct, 4 << 20), 1024);
+        // A device that does not charge segments: none counted.
+        let other = k.block.bios.alloc(1, Op::Read);
+        assert_eq!(k.bio_segments(other, 4 << 20), 0);
+    }
 }

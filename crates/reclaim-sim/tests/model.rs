@@ -185,3 +185,56 @@ fn per_cpu_page_lists_are_deterministic() {
         .sum();
     assert!(parked > 0, "pages on the per-CPU lists");
 }
+
+/// A VM's disk as `reclaimlab host probe` fits it to an O_DIRECT rate of 1000 MB/s and a
+/// buffered one of 2000 (scenario/host.rs, `HostReads::fit`): the buffered rate is the
+/// transfer's, and each segment costs 4096 · (1/1000 − 1/2000) = 2.048 µs.
+fn vm_disk(tasks: u32, direct: bool) -> Scenario {
+    let text = format!(
+        r#"
+name = "vm-disk"
+[machine]
+nodes = 1
+cpus_per_node = 4
+memory_mb_per_node = 8192
+devices = [{{ name = "vda", bandwidth_mb_s = 2000, segment_us = 2.048, request_us = 10, latency_us = 50, queue_depth = 128 }}]
+[sysctl]
+read_ahead_kb = 8192
+[workload]
+kind = "dd"
+tasks = {tasks}
+block_kb = 4096
+direct = {direct}
+[run]
+duration_s = 1.0
+"#
+    );
+    Scenario::parse(&text, "vm-disk.toml", &[]).expect("scenario")
+}
+
+#[test]
+fn o_direct_and_buffered_readers_see_their_own_rates_of_one_disk() {
+    // Per request the transfer stage takes bytes/bandwidth + request_us + segments ·
+    // segment_us. An O_DIRECT read of 4 MiB into 4 KiB user pages is 1024 segments:
+    // 2097.152 + 10 + 2097.152 µs, 997.6 MB/s once enough streams keep the stage busy. A
+    // readahead window of 4 MiB in fresh, contiguous page-cache memory is one segment (a
+    // few, where the buddy's blocks end): 2097.152 + 10 + 2.048 µs, 1988.6 MB/s.
+    let mb_s = |out: &RunOutput| throughput_kb_s(out) * 1024.0 / 1e6;
+    let direct = mb_s(&run(&vm_disk(8, true)));
+    let want = 4194304.0 / (2097.152 + 10.0 + 1024.0 * 2.048);
+    assert!(
+        (direct - want).abs() / want < 0.01,
+        "O_DIRECT {direct} vs {want}"
+    );
+    let out = run(&vm_disk(4, false));
+    let buffered = mb_s(&out);
+    let want = 4194304.0 / (2097.152 + 10.0 + 2.048);
+    assert!(
+        (buffered - want).abs() / want < 0.02,
+        "buffered {buffered} vs {want}"
+    );
+    // Deterministic: the same run again gives the same device counters.
+    let again = run(&vm_disk(4, false));
+    assert_eq!(out.iostat_samples, again.iostat_samples);
+    assert_eq!(out.vmstat_after, again.vmstat_after);
+}

@@ -4,12 +4,17 @@
 //! queue's `read_ahead_kb`, and the watermark sysctls as the host runs them); a scenario that
 //! says `from = "host"` takes every `[machine]` key it does not set itself from it, those
 //! three as `[machine.sysctl]` (what the machine runs with where `[sysctl]` says nothing).
+//!
+//! The probe reads the device two ways (`[reads]`): O_DIRECT into user memory of 4 KiB pages,
+//! a scatter-gather segment per page, and buffered, through the page cache's contiguous
+//! memory. Their difference is the device's time per segment (`HostReads::fit`), so that the
+//! profile's one device gives each kind of reader its own figure (docs/fidelity/host.md).
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::machine::{Costs, Device};
+use crate::machine::{Costs, Device, Invalid};
 
 /// A host profile, as `reclaimlab host probe` writes it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -37,9 +42,73 @@ pub struct HostProfile {
     pub rotational: bool,
     /// The block device, as measured.
     pub device: Device,
+    /// The device's sequential read rates, O_DIRECT and buffered (absent from profiles probed
+    /// before the buffered one was); `device` is fitted to both (`HostReads::fit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads: Option<HostReads>,
     /// The CPU costs live usemem meets here (absent from profiles probed before they were).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub costs: Option<HostCosts>,
+}
+
+/// The sequential reads of `reclaimlab host probe`: parallel streams of `max_request_kb`
+/// reads of one file on the device, O_DIRECT into buffers of 4 KiB pages, then buffered (the
+/// file's pages dropped from the page cache before each pass, `POSIX_FADV_DONTNEED`), and
+/// the mean request size the device saw in each (/proc/diskstats).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostReads {
+    /// O_DIRECT, MB/s (10⁶ bytes).
+    pub direct_mb_s: f64,
+    /// Buffered, MB/s copied to user space.
+    pub buffered_mb_s: f64,
+    pub direct_request_kb: f64,
+    pub buffered_request_kb: f64,
+    /// The file read, MiB, and how many streams read it.
+    pub file_mb: u64,
+    pub streams: u32,
+}
+
+impl HostReads {
+    /// The ranges of its keys: positive, finite numbers.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        for (key, v) in [
+            ("direct_mb_s", self.direct_mb_s),
+            ("buffered_mb_s", self.buffered_mb_s),
+            ("direct_request_kb", self.direct_request_kb),
+            ("buffered_request_kb", self.buffered_request_kb),
+        ] {
+            if v <= 0.0 || !v.is_finite() {
+                return Invalid::err(key, "expected a positive number");
+            }
+        }
+        if self.file_mb == 0 || self.streams == 0 {
+            let key = if self.file_mb == 0 {
+                "file_mb"
+            } else {
+                "streams"
+            };
+            return Invalid::err(key, "expected at least 1");
+        }
+        Ok(())
+    }
+
+    /// `device`, measured by O_DIRECT streams, made the device both readers see: an O_DIRECT
+    /// read has a segment per 4 KiB page, a buffered one few (its page cache is contiguous),
+    /// so the buffered rate is the transfer's and what an O_DIRECT page takes beyond it,
+    /// 4096 · (1/direct − 1/buffered) µs, is the time per segment (`Device::segment_us`).
+    /// `request_us` stays: the probe's small reads, from which it comes, are one segment
+    /// each, and the transfer it subtracted, 4 KiB at the O_DIRECT rate, is the buffered
+    /// one's plus a segment. A buffered rate at or below the O_DIRECT one (readers short of
+    /// CPU) shows no segment cost: the device is left as measured.
+    pub fn fit(&self, device: &mut Device) {
+        if self.buffered_mb_s <= self.direct_mb_s {
+            return;
+        }
+        let segment_us = 4096.0 * (1.0 / self.direct_mb_s - 1.0 / self.buffered_mb_s);
+        device.bandwidth_mb_s = self.buffered_mb_s;
+        device.segment_us = (segment_us * 1000.0).round() / 1000.0;
+    }
 }
 
 /// `[costs]` measured on the host: what live usemem takes for an access to a present page,
@@ -153,20 +222,51 @@ pub fn host_profile_path() -> PathBuf {
 impl HostProfile {
     /// Read the host profile; the error says where it was looked for and how to write it.
     pub fn load() -> Result<HostProfile, String> {
-        let path = host_profile_path();
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        Self::load_from(&host_profile_path())
+    }
+
+    /// `load` of the profile at `path`.
+    pub fn load_from(path: &std::path::Path) -> Result<HostProfile, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
             format!(
                 "no host profile at {} ({e}); run `reclaimlab host probe` to write it",
                 path.display()
             )
         })?;
-        toml::from_str(&text).map_err(|e| {
+        Self::parse(&text).map_err(|e| {
             format!(
-                "{}: not a host profile ({}); run `reclaimlab host probe` again",
-                path.display(),
-                e.message()
+                "{}: not a host profile ({e}); run `reclaimlab host probe` again",
+                path.display()
             )
         })
+    }
+
+    /// A profile's text, its values checked: the error names the key and what was expected.
+    pub fn parse(text: &str) -> Result<HostProfile, String> {
+        let profile: HostProfile = toml::from_str(text).map_err(|e| e.message().to_string())?;
+        profile
+            .validate()
+            .map_err(|e| format!("{}: {}", e.key, e.message))?;
+        Ok(profile)
+    }
+
+    /// The ranges of the measured device's keys and of `[reads]`.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        self.device.validate().map_err(|e| e.within("device"))?;
+        if let Some(reads) = &self.reads {
+            reads.validate().map_err(|e| e.within("reads"))?;
+        }
+        Ok(())
+    }
+
+    /// The profile of a probe's measurements: `device` fitted to its `[reads]`.
+    pub fn fitted(mut self) -> Result<HostProfile, String> {
+        self.validate()
+            .map_err(|e| format!("{}: {}", e.key, e.message))?;
+        if let Some(reads) = &self.reads {
+            reads.fit(&mut self.device);
+        }
+        Ok(self)
     }
 
     /// Fill a scenario's `[costs]` with the measured costs it does not set itself.
@@ -262,6 +362,7 @@ mod tests {
                 latency_us: 145.0,
                 ..Device::default()
             },
+            reads: None,
             costs: Some(HostCosts {
                 usemem_page_ns: 850,
                 usemem_word_ns: 90,
@@ -384,6 +485,93 @@ mod tests {
             ..probe
         };
         assert_eq!(no_reads.costs(&base)[2].1, None);
+    }
+
+    fn reads(direct_mb_s: f64, buffered_mb_s: f64) -> HostReads {
+        HostReads {
+            direct_mb_s,
+            buffered_mb_s,
+            direct_request_kb: 512.0,
+            buffered_request_kb: 3900.0,
+            file_mb: 674,
+            streams: 4,
+        }
+    }
+
+    #[test]
+    fn the_two_read_rates_give_the_device_its_time_per_segment() {
+        // 1000 MB/s O_DIRECT, 2000 buffered: a 4 KiB page takes 4.096 µs O_DIRECT, 2.048
+        // buffered; the 2.048 µs between them is a segment's.
+        let p = HostProfile {
+            reads: Some(reads(1000.0, 2000.0)),
+            ..profile()
+        };
+        let fitted = p.fitted().unwrap();
+        assert_eq!(fitted.device.bandwidth_mb_s, 2000.0);
+        assert_eq!(fitted.device.segment_us, 2.048);
+        assert_eq!(fitted.device.request_us, profile().device.request_us);
+        // Written and read back whole, [reads] with it.
+        let again = HostProfile::parse(&fitted.to_toml()).unwrap();
+        assert_eq!(again.reads, Some(reads(1000.0, 2000.0)));
+        assert_eq!(again.device.segment_us, 2.048);
+        // Buffered no faster than O_DIRECT: no segment cost, the device as measured.
+        let slow = HostProfile {
+            reads: Some(reads(1000.0, 900.0)),
+            ..profile()
+        };
+        let fitted = slow.fitted().unwrap();
+        assert_eq!(fitted.device.bandwidth_mb_s, 1042.0);
+        assert_eq!(fitted.device.segment_us, 0.0);
+        // A profile from before the buffered probe: no [reads], no segments.
+        let old = profile().fitted().unwrap();
+        assert!(!old.to_toml().contains("segment_us") && !old.to_toml().contains("[reads]"));
+    }
+
+    #[test]
+    fn a_bad_read_rate_or_device_key_names_the_key_and_what_was_expected() {
+        let bad = HostProfile {
+            reads: Some(reads(1000.0, -5.0)),
+            ..profile()
+        };
+        let e = HostProfile::parse(&bad.to_toml()).unwrap_err();
+        assert_eq!(e, "reads.buffered_mb_s: expected a positive number");
+        assert_eq!(
+            bad.clone().fitted().unwrap_err(),
+            "reads.buffered_mb_s: expected a positive number"
+        );
+        let text = profile()
+            .to_toml()
+            .replace("[device]\n", "[device]\nsegment_us = -1.0\n");
+        let e = HostProfile::parse(&text).unwrap_err();
+        assert_eq!(e, "device.segment_us: expected a non-negative number");
+        let text = profile().to_toml() + "\n[reads]\ndirect_mb_s = 1000.0\n";
+        let e = HostProfile::parse(&text).unwrap_err();
+        assert!(e.contains("missing field `buffered_mb_s`"), "{e}");
+        // The file's path comes first (`HostProfile::load`): the scenario's refusal says it.
+        let dir = std::env::temp_dir().join(format!("reclaimlab-host-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("host.toml");
+        std::fs::write(&path, bad.to_toml()).unwrap();
+        let e = HostProfile::load_from(&path).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            e,
+            format!(
+                "{}: not a host profile (reads.buffered_mb_s: expected a positive number); \
+                 run `reclaimlab host probe` again",
+                path.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_scenarios_bad_segment_time_names_file_key_and_range() {
+        let text = "[machine]\ndevices = [{ name = \"vda\", segment_us = -2.0 }]\n[workload]\nkind = \"dd\"\ntasks = 1\n";
+        let e = Scenario::parse(text, "vm.toml", &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "vm.toml: key `machine.devices[0].segment_us`: expected a non-negative number"
+        );
     }
 
     #[test]
