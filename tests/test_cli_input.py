@@ -44,6 +44,8 @@ def invoke(*args: str):
         (["demo", "-j", "0"], "-j"),
         (["run", "scenarios/small.toml", "-j", "0"], "-j"),
         (["run", "scenarios/small.toml", "-j", "-3"], "-j"),
+        (["run", "--ray", "scenarios/small.toml"], "--ray"),
+        (["reproduce", "--ray", "seed000"], "--ray"),
     ],
 )
 def test_bad_options_are_refused_by_click_before_anything_runs(args: list[str], option: str, tmp_path: Path,

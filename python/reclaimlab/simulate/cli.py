@@ -78,9 +78,20 @@ def _resume_command(out: Path) -> str:
     return shlex.join(["reclaimlab", *args])
 
 
+def _ray_address(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--ray` followed by the command's argument takes that argument as its address (click
+    cannot know the value was left out): say so rather than run against a cluster named
+    after a scenario file, or complain that the argument is missing."""
+    if value is not None and (value.endswith(".toml") or Path(value).exists() or value.startswith("seed")):
+        raise click.BadParameter(
+            f"{value!r} was taken as the cluster's address; put --ray after it, or give the address: --ray auto {value}"
+        )
+    return value
+
+
 # `--ray [ADDRESS]`: the option's value is optional, `auto` when it is left out.
 RAY_OPTION = click.option(
-    "--ray", "ray", is_flag=False, flag_value="auto", default=None, metavar="[ADDRESS]",
+    "--ray", "ray", is_flag=False, flag_value="auto", default=None, metavar="[ADDRESS]", callback=_ray_address,
     help="Run the points as tasks on a Ray cluster (pip install 'reclaimlab[ray]'): ADDRESS of its head, "
          "`auto` (the default: the cluster this host belongs to) or `local` (one started here); -j does not apply. "
          "See docs/scale-out.md.",
