@@ -105,6 +105,14 @@ def small_scenario_path() -> Path:
     return Path(__file__).resolve().parents[1] / "scenarios" / "small.toml"
 
 
+def test_an_address_where_no_head_listens_is_refused_at_once(tmp_path: Path, small_scenario_path: Path) -> None:
+    start = time.monotonic()
+    r = reclaimlab(tmp_path, "run", str(small_scenario_path), "-o", "out", "--ray", f"127.0.0.1:{_free_port()}")
+    assert r.returncode == 2 and "no Ray cluster at '127.0.0.1:" in r.stdout + r.stderr, r.stdout + r.stderr
+    assert time.monotonic() - start < 30, "the unreachable head was retried"
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_sweep_on_ray_writes_the_pools_bytes(tmp_path: Path, ray_head: str, pool_sweep: Path, small_scenario_path: Path) -> None:
     r = reclaimlab(tmp_path, "run", str(small_scenario_path), *SWEEP, "-o", "ray", "--ray", ray_head)
     assert r.returncode == 0, r.stderr

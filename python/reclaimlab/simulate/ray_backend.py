@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
@@ -40,6 +41,7 @@ def connect(address: str) -> RayEngine:
     except ImportError:
         raise RayUnavailable(INSTALL_HINT) from None
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR, "configure_logging": True}
+    _check_reachable(address)
     try:
         if address == "local":
             ray.init(include_dashboard=False, **quiet)
@@ -53,6 +55,26 @@ def connect(address: str) -> RayEngine:
     except Exception as e:  # e.g. the cluster's authentication token missing here
         raise RayUnavailable(f"cannot connect to the Ray cluster at {address!r}: {_first_line(e)} (docs/scale-out.md)") from None
     return RayEngine(ray)
+
+
+# How long a head given as HOST:PORT has to accept a connection before the sweep gives up.
+CONNECT_TIMEOUT_S = 5.0
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse a HOST:PORT that accepts no TCP connection within CONNECT_TIMEOUT_S: Ray's
+    own client retries an unreachable head for minutes before it says so. `auto`, `local`
+    and `ray://` addresses are Ray's to resolve."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or address.startswith("ray://"):
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as e:
+        raise RayUnavailable(
+            f"no Ray cluster at {address!r} ({e.strerror or e}); start one (`ray start --head`, docs/scale-out.md) "
+            "or pass --ray local to start one in this process"
+        ) from None
 
 
 class RayEngine:
