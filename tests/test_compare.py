@@ -22,9 +22,10 @@ def invoke(*args: str):  # type: ignore[no-untyped-def]
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-def write_run(d: Path, kind: str, throughput: float, allocstall: int = 0, pgscan_kswapd: int = 1000, pgsteal_kswapd: int = 900) -> None:
+def write_run(d: Path, kind: str, throughput: float, allocstall: int = 0, pgscan_kswapd: int = 1000, pgsteal_kswapd: int = 900,
+              workingset: bool = True) -> None:  # fmt: skip
     d.mkdir(parents=True)
-    (d / "scenario.toml").write_text('name = "t"\n')
+    (d / "scenario.toml").write_text('name = "t"\n' + ("[variant]\nworkingset = true\n" if workingset else ""))
     zero = {"allocstall_normal": 0, "pgscan_kswapd": 0, "pgsteal_kswapd": 0, "pgscan_direct": 0, "pgsteal_direct": 0}
     after = {"allocstall_normal": allocstall, "pgscan_kswapd": pgscan_kswapd, "pgsteal_kswapd": pgsteal_kswapd, "pgscan_direct": 0, "pgsteal_direct": 0}
     (d / "vmstat.before").write_text(format_vmstat(zero))
@@ -115,6 +116,19 @@ def test_json_csv_and_markdown_carry_the_same_rows(tmp_path: Path) -> None:
     assert "| - | Throughput (kB/s) | 200 (sim) | 100 (live) | 2.00 | !! |" in md
     table = invoke("compare", *args).output
     assert "Simulated over live" in table and "Throughput (kB/s)" in table
+
+
+def test_a_simulation_without_shadow_entries_beside_a_live_run_is_warned_of(tmp_path: Path) -> None:
+    write_run(tmp_path / "live", "live", 100.0)
+    write_run(tmp_path / "plain", "sim", 100.0, workingset=False)
+    write_run(tmp_path / "shadows", "sim", 100.0)
+    warned = CliRunner().invoke(cli, ["compare", str(tmp_path / "live"), str(tmp_path / "plain"), str(tmp_path / "shadows")])
+    assert warned.exit_code == 0
+    warnings = [line for line in warned.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "plain is simulated without page-cache shadow entries" in warnings[0], warned.stderr
+    # Two simulations without a live run: nothing to warn of.
+    quiet = CliRunner().invoke(cli, ["compare", str(tmp_path / "plain"), str(tmp_path / "shadows")])
+    assert quiet.exit_code == 0 and "warning" not in quiet.stderr
 
 
 def test_inputs_of_the_same_name_are_numbered(tmp_path: Path) -> None:
@@ -286,7 +300,7 @@ def test_memory_cgroup_reclaim_compares_between_a_simulated_and_a_live_run(tmp_p
     write_run(tmp_path / "live", "live", 1000.0)
     result = json.loads((tmp_path / "live/result.json").read_text())
     write_json(tmp_path / "live/result.json", {**result, "memcg": live})
-    doc = json.loads(invoke("compare", str(tmp_path / "live"), str(tmp_path / "sim"), "--json").output)
+    doc = json.loads(invoke("compare", str(tmp_path / "live"), str(tmp_path / "sim"), "--json").stdout)
     rows = {r["metric"]: r for r in doc["rows"]}
     scanned = rows["Memcg direct pages scanned"]["values"]
     assert scanned == [2 * sim["events"]["pgscan_direct"], sim["events"]["pgscan_direct"]]

@@ -344,10 +344,16 @@ class Comparison:
     # Inputs after the first that share no point with it (no change can be given for them).
     unshared: list[str] = field(default_factory=list)
     points: list[list[str]] = field(default_factory=list)
+    # Simulated inputs without page-cache shadow entries set beside a live one, whose kernel
+    # always keeps them (`variant.workingset`, docs/model.md).
+    shadowless: list[str] = field(default_factory=list)
 
     def warnings(self) -> list[str]:
-        """What the reader must know before trusting the table: inputs sharing no point."""
-        out = []
+        """What the reader must know before trusting the table: inputs sharing no point, and
+        simulated inputs that leave out a mechanism the live kernel beside them has."""
+        out = [f"{name} is simulated without page-cache shadow entries (variant.workingset = false) "
+               "while the live kernel keeps them: refaults are not activated there as they are live; "
+               "set variant.workingset = true to compare like with like" for name in self.shadowless]  # fmt: skip
         for name in self.unshared:
             k = self.names.index(name)
             out.append(f"{name} shares no sweep point with the baseline {self.names[0]} "
@@ -386,8 +392,15 @@ def compare(inputs: list[Input], tolerance: float = 1.5) -> Comparison:
     points = [sorted(i.points, key=point_key) for i in inputs]
     unshared = [n for n, i in zip(names[1:], inputs[1:]) if not set(i.points) & set(inputs[0].points)]
     used = {r.metric for r in rows}
+    shadowless = [n for n, i in zip(names, inputs) if _without_workingset(i)] if "live" in kinds else []
     return Comparison(names, kinds, rows, _divergence(rows, names, kinds, tolerance), tolerance,
-                      [m for m in metrics if m.name in used], unshared, points)  # fmt: skip
+                      [m for m in metrics if m.name in used], unshared, points, shadowless)  # fmt: skip
+
+
+def _without_workingset(i: Input) -> bool:
+    """A simulated input any of whose points ran without page-cache shadow entries (the
+    simulator's default; the resolved scenario writes the key only when it is set)."""
+    return "sim" in i.kinds and any(not r.scenario.get("variant", {}).get("workingset", False) for r in i.points.values())
 
 
 def _divergence(rows: list[Row], names: list[str], kinds: list[str], tolerance: float) -> list[Divergence]:
