@@ -89,6 +89,9 @@ pub struct BdiWriteback {
 /// The machine's writeback state (`Kernel::wb`).
 #[derive(Debug, Default)]
 pub struct Writeback {
+    /// A page-cache folio has been dirtied since boot: reclaim's dirty bookkeeping is
+    /// skipped on machines where none ever was.
+    pub dirtied: bool,
     pub nodes: Vec<NodeWriteback>,
     pub wbs: Vec<BdiWriteback>,
     pub inodes: Vec<Inode>,

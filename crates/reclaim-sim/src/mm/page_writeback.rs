@@ -190,6 +190,7 @@ impl Kernel {
             .memory
             .scale(n * self.costs.copy_to_user_ns);
         self.charge(copy);
+        self.wb.dirtied = true;
         let dev = self.wb.inodes[i].dev;
         let was_clean = self
             .wb
@@ -704,4 +705,47 @@ async fn io_sleep_until(cx: &Cx, at: Ns) {
     cx.k().sched.tasks[cx.tid as usize].in_iowait = true;
     sleep_until(cx, at).await;
     cx.k().sched.tasks[cx.tid as usize].in_iowait = false;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::kernel_with;
+
+    #[test]
+    fn a_chunk_writes_runs_of_consecutive_pages_and_skips_folios_cleaned_meanwhile() {
+        let mut k = kernel_with(64, 0, "");
+        let zi = k.mem.zonelists[0][0];
+        let pages: Vec<u32> = (0..6)
+            .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
+            .collect();
+        k.wb_new_inode(7, 0);
+        k.filemap_add_folios(7, &pages, 0);
+        k.generic_perform_write(7, 0, &pages[..4], 0);
+        k.generic_perform_write(7, 10, &pages[4..], 0);
+        assert_eq!(k.vmstat().stat("nr_dirty"), 6);
+        assert!(pages
+            .iter()
+            .all(|&p| k.mem.pages.flags(p) & pg::LOCKED == 0));
+        // Reclaim wrote page 1 (index 1) meanwhile.
+        k.folio_start_writeback(pages[1]);
+        k.wb.written_by_reclaim += PAGE_SIZE;
+        let now = k.clock();
+        let (written, _) = k.writeback_chunk(0, now, MIN_WRITEBACK_PAGES).unwrap();
+        assert_eq!(written, 5);
+        // Index 0, then 2–3, then 10–11: three writes.
+        assert_eq!(k.block.bios.nr_in_use(), 3);
+        assert_eq!(k.vmstat().stat("nr_dirty"), 0);
+        assert_eq!(k.vmstat().stat("nr_writeback"), 6);
+        k.check_writeback().unwrap();
+        // Nothing left to write; a page dirtied later than `before` waits.
+        assert_eq!(k.writeback_chunk(0, now, MIN_WRITEBACK_PAGES), None);
+    }
+
+    #[test]
+    fn the_poll_interval_is_the_square_root_of_the_distance_to_the_limit() {
+        assert_eq!(dirty_poll_interval(0, 1 << 20), 1 << 10);
+        assert_eq!(dirty_poll_interval(1000, 1000 + 255), 1 << 3);
+        assert_eq!(dirty_poll_interval(2000, 1000), 1);
+    }
 }

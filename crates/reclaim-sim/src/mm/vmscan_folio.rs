@@ -96,6 +96,16 @@ struct Unmapped {
     remote_flushes: u64,
 }
 
+/// What `folio_verdict` reads and counts for a batch, in one place (one pointer through
+/// the per-folio loop): the node's PGDAT_* flags, the unmapping costs, and the dirty and
+/// writeback page-cache folios met (`struct reclaim_stat`).
+#[derive(Default)]
+struct BatchState {
+    pgdat_flags: u8,
+    unmapped: Unmapped,
+    stat: ReclaimNr,
+}
+
 impl Kernel {
     /// The second half of `shrink_inactive_list()`: `shrink_folio_list()` decides each folio
     /// of `batch` (outside the lock), the swap writes are submitted, the freed folios go back
@@ -109,9 +119,12 @@ impl Kernel {
         cpu_node: u32,
     ) -> u64 {
         let nid = self.memcg.lruvecs[lv].nid;
-        let pgdat_flags = self.wb.nodes[nid as usize].flags;
-        let mut stat = ReclaimNr::default();
-        let mut file_writes = [0u32; BATCH];
+        let mut state = BatchState {
+            pgdat_flags: self.wb.nodes[nid as usize].flags,
+            ..Default::default()
+        };
+        // The index in `back` of each page-cache folio to write, as `writes`.
+        let mut file_writes = [0u8; BATCH];
         let mut nr_file_writes = 0;
         let file = is_file_lru(batch.lru());
         let cpu = self.sched.tasks[self.current as usize].cpu;
@@ -124,9 +137,8 @@ impl Kernel {
         let mut writes = [0u8; BATCH];
         let mut nr_writes = 0;
         let (mut nr_activate, mut nr_ref_keep) = (0u64, 0u64);
-        let mut unmapped = Unmapped::default();
         for &p in batch.pages() {
-            match self.folio_verdict(p, cpu, sc, pgdat_flags, &mut stat, &mut unmapped) {
+            match self.folio_verdict(p, cpu, sc, &mut state) {
                 Verdict::Free => {
                     freed[nr_freed] = p;
                     nr_freed += 1;
@@ -137,7 +149,7 @@ impl Kernel {
                     nr_writes += 1;
                 }
                 Verdict::FilePageout => {
-                    file_writes[nr_file_writes] = p;
+                    file_writes[nr_file_writes] = nr_back as u8;
                     nr_file_writes += 1;
                 }
                 Verdict::Activate => {
@@ -150,6 +162,9 @@ impl Kernel {
             back[nr_back] = p;
             nr_back += 1;
         }
+        let BatchState {
+            unmapped, mut stat, ..
+        } = state;
         let c = &self.costs;
         // Memory-bound: struct page, mapping and xarray cache misses, slower as the node's
         // memory load grows (hw/memory.rs), as the copy to user space is. An anon folio's
@@ -196,12 +211,8 @@ impl Kernel {
                 }
             }
         }
-        for &p in &file_writes[..nr_file_writes] {
-            let mapping = self.mem.pages.fields(p).owner;
-            let index = self.mem.page_ext.index_mut()[p as usize];
-            let inode = self.wb.inode(mapping).expect("a dirty folio's inode");
-            let dev = self.wb.inodes[inode].dev;
-            self.submit_file_write(dev, mapping, index, &[p]);
+        if nr_file_writes > 0 {
+            self.pageout_file_folios(&back, &file_writes[..nr_file_writes]);
         }
         self.free_isolated_folios(&freed[..nr_freed], cpu_node);
         // move_folios_to_lru(): lru_lock is taken even for an empty list. Kept folios go
@@ -248,8 +259,42 @@ impl Kernel {
             file,
             &stat,
         );
-        // Every folio taken was dirty with no I/O queued: the flushers are not doing their
-        // job (`wakeup_flusher_threads(WB_REASON_VMSCAN)`).
+        // Nothing to count on a machine where nothing was ever dirtied (the read-only
+        // workloads): `sc->nr` stays 0, as it would.
+        if self.wb.dirtied {
+            self.account_dirty_batch(sc, &mut stat, file, nr);
+        }
+        reclaimed
+    }
+
+    /// The single-page writes of `pageout()` for the page-cache folios at `writes` in
+    /// `back`, each at its place in its file. Out of line: reclaim of clean folios, the hot
+    /// path, never comes here.
+    #[cold]
+    #[inline(never)]
+    fn pageout_file_folios(&mut self, back: &[u32], writes: &[u8]) {
+        for &i in writes {
+            let p = back[i as usize];
+            let mapping = self.mem.pages.fields(p).owner;
+            let index = self.mem.page_ext.index_mut()[p as usize];
+            let inode = self.wb.inode(mapping).expect("a dirty folio's inode");
+            let dev = self.wb.inodes[inode].dev;
+            self.submit_file_write(dev, mapping, index, &[p]);
+        }
+    }
+
+    /// The end of `shrink_inactive_list()` for a batch of `nr` folios (`file` or anon):
+    /// wake the flushers if every folio taken was dirty with no I/O queued (they are not
+    /// doing their job: `wakeup_flusher_threads(WB_REASON_VMSCAN)`), and add the batch's
+    /// `stat` to `sc->nr`.
+    #[inline(never)]
+    fn account_dirty_batch(
+        &mut self,
+        sc: &mut ScanControl,
+        stat: &mut ReclaimNr,
+        file: bool,
+        nr: u64,
+    ) {
         if file && stat.unqueued_dirty == nr {
             self.wakeup_flusher_threads();
         }
@@ -257,8 +302,7 @@ impl Kernel {
         if file {
             stat.file_taken = nr;
         }
-        sc.nr.add(&stat);
-        reclaimed
+        sc.nr.add(stat);
     }
 
     /// `activate_locked`: "not a candidate for swapping, so reclaim swap space" when swap is
@@ -285,17 +329,9 @@ impl Kernel {
     }
 
     /// Steps 1–7 of the module's list for folio `p` (reclaimed by a task on `cpu` for
-    /// `sc`, its node's flags `pgdat_flags`); a folio unmapped here is counted in
-    /// `unmapped`, the dirty and writeback page-cache folios in `stat`.
-    fn folio_verdict(
-        &mut self,
-        p: u32,
-        cpu: u32,
-        sc: &ScanControl,
-        pgdat_flags: u8,
-        stat: &mut ReclaimNr,
-        unmapped: &mut Unmapped,
-    ) -> Verdict {
+    /// `sc`); its node's flags are `b.pgdat_flags`, a folio unmapped here is counted in
+    /// `b.unmapped`, the dirty and writeback page-cache folios in `b.stat`.
+    fn folio_verdict(&mut self, p: u32, cpu: u32, sc: &ScanControl, b: &mut BatchState) -> Verdict {
         let f = self.mem.pages.fields_mut(p);
         let flags = f.flags;
         if flags & (pg::LOCKED | pg::WRITEBACK | pg::MAPPED | pg::ANON | pg::DIRTY) == 0 {
@@ -312,21 +348,12 @@ impl Kernel {
             return Verdict::KeepLocked;
         }
         let page_cache = flags & pg::ANON == 0;
-        if page_cache {
-            // folio_check_dirty_writeback().
-            let (dirty, writeback) = (flags & pg::DIRTY != 0, flags & pg::WRITEBACK != 0);
-            stat.dirty += u64::from(dirty || writeback);
-            stat.unqueued_dirty += u64::from(dirty && !writeback);
-            stat.congested += u64::from(writeback && flags & pg::RECLAIM != 0);
+        if page_cache && flags & (pg::DIRTY | pg::WRITEBACK) != 0 {
+            if let Some(v) = self.page_cache_dirty_writeback(p, flags, sc, b) {
+                return v;
+            }
         }
         if flags & pg::WRITEBACK != 0 {
-            if page_cache {
-                if sc.kswapd && flags & pg::RECLAIM != 0 && pgdat_flags & PGDAT_WRITEBACK != 0 {
-                    stat.immediate += 1;
-                    return Verdict::Activate;
-                }
-                stat.writeback += 1;
-            }
             self.mem.pages.set(p, pg::RECLAIM);
             return Verdict::Activate;
         }
@@ -355,11 +382,11 @@ impl Kernel {
             self.mem.pages.set(p, pg::SWAPCACHE | pg::DIRTY);
         }
         if flags & pg::MAPPED != 0 {
-            self.try_to_unmap(p, cpu, unmapped);
+            self.try_to_unmap(p, cpu, &mut b.unmapped);
         }
         if !anon {
             if flags & pg::DIRTY != 0 {
-                return self.dirty_file_folio(p, flags, sc, referenced_folio, pgdat_flags);
+                return self.dirty_file_folio(p, flags, sc, referenced_folio, b.pgdat_flags);
             }
             let owner = self.mem.pages.fields(p).owner;
             if self.address_spaces.tracks(owner) {
@@ -378,9 +405,40 @@ impl Kernel {
         Verdict::Free
     }
 
+    /// `folio_check_dirty_writeback()`'s counts for page-cache folio `p` (flags `flags`),
+    /// dirty or under writeback, and step 2 for one under writeback: case 1 (kswapd meets
+    /// a folio it marked, on a PGDAT_WRITEBACK node: `nr_immediate`) or case 2
+    /// (`nr_writeback`), both activated with PG_reclaim. `None` for a dirty one, which goes
+    /// on to the references.
+    #[inline(never)]
+    fn page_cache_dirty_writeback(
+        &mut self,
+        p: u32,
+        flags: u16,
+        sc: &ScanControl,
+        b: &mut BatchState,
+    ) -> Option<Verdict> {
+        let stat = &mut b.stat;
+        let (dirty, writeback) = (flags & pg::DIRTY != 0, flags & pg::WRITEBACK != 0);
+        stat.dirty += 1;
+        stat.unqueued_dirty += u64::from(dirty && !writeback);
+        stat.congested += u64::from(writeback && flags & pg::RECLAIM != 0);
+        if !writeback {
+            return None;
+        }
+        if sc.kswapd && flags & pg::RECLAIM != 0 && b.pgdat_flags & PGDAT_WRITEBACK != 0 {
+            stat.immediate += 1;
+        } else {
+            stat.writeback += 1;
+            self.mem.pages.set(p, pg::RECLAIM);
+        }
+        Some(Verdict::Activate)
+    }
+
     /// Step 6 for dirty page-cache folio `p` (its flags `flags` when reclaim found it,
     /// PG_referenced then `referenced`): left to the flushers, kept, or written by
     /// `pageout()` (the module's list).
+    #[inline(never)]
     fn dirty_file_folio(
         &mut self,
         p: u32,
@@ -496,6 +554,8 @@ impl Kernel {
 /// cache (no shadow entry), ready to be freed.
 #[inline]
 fn remove_page_cache_folio(f: &mut PageFields) -> Verdict {
+    // A folio is never freed dirty or under writeback.
+    debug_assert_eq!(f.flags & (pg::DIRTY | pg::WRITEBACK), 0);
     f.owner = NO_OWNER;
     f.flags = 0;
     Verdict::Free
@@ -550,7 +610,7 @@ mod tests {
 
     #[test]
     fn a_folio_of_a_task_on_another_cpu_costs_a_tlb_shootdown_when_unmapped() {
-        use super::{Unmapped, Verdict};
+        use super::{BatchState, Verdict};
         use crate::mm::vmscan::ScanControl;
         use crate::sched::{Req, TaskClass};
         for (ipi_ns, asleep) in [(0, false), (7_000, false), (7_000, true)] {
@@ -562,12 +622,12 @@ mod tests {
             let own = mapped_folio(&mut k, here);
             let other = mapped_folio(&mut k, there);
             let sc = ScanControl::new(false, 32, 0, 0);
-            let mut unmapped = Unmapped::default();
-            let mut stat = crate::mm::vmscan::ReclaimNr::default();
+            let mut b = BatchState::default();
             for p in [own, other] {
-                let v = k.folio_verdict(p, 0, &sc, 0, &mut stat, &mut unmapped);
+                let v = k.folio_verdict(p, 0, &sc, &mut b);
                 assert!(matches!(v, Verdict::Pageout));
             }
+            let unmapped = b.unmapped;
             assert_eq!(unmapped.folios, 2);
             // Reclaim on CPU 0: only the folio of the task running on CPU 1 needs its TLB
             // (asleep, its CPU has flushed or will at the switch back); with no cost set,
