@@ -282,3 +282,26 @@ fn reclaims_writes_fill_the_trace_reports_writeback_rows() {
     );
     assert!(summary.direct.write_file_async > 0);
 }
+
+#[test]
+fn a_device_whose_pages_are_written_sleeps_while_another_keeps_the_machine_dirty() {
+    // Three writers on two disks: device 0 has two, device 1 one. Each flusher works only
+    // while its own device has dirty pages (it would otherwise spin on the global count).
+    let devices = "machine.devices=[{ name = \"sd\", count = 2, bandwidth_mb_s = 150, \
+                   latency_us = 100, max_request_kb = 512, seek_us = 8000, rotational = true }]";
+    let s = scenario(4.0, &[devices, "workload.tasks=3"]);
+    let (k, out) = run(&s);
+    k.check_writeback().unwrap();
+    assert!(stat(&out, "nr_written") > 10_000);
+    let flushers: Vec<_> = out
+        .tasks
+        .tasks
+        .iter()
+        .filter(|t| t.kind == "flusher")
+        .collect();
+    assert_eq!(flushers.len(), 2);
+    assert!(
+        flushers.iter().all(|t| t.cpu_pct < 20.0),
+        "a flusher spun: {flushers:?}"
+    );
+}

@@ -415,8 +415,15 @@ impl Kernel {
         wb.written_stamp = wb.written;
     }
 
-    /// The flusher's next work on `dev` (`wb_do_writeback()`'s order), if any.
+    /// The flusher's next work on `dev` (`wb_do_writeback()`'s order), if any. A device
+    /// without dirty pages has none (`wb_has_dirty_io()`), whatever the global count: its
+    /// flusher sleeps rather than spin while other devices' pages keep the count over the
+    /// background threshold.
     fn wb_next_work(&mut self, dev: usize) -> Option<Work> {
+        if !self.wb_has_dirty_io(dev) {
+            self.wb.wbs[dev].vmscan_pages = 0;
+            return None;
+        }
         if self.wb.wbs[dev].vmscan_pages > 0 {
             return Some(Work::Vmscan);
         }
@@ -534,6 +541,7 @@ async fn wb_workfn(cx: Cx, dev: usize) {
     let mut in_flight: Ns = 0;
     loop {
         let work = cx.k().wb_next_work(dev);
+        let mut wrote = false;
         let Some(work) = work else {
             let until = {
                 let mut k = cx.k();
@@ -572,6 +580,7 @@ async fn wb_workfn(cx: Cx, dev: usize) {
             let Some((_, done_at)) = chunk else {
                 break;
             };
+            wrote = true;
             // Two chunks in flight: wait for the one before this.
             if in_flight > cx.k().clock() {
                 sleep_until(&cx, in_flight).await;
@@ -593,6 +602,11 @@ async fn wb_workfn(cx: Cx, dev: usize) {
             if !more {
                 break;
             }
+        }
+        if !wrote {
+            // Dirty pages, none of them the work's (all newer than kupdate's cut-off, say):
+            // give the CPU up before looking again.
+            cond_resched(&cx).await;
         }
     }
 }
