@@ -68,7 +68,8 @@ def test_the_sysctl_files_come_from_the_scenario_schema() -> None:
     # the order of the section's table (reclaim_sim::sysctl), which `live check` keeps.
     assert list(SYSCTLS) == [
         "min_free_kbytes", "watermark_scale_factor", "swappiness", "watermark_boost_factor",
-        "dirty_ratio", "dirty_background_ratio", "page_cluster", "vma_ra_enabled",
+        "dirty_ratio", "dirty_background_ratio", "dirty_bytes", "dirty_background_bytes",
+        "dirty_expire_centisecs", "dirty_writeback_centisecs", "page_cluster", "vma_ra_enabled",
     ]
     assert SYSCTLS["page_cluster"] == "/proc/sys/vm/page-cluster"
     assert SYSCTLS["vma_ra_enabled"] == "/sys/kernel/mm/swap/vma_ra_enabled"

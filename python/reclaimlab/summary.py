@@ -130,6 +130,8 @@ LIVE_ONLY_LAYOUTS = {
         Column("+/-", "metrics.job_elapsed_stddev_pct", percent),
         Column("throughput", "metrics.throughput_kB_s", decimals(2)),
         Column("nr_vmscan_write", "vmstat.nr_vmscan_write"),
+        Column("immediate", "vmstat.nr_vmscan_immediate_reclaim"),
+        Column("pgrotated", "vmstat.pgrotated"),
         *RECLAIM,
     ],
 }

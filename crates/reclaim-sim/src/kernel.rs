@@ -14,6 +14,7 @@ use crate::hw::cpu::Cpus;
 use crate::hw::lock::{Acquired, LockCosts};
 use crate::machine::{Costs, Machine};
 use crate::mm::address_space::AddressSpaces;
+use crate::mm::backing_dev::Writeback;
 use crate::mm::lru::NR_LRU_LISTS;
 use crate::mm::mem_cgroup::MemCgroups;
 use crate::mm::mm_init::{free_area_init, Memory, PAGE_WAIT_TABLE_SIZE};
@@ -79,6 +80,8 @@ pub struct Kernel {
     pub percpu: PerCpu,
     /// The block devices and the I/Os in flight (`hw::block`).
     pub block: BlockLayer,
+    /// Dirty pages, writeback and the flushers (`mm::backing_dev`).
+    pub wb: Writeback,
     pub costs: Costs,
     pub lock_costs: LockCosts,
     pub sysctl: Sysctl,
@@ -123,6 +126,10 @@ impl Kernel {
             address_spaces: AddressSpaces::new(u64::from(nr_pages)),
             percpu,
             block: BlockLayer::new(&m.devices, seed),
+            wb: Writeback::new(
+                m.nodes as usize,
+                m.devices.iter().map(|d| d.count as usize).sum(),
+            ),
             costs: costs.clone(),
             lock_costs: LockCosts::new(
                 costs.lock_handoff_ns,
@@ -402,6 +409,16 @@ impl Kernel {
             stats[11] += n.nr_file_pages;
             stats[12] += n.nr_vmscan_write;
         }
+        for n in &self.wb.nodes {
+            stats[13] += n.nr_dirty;
+            stats[14] += n.nr_writeback;
+            stats[15] += n.nr_vmscan_immediate;
+            stats[16] += n.nr_dirtied;
+            stats[17] += n.nr_written;
+        }
+        let (bg_thresh, thresh) = self.global_dirty_limits();
+        stats[18] = thresh;
+        stats[19] = bg_thresh;
         let workingset_file = self.variant.workingset.then(|| {
             let ws = |f: fn(&crate::mm::vmstat::WorkingsetStats) -> u64| {
                 self.mem.nodes.iter().map(|n| f(&n.workingset)).sum::<u64>()

@@ -243,7 +243,7 @@ pub fn simulate(
         let mut k = sim.k();
         if steps > 0 {
             if check_invariants && steps.is_multiple_of(4096) {
-                if let Err(e) = k.check_conservation(0) {
+                if let Err(e) = k.check_conservation(0).and_then(|()| k.check_writeback()) {
                     panic!("invariant broken at t={}: {e}", k.now);
                 }
             }

@@ -16,6 +16,8 @@ pub enum TaskClass {
     Workload,
     /// A kswapd thread.
     Kswapd,
+    /// A device's flusher (a writeback kworker).
+    Flusher,
 }
 
 impl TaskClass {
@@ -23,6 +25,7 @@ impl TaskClass {
         match self {
             TaskClass::Workload => "workload",
             TaskClass::Kswapd => "kswapd",
+            TaskClass::Flusher => "flusher",
         }
     }
 }

@@ -90,10 +90,6 @@ macro_rules! sysctl_table {
     };
 }
 
-/// Why the dirty limits are refused by the simulator today.
-const NO_WRITEBACK: Option<&str> =
-    Some("dirty pages and writeback are not modelled yet (seed 001)");
-
 sysctl_table! {
     /// `vm.min_free_kbytes`; the kernel's default is computed at boot
     /// (`calculate_min_free_kbytes`), which `0` in `Sysctl` stands for.
@@ -123,16 +119,37 @@ sysctl_table! {
         file Some("/proc/sys/vm/watermark_boost_factor"),
         unmodelled Some("watermark boosting needs migratetype fallbacks, which are not modelled"),
         valid |_v| true => "";
-    /// `vm.dirty_ratio`.
+    /// `vm.dirty_ratio`: the dirty limit, in percent of dirtyable memory
+    /// (mm/page_writeback.rs).
     dirty_ratio: u32 = 20,
         file Some("/proc/sys/vm/dirty_ratio"),
-        unmodelled NO_WRITEBACK,
+        unmodelled None,
         valid |v| v <= 100 => "expected 0 to 100";
-    /// `vm.dirty_background_ratio`.
+    /// `vm.dirty_background_ratio`: where the flushers start background writeback.
     dirty_background_ratio: u32 = 10,
         file Some("/proc/sys/vm/dirty_background_ratio"),
-        unmodelled NO_WRITEBACK,
+        unmodelled None,
         valid |v| v <= 100 => "expected 0 to 100";
+    /// `vm.dirty_bytes`: the dirty limit in bytes, instead of `dirty_ratio` when not 0.
+    dirty_bytes: u64 = 0,
+        file Some("/proc/sys/vm/dirty_bytes"),
+        unmodelled None,
+        valid |v| v == 0 || v >= 2 * 4096 => "expected 0 or at least 8192 (two pages)";
+    /// `vm.dirty_background_bytes`: instead of `dirty_background_ratio` when not 0.
+    dirty_background_bytes: u64 = 0,
+        file Some("/proc/sys/vm/dirty_background_bytes"),
+        unmodelled None,
+        valid |_v| true => "";
+    /// `vm.dirty_expire_centisecs`: kupdate writes pages dirty for longer than this.
+    dirty_expire_centisecs: u32 = 3000,
+        file Some("/proc/sys/vm/dirty_expire_centisecs"),
+        unmodelled None,
+        valid |_v| true => "";
+    /// `vm.dirty_writeback_centisecs`: the kupdate period (0: no periodic writeback).
+    dirty_writeback_centisecs: u32 = 500,
+        file Some("/proc/sys/vm/dirty_writeback_centisecs"),
+        unmodelled None,
+        valid |_v| true => "";
     /// `vm.page_cluster`: swap readahead reads at most 2^page_cluster pages.
     page_cluster: u32 = 3,
         file Some("/proc/sys/vm/page-cluster"),
@@ -176,7 +193,7 @@ mod tests {
     fn sysctl_keys_are_the_settings_fields_in_order() {
         let fields = sysctl_fields();
         let keys: Vec<String> = SYSCTL_KEYS.iter().map(|k| k.key.to_string()).collect();
-        assert_eq!(fields.len(), 9, "{fields:?}");
+        assert_eq!(fields.len(), 13, "{fields:?}");
         assert_eq!(fields, keys);
     }
 

@@ -7,11 +7,14 @@ use std::io::Write;
 
 use reclaim_trace::event::{
     Event, Lru, LruIsolate, ReclaimBegin, ReclaimFlags, ShrinkActive, ShrinkInactive,
+    ThrottleReason, Throttled, WriteFolio,
 };
 use reclaim_trace::writer::{Context, TraceWriter};
 
+use crate::engine::{Ns, NSEC_PER_USEC};
 use crate::kernel::Kernel;
 use crate::mm::gfp::{show_gfp_flags, Gfp};
+use crate::mm::vmscan::ReclaimNr;
 
 pub type Tracer = TraceWriter<Box<dyn Write>>;
 
@@ -130,6 +133,7 @@ impl Kernel {
         nr_ref_keep: u64,
         priority: i32,
         file: bool,
+        stat: &ReclaimNr,
     ) {
         if self.tracer.is_none() {
             return;
@@ -144,10 +148,10 @@ impl Kernel {
             zid: None,
             nr_scanned,
             nr_reclaimed,
-            nr_dirty: 0,
-            nr_writeback: 0,
-            nr_congested: 0,
-            nr_immediate: 0,
+            nr_dirty: stat.dirty,
+            nr_writeback: stat.writeback,
+            nr_congested: stat.congested,
+            nr_immediate: stat.immediate,
             nr_activate_anon,
             nr_activate_file,
             nr_ref_keep,
@@ -179,6 +183,33 @@ impl Kernel {
             nr_referenced,
             priority,
             flags: reclaim_flags(file),
+        }));
+    }
+
+    /// `mm_vmscan_write_folio`: reclaim's `pageout()` of page-cache folio `pfn`
+    /// (`RECLAIM_WB_FILE|RECLAIM_WB_ASYNC`). The `%p` value is the folio's address in a
+    /// vmemmap at the x86-64 default base, as a kernel with `no_hash_pointers` prints it.
+    pub fn trace_write_folio(&mut self, pfn: u32) {
+        if self.tracer.is_none() {
+            return;
+        }
+        self.trace(Event::WriteFolio(WriteFolio {
+            page: 0xffff_ea00_0000_0000 + u64::from(pfn) * 64,
+            pfn: u64::from(pfn),
+            flags: ReclaimFlags(ReclaimFlags::FILE | ReclaimFlags::ASYNC),
+        }));
+    }
+
+    /// `mm_vmscan_throttled` of `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`.
+    pub fn trace_throttled(&mut self, nid: u32, timeout: Ns, delayed: Ns) {
+        if self.tracer.is_none() {
+            return;
+        }
+        self.trace(Event::Throttled(Throttled {
+            nid: nid as i32,
+            usec_timeout: (timeout / NSEC_PER_USEC) as i64,
+            usec_delayed: (delayed / NSEC_PER_USEC) as i64,
+            reason: ThrottleReason(ThrottleReason::WRITEBACK),
         }));
     }
 }

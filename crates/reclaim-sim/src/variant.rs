@@ -70,6 +70,70 @@ pub struct Variant {
     /// the model's order > 0 allocations bypass the lists. Seed 000's kernel (v4.16).
     #[serde(skip_serializing_if = "is_false")]
     pub pcp_before_5_14: bool,
+    /// Seed 001, patch 1 ("mm: vmscan: do not writeback filesystem pages in direct
+    /// reclaim", 3.2): before it (`true`) direct reclaim calls `pageout()` on a dirty
+    /// page-cache folio it may write; since (`false`, the default) it never does, and leaves
+    /// the folio to the flushers (mm/vmscan_folio.rs).
+    #[serde(skip_serializing_if = "is_false")]
+    pub direct_reclaim_writes_fs: bool,
+    /// Seed 001, patch 5 and after: when kswapd writes a dirty page-cache folio itself.
+    /// `"always"` (before the seed), `"when_in_trouble"` (the seed's patch 5: only at a
+    /// priority below DEF_PRIORITY − 2), `"dirty_congested"` (6.x, the default: only a
+    /// folio already marked PG_reclaim, on a node flagged PGDAT_DIRTY because the dirty
+    /// folios reclaim meets were all not yet queued for I/O).
+    #[serde(skip_serializing_if = "KswapdWritesFs::is_default")]
+    pub kswapd_writes_fs: KswapdWritesFs,
+    /// Seed 001, patch 7 ("mm: vmscan: immediately reclaim end-of-LRU dirty pages when
+    /// writeback completes"): a dirty page-cache folio reclaim does not write gets PG_reclaim
+    /// (`nr_vmscan_immediate_reclaim`), and the end of its writeback rotates it to the
+    /// inactive tail (`folio_rotate_reclaimable`, `pgrotated`). On by default (6.x).
+    #[serde(skip_serializing_if = "is_true")]
+    pub dirty_tail_pg_reclaim: bool,
+    /// How dirtiers are throttled (`balance_dirty_pages()`): `"ratelimit"` (3.2+ IO-less
+    /// throttling, simplified; the default) or `"threshold"` (the seed era's loop, in which
+    /// the dirtier writes pages itself and sleeps). mm/page_writeback.rs says how.
+    #[serde(skip_serializing_if = "DirtyThrottle::is_default")]
+    pub dirty_throttle: DirtyThrottle,
+}
+
+/// When kswapd writes dirty page-cache folios (`variant.kswapd_writes_fs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KswapdWritesFs {
+    /// Every dirty page-cache folio it may write (before seed 001).
+    Always,
+    /// Only at a priority below DEF_PRIORITY − 2 (seed 001's patch 5, 3.2).
+    WhenInTrouble,
+    /// Only a folio with PG_reclaim on a node flagged PGDAT_DIRTY (6.x).
+    #[default]
+    DirtyCongested,
+}
+
+impl KswapdWritesFs {
+    fn is_default(&self) -> bool {
+        *self == KswapdWritesFs::default()
+    }
+}
+
+/// How `balance_dirty_pages()` throttles dirtiers (`variant.dirty_throttle`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DirtyThrottle {
+    /// 3.2+ pause-based rate control (simplified).
+    #[default]
+    Ratelimit,
+    /// Before 3.2: the dirtier writes a chunk itself and sleeps while over the limit.
+    Threshold,
+}
+
+impl DirtyThrottle {
+    fn is_default(&self) -> bool {
+        *self == DirtyThrottle::default()
+    }
+}
+
+fn is_true(v: &bool) -> bool {
+    *v
 }
 
 /// Keeps a resolved scenario's text as it was before a switch that is off by default existed.
@@ -98,6 +162,10 @@ impl Default for Variant {
             swapcache_reuse_before_5_18: false,
             workingset: false,
             pcp_before_5_14: false,
+            direct_reclaim_writes_fs: false,
+            kswapd_writes_fs: KswapdWritesFs::DirtyCongested,
+            dirty_tail_pg_reclaim: true,
+            dirty_throttle: DirtyThrottle::Ratelimit,
         }
     }
 }

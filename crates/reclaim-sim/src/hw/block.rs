@@ -350,6 +350,8 @@ pub enum EndIo {
     SwapRead(usize),
     /// `end_swap_bio_write()`: the folios' writeback to swap area `0` ends.
     SwapWrite(usize),
+    /// The end of page-cache writeback (`folio_end_writeback()`, mm/page_writeback.rs).
+    Writeback,
 }
 
 /// One I/O in flight (`struct bio`): the device, the direction, the pages it moves, when it

@@ -46,6 +46,7 @@ impl Kernel {
     /// `filemap_add_folio()` for freshly allocated order-0 `folios` of `mapping`, by the task
     /// on `cpu`: each joins the page cache, locked for its read, and, through `cpu`'s
     /// LRU-add batch, the head of its node's inactive file list. The CPU time is charged.
+    #[inline]
     pub fn filemap_add_folios(&mut self, mapping: u32, folios: &[u32], cpu: u32) {
         let cpu_node = self.cpus.node_of(cpu);
         let work = self.mem.nodes[cpu_node as usize]

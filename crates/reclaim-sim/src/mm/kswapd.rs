@@ -215,13 +215,20 @@ impl Kernel {
 
     /// `prepare_kswapd_sleep()`: first wake every task throttled on pfmemalloc_wait (a kswapd
     /// about to sleep must leave none behind; a premature wake-up makes them wake kswapd and
-    /// sleep again), then let kswapd sleep if the node is hopeless or balanced.
+    /// sleep again), then let kswapd sleep if the node is hopeless or balanced (clearing
+    /// PGDAT_DIRTY and PGDAT_WRITEBACK: `clear_pgdat_congested()`).
     pub fn prepare_kswapd_sleep(&mut self, nid: u32, order: u32, highest_zoneidx: usize) -> bool {
         if self.mem.nodes[nid as usize].pfmemalloc_wait.is_active() {
             self.wake_up_pfmemalloc_wait(nid);
         }
-        self.mem.nodes[nid as usize].kswapd_failures >= MAX_RECLAIM_RETRIES
-            || self.pgdat_balanced(nid, order, highest_zoneidx)
+        if self.mem.nodes[nid as usize].kswapd_failures >= MAX_RECLAIM_RETRIES {
+            return true;
+        }
+        let balanced = self.pgdat_balanced(nid, order, highest_zoneidx);
+        if balanced {
+            self.wb.nodes[nid as usize].flags = 0;
+        }
+        balanced
     }
 
     /// `wakeup_kswapd()` for a zone of node `nid`: merge the request, then wake every thread

@@ -5,6 +5,7 @@
 //! which kernel file it models and where it departs.
 
 pub mod address_space;
+pub mod backing_dev;
 pub mod filemap;
 pub mod gfp;
 pub mod hugetlb;
@@ -18,6 +19,7 @@ pub mod page;
 pub mod page_alloc;
 pub mod page_ext;
 pub mod page_io;
+pub mod page_writeback;
 pub mod pcp;
 pub mod percpu;
 pub mod swap;

@@ -80,6 +80,7 @@ impl Kernel {
             match end_io {
                 EndIo::SwapRead(_) => self.end_swap_read(p),
                 EndIo::SwapWrite(_) => self.folio_end_writeback(p),
+                EndIo::Writeback => self.folio_end_writeback_file(p, self.block.bios[bio].dev),
                 EndIo::None => {}
             }
         }
@@ -109,7 +110,7 @@ impl Kernel {
     /// `folio_rotate_reclaimable()`: an inactive, unlocked, clean folio on the LRU moves to
     /// its list's tail (`pgrotated`). The lru_lock it takes in interrupt context is not
     /// charged to any task.
-    fn folio_rotate_reclaimable(&mut self, p: u32) {
+    pub(crate) fn folio_rotate_reclaimable(&mut self, p: u32) {
         let f = *self.mem.pages.fields(p);
         if f.flags & (pg::LOCKED | pg::DIRTY | pg::ACTIVE) != 0 || f.flags & pg::LRU == 0 {
             return;

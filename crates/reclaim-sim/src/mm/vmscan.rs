@@ -14,18 +14,26 @@
 //! (`mm::vmscan_folio`): freed, kept, activated, or written to swap. Anon evictions leave
 //! workingset shadows (`mm::workingset`).
 //!
-//! Left out so far (each noted where it would act): dirty page-cache folios, their writeback
-//! and its throttling (`reclaim_throttle`), slab shrinkers, compaction, memory.min/low
-//! protection, the retry with `force_deactivate`, and page-cache shadow entries.
+//! Dirty page-cache folios (seed 001): `shrink_folio_list` counts the dirty and writeback
+//! folios it meets (`sc->nr`, file folios only: swap-out's own writeback is throttled by the
+//! device's tags instead), `shrink_inactive_list` wakes the flushers when every folio it
+//! took was dirty and not queued for I/O, and kswapd's `shrink_node` flags the node
+//! PGDAT_WRITEBACK / PGDAT_DIRTY and throttles itself (`reclaim_throttle(WRITEBACK)`) when
+//! it met folios it had marked for immediate reclaim still under writeback.
+//!
+//! Left out so far (each noted where it would act): direct reclaim's CONGESTED, ISOLATED
+//! and NOPROGRESS throttling and the older `congestion_wait` / `wait_iff_congested`, slab
+//! shrinkers, compaction, memory.min/low protection, the retry with `force_deactivate`.
 
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
+use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};
 use crate::mm::gfp::{gfp_zone, Gfp};
 use crate::mm::lru::*;
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
 use crate::mm::page::pg;
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{MAX_NR_ZONES, WMARK_MIN, ZONE_NORMAL};
-use crate::process::{cond_resched, schedule, sleep_until, Cx};
+use crate::process::{cond_resched, schedule, schedule_timeout, sleep_until, Cx};
 
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 pub const DEF_PRIORITY: i32 = 12;
@@ -60,6 +68,38 @@ pub struct ScanControl {
     pub nr_scanned: u64,
     /// Number of pages freed so far during a call to shrink_zones().
     pub nr_reclaimed: u64,
+    /// `sc->nr`: what `shrink_folio_list` met in the current `shrink_node` (file folios).
+    pub nr: ReclaimNr,
+}
+
+/// `sc->nr` and `struct reclaim_stat`: the dirty and writeback folios reclaim met.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReclaimNr {
+    /// Dirty or under writeback.
+    pub dirty: u64,
+    /// Dirty, not under writeback (no I/O queued).
+    pub unqueued_dirty: u64,
+    /// Under writeback with PG_reclaim (marked before, still not written).
+    pub congested: u64,
+    /// Under writeback.
+    pub writeback: u64,
+    /// Under writeback, PG_reclaim, on a PGDAT_WRITEBACK node, met by kswapd.
+    pub immediate: u64,
+    pub taken: u64,
+    pub file_taken: u64,
+}
+
+impl ReclaimNr {
+    /// Add a batch's counts.
+    pub fn add(&mut self, o: &ReclaimNr) {
+        self.dirty += o.dirty;
+        self.unqueued_dirty += o.unqueued_dirty;
+        self.congested += o.congested;
+        self.writeback += o.writeback;
+        self.immediate += o.immediate;
+        self.taken += o.taken;
+        self.file_taken += o.file_taken;
+    }
 }
 
 impl ScanControl {
@@ -78,6 +118,7 @@ impl ScanControl {
             target_mem_cgroup: ROOT_MEM_CGROUP,
             nr_scanned: 0,
             nr_reclaimed: 0,
+            nr: ReclaimNr::default(),
         }
     }
 }
@@ -212,6 +253,7 @@ async fn shrink_zones(cx: &Cx, nodes: &[u32], sc: &mut ScanControl) {
 /// `kswapd_failures`.
 pub async fn shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
     let nr_reclaimed = sc.nr_reclaimed;
+    sc.nr = ReclaimNr::default();
     {
         let mut k = cx.k();
         k.prepare_scan_control(nid, sc);
@@ -219,9 +261,46 @@ pub async fn shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
         k.charge(overhead);
     }
     shrink_node_memcgs(cx, nid, sc).await;
+    if sc.kswapd && sc.nr.taken > 0 {
+        // The flushers are behind: the whole batch of what kswapd took was under
+        // writeback, or every file folio was dirty with no I/O queued.
+        let mut k = cx.k();
+        let node = &mut k.wb.nodes[nid as usize];
+        if sc.nr.writeback > 0 && sc.nr.writeback == sc.nr.taken {
+            node.flags |= PGDAT_WRITEBACK;
+        }
+        if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
+            node.flags |= PGDAT_DIRTY;
+        }
+    }
+    if sc.kswapd && sc.nr.immediate > 0 {
+        reclaim_throttle_writeback(cx, nid).await;
+    }
     if sc.nr_reclaimed > nr_reclaimed {
         cx.k().mem.nodes[nid as usize].kswapd_failures = 0;
     }
+}
+
+/// `reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK)` (5.16+): sleep up to HZ/10 on the
+/// node's `reclaim_wait`, woken early once 32 pages per throttled task have been written
+/// (`__acct_reclaim_writeback`); `mm_vmscan_throttled`.
+async fn reclaim_throttle_writeback(cx: &Cx, nid: u32) {
+    const TIMEOUT: crate::engine::Ns = crate::engine::JIFFY * (crate::engine::HZ / 10);
+    {
+        let mut k = cx.k();
+        let node = &mut k.wb.nodes[nid as usize];
+        if node.nr_reclaim_throttled == 0 {
+            node.nr_reclaim_start = node.nr_throttled_written;
+        }
+        node.nr_reclaim_throttled += 1;
+        node.reclaim_wait.add(cx.tid);
+    }
+    let remaining = schedule_timeout(cx, TIMEOUT).await;
+    let mut k = cx.k();
+    let node = &mut k.wb.nodes[nid as usize];
+    node.reclaim_wait.remove(cx.tid);
+    node.nr_reclaim_throttled -= 1;
+    k.trace_throttled(nid, TIMEOUT, TIMEOUT - remaining);
 }
 
 /// `shrink_node_memcgs()`: the lruvec on the node of each memory cgroup under the target

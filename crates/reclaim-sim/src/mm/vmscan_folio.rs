@@ -4,8 +4,13 @@
 //! the LRU (`move_folios_to_lru()`). For each folio, in the kernel's order:
 //!
 //! 1. locked (a read or a swap-in in flight: `folio_trylock()` fails): keep;
-//! 2. under writeback: PG_reclaim, and activate (the kernel's "case 2"; only swap writes
-//!    set PG_writeback so far);
+//! 2. under writeback: PG_reclaim, and activate (the kernel's "case 2"); a page-cache
+//!    folio kswapd marked before, on a node flagged PGDAT_WRITEBACK, counts in
+//!    `nr_immediate` ("case 1", which makes kswapd throttle itself in `shrink_node`). The
+//!    dirty and writeback page-cache folios met are counted (`folio_check_dirty_writeback`:
+//!    `nr_dirty`, `nr_unqueued_dirty`, `nr_congested`, `nr_writeback` of the tracepoint and
+//!    `sc->nr`; swap-backed folios count as neither, and their swap writeback is left out of
+//!    `nr_writeback` too: the model throttles swap-out by the device's tags);
 //! 3. `folio_check_references()`: a mapped folio (only anon folios are mapped so far) is
 //!    checked through the reverse map: a young entry (cleared by the check) keeps it, and
 //!    activates it if PG_referenced was set too (a second trip round the inactive list;
@@ -20,16 +25,27 @@
 //!    the TLBs of the CPUs the unmapped entry's mm is running on: a folio of a task running
 //!    on another CPU costs a round of IPIs (`costs.tlb_flush_ipi_ns`, 0 unless measured: one
 //!    round per folio, as each unmap leaves a writable entry pending; the interrupted CPU's
-//!    own time is not charged). Only anon folios are dirty so far: dirty page-cache folios
-//!    and their writeback come here with the writeback model;
+//!    own time is not charged). A dirty page-cache folio (seed 001) is written only by the
+//!    reclaimers the kernel variant lets write: direct reclaim with
+//!    `variant.direct_reclaim_writes_fs` (never since 3.2), kswapd by
+//!    `variant.kswapd_writes_fs` (`always`; `when_in_trouble`: priority below
+//!    DEF_PRIORITY − 2; `dirty_congested`, 6.x: PG_reclaim already set and the node
+//!    PGDAT_DIRTY). A folio it may not write gets PG_reclaim and counts in
+//!    `nr_vmscan_immediate_reclaim` (`variant.dirty_tail_pg_reclaim`, the seed's patch 7),
+//!    and is activated (6.x) or kept on the inactive list (the seed's era, with
+//!    `kswapd_writes_fs` other than `dirty_congested`). A referenced one is kept
+//!    (PAGEREF_RECLAIM_CLEAN). One it may write goes to `pageout()`: PG_writeback and
+//!    PG_reclaim, `nr_vmscan_write`, `mm_vmscan_write_folio`, and a write of that one page at
+//!    its place in the file (a seek on a rotating disk), its CPU cost `costs.swap_out_ns`
+//!    (taken as the same as a swap write's);
 //! 7. clean: `__remove_mapping()` takes it out of the page cache (no shadow entry: the
 //!    page-cache workingset is not modelled) or the swap cache (`__delete_from_swap_cache()`,
 //!    the slot staying with the page table's swap entry, and a shadow left in it), and the
 //!    folio is freed.
 //!
-//! Departures: `reclaim_throttle()` on writeback and the `nr_immediate` / PGDAT_WRITEBACK
-//! paths are not modelled (swap-out waits for the device's tags instead,
-//! `vmscan::swap_wait_for_tag`); reclaim does not `lru_add_drain()` the per-CPU batches
+//! Departures: swap-out waits for the device's tags (`vmscan::swap_wait_for_tag`) rather
+//! than through `reclaim_throttle()`; the per-filesystem `->writepage` behaviours (xfs,
+//! ext4, btrfs) are not modelled: every filesystem writes what reclaim asks; reclaim does not `lru_add_drain()` the per-CPU batches
 //! first, so up to 15 new anon folios per CPU stay out of its reach. An anon folio kept
 //! locked counts in the tracepoint's `nr_ref_keep` (the kernel counts only PAGEREF_KEEP
 //! there, as the file side here does).
@@ -42,12 +58,14 @@
 //! slots only the swap cache holds when swap is half full.
 
 use crate::kernel::Kernel;
+use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};
 use crate::mm::lru::{folio_lru_list, is_file_lru};
 use crate::mm::page::{pg, PageFields, NO_OWNER};
 use crate::mm::vma::{swp_entry, swp_pte};
-use crate::mm::vmscan::{Isolated, ScanControl, SWAP_CLUSTER_MAX};
+use crate::mm::vmscan::{Isolated, ReclaimNr, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::VmEvent;
 use crate::sched::Req;
+use crate::variant::KswapdWritesFs;
 
 /// `shrink_folio_list()`'s verdict on one folio.
 enum Verdict {
@@ -59,6 +77,8 @@ enum Verdict {
     Activate,
     /// Write it out to its swap entry and keep it (`pageout()` → PAGE_SUCCESS).
     Pageout,
+    /// A page-cache folio: write it out to its file and keep it (`pageout()`).
+    FilePageout,
     /// Free it.
     Free,
 }
@@ -76,6 +96,16 @@ struct Unmapped {
     remote_flushes: u64,
 }
 
+/// What `folio_verdict` reads and counts for a batch, in one place (one pointer through
+/// the per-folio loop): the node's PGDAT_* flags, the unmapping costs, and the dirty and
+/// writeback page-cache folios met (`struct reclaim_stat`).
+#[derive(Default)]
+struct BatchState {
+    pgdat_flags: u8,
+    unmapped: Unmapped,
+    stat: ReclaimNr,
+}
+
 impl Kernel {
     /// The second half of `shrink_inactive_list()`: `shrink_folio_list()` decides each folio
     /// of `batch` (outside the lock), the swap writes are submitted, the freed folios go back
@@ -85,10 +115,17 @@ impl Kernel {
         &mut self,
         lv: usize,
         batch: &Isolated,
-        sc: &ScanControl,
+        sc: &mut ScanControl,
         cpu_node: u32,
     ) -> u64 {
         let nid = self.memcg.lruvecs[lv].nid;
+        let mut state = BatchState {
+            pgdat_flags: self.wb.nodes[nid as usize].flags,
+            ..Default::default()
+        };
+        // The index in `back` of each page-cache folio to write, as `writes`.
+        let mut file_writes = [0u8; BATCH];
+        let mut nr_file_writes = 0;
         let file = is_file_lru(batch.lru());
         let cpu = self.sched.tasks[self.current as usize].cpu;
         let mut freed = [0u32; BATCH];
@@ -100,9 +137,8 @@ impl Kernel {
         let mut writes = [0u8; BATCH];
         let mut nr_writes = 0;
         let (mut nr_activate, mut nr_ref_keep) = (0u64, 0u64);
-        let mut unmapped = Unmapped::default();
         for &p in batch.pages() {
-            match self.folio_verdict(p, cpu, sc, &mut unmapped) {
+            match self.folio_verdict(p, cpu, sc, &mut state) {
                 Verdict::Free => {
                     freed[nr_freed] = p;
                     nr_freed += 1;
@@ -111,6 +147,10 @@ impl Kernel {
                 Verdict::Pageout => {
                     writes[nr_writes] = nr_back as u8;
                     nr_writes += 1;
+                }
+                Verdict::FilePageout => {
+                    file_writes[nr_file_writes] = nr_back as u8;
+                    nr_file_writes += 1;
                 }
                 Verdict::Activate => {
                     self.activate_locked(p);
@@ -122,6 +162,9 @@ impl Kernel {
             back[nr_back] = p;
             nr_back += 1;
         }
+        let BatchState {
+            unmapped, mut stat, ..
+        } = state;
         let c = &self.costs;
         // Memory-bound: struct page, mapping and xarray cache misses, slower as the node's
         // memory load grows (hw/memory.rs), as the copy to user space is. An anon folio's
@@ -130,7 +173,7 @@ impl Kernel {
         let rmap_walks = if file { 0 } else { nr };
         let work = nr * c.shrink_folio_ns
             + rmap_walks * c.folio_referenced_ns
-            + unmapped.folios * c.swap_out_ns
+            + (unmapped.folios + nr_file_writes as u64) * c.swap_out_ns
             + unmapped.remote_flushes * c.tlb_flush_ipi_ns;
         let work = self.mem.nodes[nid as usize].memory.scale(work);
         self.charge(work);
@@ -168,6 +211,9 @@ impl Kernel {
                 }
             }
         }
+        if nr_file_writes > 0 {
+            self.pageout_file_folios(&back, &file_writes[..nr_file_writes]);
+        }
         self.free_isolated_folios(&freed[..nr_freed], cpu_node);
         // move_folios_to_lru(): lru_lock is taken even for an empty list. Kept folios go
         // back to the head of their list, activated ones to the active list, each
@@ -196,7 +242,7 @@ impl Kernel {
         let nr_scanned = batch.nr_scanned();
         self.memcg.lruvecs[lv].note_cost(
             file,
-            nr_writes as u64,
+            (nr_writes + nr_file_writes) as u64,
             nr_scanned - reclaimed.min(nr_scanned),
         );
         self.count_reclaim(lv, sc, VmEvent::pgsteal(sc.kswapd), reclaimed);
@@ -211,8 +257,52 @@ impl Kernel {
             nr_ref_keep,
             sc.priority,
             file,
+            &stat,
         );
+        // Nothing to count on a machine where nothing was ever dirtied (the read-only
+        // workloads): `sc->nr` stays 0, as it would.
+        if self.wb.dirtied {
+            self.account_dirty_batch(sc, &mut stat, file, nr);
+        }
         reclaimed
+    }
+
+    /// The single-page writes of `pageout()` for the page-cache folios at `writes` in
+    /// `back`, each at its place in its file. Out of line: reclaim of clean folios, the hot
+    /// path, never comes here.
+    #[cold]
+    #[inline(never)]
+    fn pageout_file_folios(&mut self, back: &[u32], writes: &[u8]) {
+        for &i in writes {
+            let p = back[i as usize];
+            let mapping = self.mem.pages.fields(p).owner;
+            let index = self.mem.page_ext.index_mut()[p as usize];
+            let inode = self.wb.inode(mapping).expect("a dirty folio's inode");
+            let dev = self.wb.inodes[inode].dev;
+            self.submit_file_write(dev, mapping, index, &[p]);
+        }
+    }
+
+    /// The end of `shrink_inactive_list()` for a batch of `nr` folios (`file` or anon):
+    /// wake the flushers if every folio taken was dirty with no I/O queued (they are not
+    /// doing their job: `wakeup_flusher_threads(WB_REASON_VMSCAN)`), and add the batch's
+    /// `stat` to `sc->nr`.
+    #[inline(never)]
+    fn account_dirty_batch(
+        &mut self,
+        sc: &mut ScanControl,
+        stat: &mut ReclaimNr,
+        file: bool,
+        nr: u64,
+    ) {
+        if file && stat.unqueued_dirty == nr {
+            self.wakeup_flusher_threads();
+        }
+        stat.taken = nr;
+        if file {
+            stat.file_taken = nr;
+        }
+        sc.nr.add(stat);
     }
 
     /// `activate_locked`: "not a candidate for swapping, so reclaim swap space" when swap is
@@ -239,14 +329,9 @@ impl Kernel {
     }
 
     /// Steps 1–7 of the module's list for folio `p` (reclaimed by a task on `cpu` for
-    /// `sc`); a folio unmapped here is counted in `unmapped`.
-    fn folio_verdict(
-        &mut self,
-        p: u32,
-        cpu: u32,
-        sc: &ScanControl,
-        unmapped: &mut Unmapped,
-    ) -> Verdict {
+    /// `sc`); its node's flags are `b.pgdat_flags`, a folio unmapped here is counted in
+    /// `b.unmapped`, the dirty and writeback page-cache folios in `b.stat`.
+    fn folio_verdict(&mut self, p: u32, cpu: u32, sc: &ScanControl, b: &mut BatchState) -> Verdict {
         let f = self.mem.pages.fields_mut(p);
         let flags = f.flags;
         if flags & (pg::LOCKED | pg::WRITEBACK | pg::MAPPED | pg::ANON | pg::DIRTY) == 0 {
@@ -261,6 +346,12 @@ impl Kernel {
         }
         if flags & pg::LOCKED != 0 {
             return Verdict::KeepLocked;
+        }
+        let page_cache = flags & pg::ANON == 0;
+        if page_cache && flags & (pg::DIRTY | pg::WRITEBACK) != 0 {
+            if let Some(v) = self.page_cache_dirty_writeback(p, flags, sc, b) {
+                return v;
+            }
         }
         if flags & pg::WRITEBACK != 0 {
             self.mem.pages.set(p, pg::RECLAIM);
@@ -291,9 +382,12 @@ impl Kernel {
             self.mem.pages.set(p, pg::SWAPCACHE | pg::DIRTY);
         }
         if flags & pg::MAPPED != 0 {
-            self.try_to_unmap(p, cpu, unmapped);
+            self.try_to_unmap(p, cpu, &mut b.unmapped);
         }
         if !anon {
+            if flags & pg::DIRTY != 0 {
+                return self.dirty_file_folio(p, flags, sc, referenced_folio, b.pgdat_flags);
+            }
             let owner = self.mem.pages.fields(p).owner;
             if self.address_spaces.tracks(owner) {
                 return self.remove_indexed_page_cache_folio(p, owner, sc.target_mem_cgroup);
@@ -309,6 +403,87 @@ impl Kernel {
         }
         self.remove_mapping(p, area, slot, sc.target_mem_cgroup);
         Verdict::Free
+    }
+
+    /// `folio_check_dirty_writeback()`'s counts for page-cache folio `p` (flags `flags`),
+    /// dirty or under writeback, and step 2 for one under writeback: case 1 (kswapd meets
+    /// a folio it marked, on a PGDAT_WRITEBACK node: `nr_immediate`) or case 2
+    /// (`nr_writeback`), both activated with PG_reclaim. `None` for a dirty one, which goes
+    /// on to the references.
+    #[inline(never)]
+    fn page_cache_dirty_writeback(
+        &mut self,
+        p: u32,
+        flags: u16,
+        sc: &ScanControl,
+        b: &mut BatchState,
+    ) -> Option<Verdict> {
+        let stat = &mut b.stat;
+        let (dirty, writeback) = (flags & pg::DIRTY != 0, flags & pg::WRITEBACK != 0);
+        stat.dirty += 1;
+        stat.unqueued_dirty += u64::from(dirty && !writeback);
+        stat.congested += u64::from(writeback && flags & pg::RECLAIM != 0);
+        if !writeback {
+            return None;
+        }
+        if sc.kswapd && flags & pg::RECLAIM != 0 && b.pgdat_flags & PGDAT_WRITEBACK != 0 {
+            stat.immediate += 1;
+        } else {
+            stat.writeback += 1;
+            self.mem.pages.set(p, pg::RECLAIM);
+        }
+        Some(Verdict::Activate)
+    }
+
+    /// Step 6 for dirty page-cache folio `p` (its flags `flags` when reclaim found it,
+    /// PG_referenced then `referenced`): left to the flushers, kept, or written by
+    /// `pageout()` (the module's list).
+    #[inline(never)]
+    fn dirty_file_folio(
+        &mut self,
+        p: u32,
+        flags: u16,
+        sc: &ScanControl,
+        referenced: bool,
+        pgdat_flags: u8,
+    ) -> Verdict {
+        let v = &self.variant;
+        let may_write = if sc.kswapd {
+            match v.kswapd_writes_fs {
+                KswapdWritesFs::Always => true,
+                KswapdWritesFs::WhenInTrouble => sc.priority < DEF_PRIORITY - 2,
+                KswapdWritesFs::DirtyCongested => {
+                    flags & pg::RECLAIM != 0 && pgdat_flags & PGDAT_DIRTY != 0
+                }
+            }
+        } else {
+            v.direct_reclaim_writes_fs
+        };
+        let nid = self.mem.zones[self.page_zone(p)].nid as usize;
+        if !may_write {
+            let activate = v.kswapd_writes_fs == KswapdWritesFs::DirtyCongested;
+            if v.dirty_tail_pg_reclaim {
+                self.wb.nodes[nid].nr_vmscan_immediate += 1;
+                self.mem.pages.set(p, pg::RECLAIM);
+            }
+            return if activate {
+                Verdict::Activate
+            } else {
+                Verdict::Keep
+            };
+        }
+        if referenced {
+            // PAGEREF_RECLAIM_CLEAN: only a clean one would have been reclaimed.
+            return Verdict::Keep;
+        }
+        // pageout(): folio_clear_dirty_for_io(), PG_reclaim, ->writepage().
+        self.folio_start_writeback(p);
+        self.mem.pages.set(p, pg::RECLAIM);
+        self.mem.nodes[nid].nr_vmscan_write += 1;
+        self.wb.nodes[nid].nr_vmscan_write_file += 1;
+        self.wb.written_by_reclaim += crate::mm::page_writeback::PAGE_SIZE;
+        self.trace_write_folio(p);
+        Verdict::FilePageout
     }
 
     /// `try_to_unmap()` of anon folio `p`, in the swap cache, by a task on `cpu`: its page
@@ -379,6 +554,8 @@ impl Kernel {
 /// cache (no shadow entry), ready to be freed.
 #[inline]
 fn remove_page_cache_folio(f: &mut PageFields) -> Verdict {
+    // A folio is never freed dirty or under writeback.
+    debug_assert_eq!(f.flags & (pg::DIRTY | pg::WRITEBACK), 0);
     f.owner = NO_OWNER;
     f.flags = 0;
     Verdict::Free
@@ -433,7 +610,7 @@ mod tests {
 
     #[test]
     fn a_folio_of_a_task_on_another_cpu_costs_a_tlb_shootdown_when_unmapped() {
-        use super::{Unmapped, Verdict};
+        use super::{BatchState, Verdict};
         use crate::mm::vmscan::ScanControl;
         use crate::sched::{Req, TaskClass};
         for (ipi_ns, asleep) in [(0, false), (7_000, false), (7_000, true)] {
@@ -445,11 +622,12 @@ mod tests {
             let own = mapped_folio(&mut k, here);
             let other = mapped_folio(&mut k, there);
             let sc = ScanControl::new(false, 32, 0, 0);
-            let mut unmapped = Unmapped::default();
+            let mut b = BatchState::default();
             for p in [own, other] {
-                let v = k.folio_verdict(p, 0, &sc, &mut unmapped);
+                let v = k.folio_verdict(p, 0, &sc, &mut b);
                 assert!(matches!(v, Verdict::Pageout));
             }
+            let unmapped = b.unmapped;
             assert_eq!(unmapped.folios, 2);
             // Reclaim on CPU 0: only the folio of the task running on CPU 1 needs its TLB
             // (asleep, its CPU has flushed or will at the switch back); with no cost set,

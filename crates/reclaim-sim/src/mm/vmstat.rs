@@ -101,8 +101,12 @@ impl VmEvent {
 }
 
 /// Node and zone state items printed before the events: current values, except the
-/// `workingset_*` counts and `nr_vmscan_write`, which are cumulative.
-pub const NR_STAT_ITEMS: [&str; 13] = [
+/// `workingset_*` counts, `nr_vmscan_write`, `nr_vmscan_immediate_reclaim`, `nr_dirtied` and
+/// `nr_written`, which are cumulative. The writeback items (from `nr_dirty`) follow the others,
+/// in the kernel's relative order, so that the lines before them are as they were;
+/// `nr_dirty_threshold` and `nr_dirty_background_threshold` are computed when read
+/// (`global_dirty_limits()`), as /proc/vmstat does.
+pub const NR_STAT_ITEMS: [&str; 20] = [
     "nr_free_pages",
     "nr_inactive_anon",
     "nr_active_anon",
@@ -116,6 +120,13 @@ pub const NR_STAT_ITEMS: [&str; 13] = [
     "workingset_restore_anon",
     "nr_file_pages",
     "nr_vmscan_write",
+    "nr_dirty",
+    "nr_writeback",
+    "nr_vmscan_immediate_reclaim",
+    "nr_dirtied",
+    "nr_written",
+    "nr_dirty_threshold",
+    "nr_dirty_background_threshold",
 ];
 
 /// The page-cache workingset items (`variant.workingset`), printed after `NR_STAT_ITEMS`

@@ -620,6 +620,28 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_dirty_limit_names_the_file_the_key_and_what_was_expected() {
+        for (value, expected) in [("-5", "expected u32"), ("101", "expected 0 to 100")] {
+            let text = format!("{MIN}[sysctl]\ndirty_ratio = {value}\n");
+            let e = Scenario::parse(&text, "wb.toml", &[]).unwrap_err();
+            assert_eq!(
+                (e.file.as_str(), e.key.as_str()),
+                ("wb.toml", "sysctl.dirty_ratio")
+            );
+            assert!(e.message.contains(expected), "{e}");
+            let shown = e.to_string();
+            assert!(
+                shown.starts_with("wb.toml: key `sysctl.dirty_ratio`: "),
+                "{shown}"
+            );
+        }
+        let text = format!("{MIN}[sysctl]\ndirty_bytes = 4096\n");
+        let e = Scenario::parse(&text, "wb.toml", &[]).unwrap_err();
+        assert_eq!(e.key, "sysctl.dirty_bytes");
+        assert!(e.message.contains("at least 8192"), "{e}");
+    }
+
+    #[test]
     fn unknown_key_is_an_error() {
         let text = format!("{MIN}[sysctl]\nswapiness = 10\n");
         let e = Scenario::parse(&text, "typo.toml", &[]).unwrap_err();
@@ -636,9 +658,9 @@ mod tests {
 
     #[test]
     fn a_sysctl_the_model_ignores_is_refused_by_name() {
-        let text = format!("{MIN}[sysctl]\ndirty_ratio = 40\n");
+        let text = format!("{MIN}[sysctl]\nwatermark_boost_factor = 0\n");
         let e = refused(&text, &[], Backend::Simulator);
-        assert_eq!(e.key, "sysctl.dirty_ratio");
+        assert_eq!(e.key, "sysctl.watermark_boost_factor");
         assert!(e.message.contains("not modelled"), "{e}");
         assert!(e.message.contains("the simulator"), "{e}");
         let s = Scenario::parse(MIN, "x.toml", &["sysctl.page_cluster=0".into()]).unwrap();
@@ -664,8 +686,12 @@ mod tests {
             assert_eq!(e.key, key, "{e}");
             assert!(e.message.contains("the simulator cannot honour it"), "{e}");
         }
-        let e = refused(MIN, &["machine.sysctl.dirty_ratio=10"], Backend::Simulator);
-        assert_eq!(e.key, "machine.sysctl.dirty_ratio", "{e}");
+        let e = refused(
+            MIN,
+            &["machine.sysctl.watermark_boost_factor=10"],
+            Backend::Simulator,
+        );
+        assert_eq!(e.key, "machine.sysctl.watermark_boost_factor", "{e}");
         let e = refused(
             MIN,
             &["memory.mode=squeeze", "memory.free_mb=4096"],

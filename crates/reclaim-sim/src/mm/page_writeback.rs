@@ -1,0 +1,765 @@
+//! Dirty pages and their writeback (mm/page-writeback.c and fs/fs-writeback.c, 6.x; the
+//! seed-001 era's dirty throttling as a switch): a `write()` dirtying page-cache folios
+//! (`generic_perform_write()` → `folio_mark_dirty()`), the dirty limits
+//! (`global_dirtyable_memory()`, `domain_dirty_limits()`), the throttling of dirtiers
+//! (`balance_dirty_pages()`), the per-device flushers (`wb_workfn()`: background writeback,
+//! the periodic kupdate pass, the work reclaim queues with `wakeup_flusher_threads()`), and
+//! the end of a page-cache folio's writeback (`folio_end_writeback()`). Reclaim's side,
+//! `pageout()` of a dirty file folio and what it does with folios under writeback, is
+//! `mm::vmscan_folio`; the state is `mm::backing_dev`.
+//!
+//! **Dirty limits** are the kernel's formulas: dirtyable memory is free pages less
+//! `totalreserve_pages` plus the file LRU, plus one (no highmem); `thresh = dirty_ratio ·
+//! PAGE_SIZE / 100 · avail / PAGE_SIZE` or `dirty_bytes` in pages, `bg_thresh` likewise, and
+//! half of `thresh` if it is not below it. `nr_dirty_threshold` and
+//! `nr_dirty_background_threshold` in vmstat are computed when read, as /proc/vmstat does.
+//!
+//! **Throttling** (`variant.dirty_throttle`):
+//! - `"ratelimit"` (3.2+, the default), simplified: a dirtier enters `balance_dirty_pages()`
+//!   every `nr_dirtied_pause` pages; below the freerun ceiling `(thresh + bg_thresh) / 2`
+//!   it goes on and its next check is `dirty_poll_interval()` pages away; above it, it
+//!   sleeps `pages_dirtied / task_ratelimit`, at most `max_pause` (200 ms), where
+//!   `task_ratelimit = write_bw / nr_dirtiers · pos_ratio` and `pos_ratio` is the global
+//!   control line `1 + ((setpoint − dirty) / (limit − setpoint))³` (clamped to [0, 2],
+//!   setpoint halfway between the freerun ceiling and the limit, the limit `thresh`).
+//!   Departures: the balanced rate is taken as reached (`dirty_ratelimit = write_bw / N`
+//!   for N dirtiers of the device, where the kernel converges to it), there is no per-wb
+//!   share of the limit (`wb_position_ratio`), and `write_bw` is `wb_update_write_bandwidth`'s
+//!   estimate from the device's completed writes, updated every 200 ms over a 4 s period;
+//!   no think-time credit, no `dirty_limit` tracking of a falling threshold;
+//! - `"threshold"` (before 3.2): while `dirty > (thresh + bg_thresh) / 2` and over
+//!   `thresh`, the dirtier writes up to `write_chunk` (1.5 × `ratelimit_pages`) of its own
+//!   device's pages itself (`writeback_inodes_wb()`) and waits for them (departure: the
+//!   kernel waited only for free requests in the block queue), then sleeps `pause` (1 jiffy,
+//!   doubling to HZ/10); it checks every `ratelimit_pages` (`dirty_thresh / (ncpus · 32)`,
+//!   at least 16; 8 when the limit was exceeded) pages.
+//!
+//! **Flushers** (fs/fs-writeback.c, one `bdi_writeback` per device, started by a workload
+//! that writes): asleep until woken, or until `dirty_writeback_centisecs` after the last
+//! kupdate pass while the device has dirty pages. Each pass writes, in the order of
+//! `wb_do_writeback()`: the pages reclaim asked for (`wb_check_start_all`, all dirty pages
+//! when it asked), background writeback while global `nr_dirty` is above `bg_thresh`
+//! (`wb_over_bg_thresh`, without the per-wb part), then kupdate: pages dirtied more than
+//! `dirty_expire_centisecs` ago. It writes an inode's oldest dirty pages in chunks of
+//! MIN_WRITEBACK_PAGES (1024 pages, 4 MiB), the device's inodes in turn (`b_io`); each run of
+//! consecutive pages is one I/O at the file's place on the device (a rotating disk seeks
+//! between runs, `hw::block`), and it submits the next chunk once the one before the last
+//! has completed (two chunks in flight: the block layer's queue). Its CPU time per page is
+//! `costs.page_cache_insert_ns` (a guess: tagging, clearing dirty, adding to a bio).
+//! Departures: no `fsync`/`sync`, no per-inode `dirtied_when` (expiry is per page), chunks
+//! do not grow with the measured bandwidth, one flusher per device, and writes complete
+//! without filesystem work (no journal, no delayed allocation).
+
+use crate::engine::{Ns, HZ, JIFFY, NSEC_PER_SEC};
+use crate::hw::block::{EndIo, Op};
+use crate::kernel::Kernel;
+use crate::mm::backing_dev::Inode;
+use crate::mm::hugetlb::totalreserve_pages;
+use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
+use crate::mm::page::pg;
+use crate::mm::vmscan::SWAP_CLUSTER_MAX;
+use crate::process::{cond_resched, schedule, sleep_until, Cx, Sim};
+use crate::sched::TaskClass;
+use crate::variant::DirtyThrottle;
+
+pub const PAGE_SIZE: u64 = 4096;
+/// MIN_WRITEBACK_PAGES (fs/fs-writeback.c): 4 MiB of pages, a flusher's chunk of one inode.
+pub const MIN_WRITEBACK_PAGES: usize = 1024;
+/// `max_pause` of `balance_dirty_pages()`: MAX_PAUSE, HZ/5.
+const MAX_PAUSE: Ns = HZ / 5 * JIFFY;
+/// BANDWIDTH_INTERVAL: the write bandwidth is re-estimated at most this often.
+const BANDWIDTH_INTERVAL: Ns = HZ / 5 * JIFFY;
+/// The estimate's period: `roundup_pow_of_two(3 * HZ)` jiffies.
+const BANDWIDTH_PERIOD: Ns = 1024 * JIFFY;
+/// Where a file's first page lies on its device: apart from swap (at the start) and from
+/// every other file.
+const FILE_AREA: u64 = 1 << 44;
+const FILE_SPAN: u64 = 1 << 36;
+
+/// A dirtier's state across its writes (`current->nr_dirtied`, `nr_dirtied_pause`,
+/// the seed era's `ratelimit` and `pause`).
+#[derive(Clone, Debug)]
+pub struct DirtyTask {
+    pub dev: usize,
+    pub nr_dirtied: u64,
+    pub nr_dirtied_pause: u64,
+    /// Time spent asleep in `balance_dirty_pages()`.
+    pub paused_ns: Ns,
+}
+
+impl DirtyTask {
+    pub fn new(dev: usize) -> DirtyTask {
+        DirtyTask {
+            dev,
+            nr_dirtied: 0,
+            nr_dirtied_pause: 32,
+            paused_ns: 0,
+        }
+    }
+}
+
+/// What a flusher does next (`wb_do_writeback()`'s order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Work {
+    /// WB_REASON_VMSCAN: this many pages, any age.
+    Vmscan,
+    /// WB_REASON_BACKGROUND: while over the background threshold.
+    Background,
+    /// WB_REASON_PERIODIC: pages dirtied before this time.
+    Kupdate(Ns),
+}
+
+/// The device offset of page `index` of file `mapping`.
+pub fn file_offset(mapping: u32, index: u32) -> u64 {
+    FILE_AREA + u64::from(mapping) * FILE_SPAN + u64::from(index) * PAGE_SIZE
+}
+
+impl Kernel {
+    /// `global_dirtyable_memory()`: free pages (NR_FREE_PAGES as read) less the reserves,
+    /// plus the file LRU, plus one.
+    pub fn global_dirtyable_memory(&self) -> u64 {
+        let mut x = self.global_nr_free_pages();
+        x -= x.min(totalreserve_pages(self));
+        for lv in &self.memcg.lruvecs {
+            x += lv.total(LRU_INACTIVE_FILE) + lv.total(LRU_ACTIVE_FILE);
+        }
+        x + 1
+    }
+
+    /// `global_dirty_limits()`: `(bg_thresh, thresh)` in pages.
+    pub fn global_dirty_limits(&self) -> (u64, u64) {
+        domain_dirty_limits(
+            self.global_dirtyable_memory(),
+            self.sysctl.dirty_ratio,
+            self.sysctl.dirty_bytes,
+            self.sysctl.dirty_background_ratio,
+            self.sysctl.dirty_background_bytes,
+        )
+    }
+
+    /// A new file `mapping` on device `dev`, written from its start (`inode` for the
+    /// flushers).
+    pub fn wb_new_inode(&mut self, mapping: u32, dev: usize) {
+        self.wb.inodes.push(Inode {
+            mapping,
+            dev,
+            closed: false,
+            dirty: std::collections::VecDeque::with_capacity(MIN_WRITEBACK_PAGES),
+        });
+    }
+
+    /// The writer of `mapping` closed it: its inode goes once its pages are written.
+    pub fn wb_close_inode(&mut self, mapping: u32) {
+        if let Some(i) = self.wb.inode(mapping) {
+            self.wb.inodes[i].closed = true;
+            if self.wb.inodes[i].dirty.is_empty() {
+                self.wb.inodes.remove(i);
+            }
+        }
+    }
+
+    /// `generic_perform_write()` of new `folios` at `index`, `index + 1`, … of `mapping`, in
+    /// the page cache and locked (`filemap_add_folios`): the copy from user space, then each
+    /// is marked dirty (`folio_mark_dirty()` → `__folio_mark_dirty()`: NR_FILE_DIRTY,
+    /// NR_DIRTIED, the inode's dirty list) and unlocked. Written folios are not marked
+    /// accessed (FGP_WRITEBEGIN has no FGP_ACCESSED in 6.x; not verified against every
+    /// filesystem). The first dirty page of a device with none starts its flusher's
+    /// kupdate timer (`wb_wakeup_delayed`).
+    pub fn generic_perform_write(
+        &mut self,
+        mapping: u32,
+        index: u32,
+        folios: &[u32],
+        cpu_node: u32,
+    ) {
+        let n = folios.len() as u64;
+        let Some(i) = self.wb.inode(mapping) else {
+            panic!("a write to a file without an inode");
+        };
+        let now = self.clock();
+        let page_node = folios
+            .first()
+            .map_or(cpu_node, |&p| self.mem.zones[self.page_zone(p)].nid);
+        self.mem.nodes[page_node as usize]
+            .memory
+            .add(self.now, n * PAGE_SIZE);
+        self.mem.nodes[cpu_node as usize]
+            .memory
+            .add(self.now, n * PAGE_SIZE);
+        let copy = self.mem.nodes[page_node as usize]
+            .memory
+            .scale(n * self.costs.copy_to_user_ns);
+        self.charge(copy);
+        self.wb.dirtied = true;
+        let dev = self.wb.inodes[i].dev;
+        let was_clean = self
+            .wb
+            .inodes
+            .iter()
+            .all(|i| i.dev != dev || i.dirty.is_empty());
+        let indexes = self.mem.page_ext.index_mut();
+        for (j, &p) in folios.iter().enumerate() {
+            indexes[p as usize] = index + j as u32;
+        }
+        for (j, &p) in folios.iter().enumerate() {
+            let f = self.mem.pages.fields_mut(p);
+            debug_assert_eq!(f.owner, mapping);
+            f.flags = (f.flags & !pg::LOCKED) | pg::DIRTY | pg::UPTODATE;
+            let nid = self.mem.zones[self.page_zone(p)].nid;
+            let node = &mut self.wb.nodes[nid as usize];
+            node.nr_dirty += 1;
+            node.nr_dirtied += 1;
+            self.wb.inodes[i]
+                .dirty
+                .push_back((p, index + j as u32, now));
+        }
+        if was_clean {
+            let wb = &mut self.wb.wbs[dev];
+            wb.last_old_flush = wb.last_old_flush.max(now);
+            if let Some(t) = wb.flusher {
+                if wb.wait.contains(t) {
+                    let at = now + self.dirty_writeback_interval();
+                    self.sched.wake(t, at);
+                }
+            }
+        }
+    }
+
+    /// `dirty_writeback_centisecs` in ns.
+    fn dirty_writeback_interval(&self) -> Ns {
+        Ns::from(self.sysctl.dirty_writeback_centisecs) * 10_000_000
+    }
+
+    /// `wb_wakeup()`: the flusher of `dev` runs now if it sleeps.
+    pub fn wb_wakeup(&mut self, dev: usize) {
+        let now = self.clock();
+        let wb = &mut self.wb.wbs[dev];
+        if let Some(t) = wb.flusher {
+            if wb.wait.contains(t) {
+                wb.wait.remove(t);
+                self.sched.tasks[t as usize].woken = true;
+                self.sched.wake(t, now);
+            }
+        }
+    }
+
+    /// `wakeup_flusher_threads(WB_REASON_VMSCAN)`: each device with dirty pages is asked to
+    /// write all of them (`wb_start_writeback` → `wb_check_start_all`), once until done.
+    pub fn wakeup_flusher_threads(&mut self) {
+        let nr = self.wb.nr_dirty();
+        for dev in 0..self.wb.wbs.len() {
+            let has_dirty = self
+                .wb
+                .inodes
+                .iter()
+                .any(|i| i.dev == dev && !i.dirty.is_empty());
+            if !has_dirty || self.wb.wbs[dev].vmscan_pages > 0 {
+                continue;
+            }
+            self.wb.wbs[dev].vmscan_pages = nr;
+            self.wb_wakeup(dev);
+        }
+    }
+
+    /// `folio_end_writeback()` of page-cache folio `p`: NR_WRITEBACK down, NR_WRITTEN up;
+    /// a folio reclaim marked (PG_reclaim) is rotated to the inactive tail
+    /// (`folio_rotate_reclaimable`, `pgrotated`); throttled reclaimers are woken once 32
+    /// pages per throttled task have been written since the first began to wait
+    /// (`__acct_reclaim_writeback`).
+    pub(crate) fn folio_end_writeback_file(&mut self, p: u32, dev: usize) {
+        debug_assert!(self.mem.pages.flags(p) & pg::WRITEBACK != 0);
+        self.mem.pages.clear(p, pg::WRITEBACK);
+        if self.mem.pages.test_and_clear(p, pg::RECLAIM) {
+            self.folio_rotate_reclaimable(p);
+        }
+        let nid = self.mem.zones[self.page_zone(p)].nid as usize;
+        let now = self.now;
+        let node = &mut self.wb.nodes[nid];
+        node.nr_writeback -= 1;
+        node.nr_written += 1;
+        self.wb.wbs[dev].written += 1;
+        if node.nr_reclaim_throttled > 0 {
+            node.nr_throttled_written += 1;
+            let written = node.nr_throttled_written - node.nr_reclaim_start;
+            if written > SWAP_CLUSTER_MAX * node.nr_reclaim_throttled {
+                node.reclaim_wait.wake_up_all(&mut self.sched, now);
+            }
+        }
+        self.folio_wake(p);
+    }
+
+    /// Submit page-cache folios `run`, pages `index`, `index + 1`, … of `mapping` on `dev`,
+    /// already under writeback, as one write; returns when it completes.
+    pub(crate) fn submit_file_write(
+        &mut self,
+        dev: usize,
+        mapping: u32,
+        index: u32,
+        run: &[u32],
+    ) -> Ns {
+        let bio = self.block.bios.alloc(dev, Op::Write);
+        let b = &mut self.block.bios[bio];
+        b.end_io = EndIo::Writeback;
+        b.pages.extend_from_slice(run);
+        let bytes = run.len() as u64 * PAGE_SIZE;
+        self.submit_bio_endio_at(bio, bytes, file_offset(mapping, index));
+        self.block.bios[bio].done_at
+    }
+
+    /// Take folio `p` from dirty to under writeback (`folio_clear_dirty_for_io()` and
+    /// `folio_start_writeback()`).
+    pub(crate) fn folio_start_writeback(&mut self, p: u32) {
+        let f = self.mem.pages.fields_mut(p);
+        debug_assert!(f.flags & pg::DIRTY != 0 && f.flags & pg::BUDDY == 0);
+        f.flags = (f.flags & !pg::DIRTY) | pg::WRITEBACK;
+        let nid = self.mem.zones[self.page_zone(p)].nid as usize;
+        let node = &mut self.wb.nodes[nid];
+        node.nr_dirty -= 1;
+        node.nr_writeback += 1;
+    }
+
+    /// `writeback_sb_inodes()` for one chunk on `dev`: the next inode (in turn) with a
+    /// dirty page dirtied at or before `before`, up to `max` of its oldest such pages
+    /// (stale entries, folios cleaned meanwhile, are dropped); each run of consecutive pages
+    /// one write. Returns the pages written and when the last write completes, or `None`
+    /// if no inode has such a page.
+    pub(crate) fn writeback_chunk(
+        &mut self,
+        dev: usize,
+        before: Ns,
+        max: usize,
+    ) -> Option<(u64, Ns)> {
+        let nr_inodes = self.wb.inodes.len();
+        for turn in 0..nr_inodes {
+            let i = (self.wb.wbs[dev].next_inode + turn) % nr_inodes;
+            if self.wb.inodes[i].dev != dev {
+                continue;
+            }
+            let mapping = self.wb.inodes[i].mapping;
+            let mut written = 0u64;
+            let mut done_at = 0;
+            let mut run: [u32; 128] = [0; 128];
+            let (mut nr_run, mut run_index) = (0usize, 0u32);
+            while written < max as u64 {
+                let Some(&(p, index, when)) = self.wb.inodes[i].dirty.front() else {
+                    break;
+                };
+                let f = *self.mem.pages.fields(p);
+                let live = f.owner == mapping
+                    && f.flags & (pg::DIRTY | pg::WRITEBACK | pg::BUDDY) == pg::DIRTY
+                    && self.mem.page_ext.index_mut()[p as usize] == index;
+                if live && when > before {
+                    break;
+                }
+                self.wb.inodes[i].dirty.pop_front();
+                if !live {
+                    continue;
+                }
+                if nr_run == run.len() || (nr_run > 0 && index != run_index + nr_run as u32) {
+                    done_at = self.submit_file_write(dev, mapping, run_index, &run[..nr_run]);
+                    nr_run = 0;
+                }
+                if nr_run == 0 {
+                    run_index = index;
+                }
+                self.folio_start_writeback(p);
+                run[nr_run] = p;
+                nr_run += 1;
+                written += 1;
+            }
+            if nr_run > 0 {
+                done_at = self.submit_file_write(dev, mapping, run_index, &run[..nr_run]);
+            }
+            let inode = &self.wb.inodes[i];
+            let next = if inode.closed && inode.dirty.is_empty() {
+                self.wb.inodes.remove(i);
+                i
+            } else {
+                i + 1
+            };
+            self.wb.wbs[dev].next_inode = next;
+            if written > 0 {
+                let work = self.costs.page_cache_insert_ns * written;
+                self.charge(work);
+                self.wb.written_by_flusher += written * PAGE_SIZE;
+                return Some((written, done_at));
+            }
+        }
+        None
+    }
+
+    /// `wb_update_write_bandwidth()`: every BANDWIDTH_INTERVAL, the pages the device wrote
+    /// since the last update fold into its estimate over BANDWIDTH_PERIOD.
+    pub(crate) fn wb_update_bandwidth(&mut self, dev: usize) {
+        let now = self.clock();
+        let wb = &mut self.wb.wbs[dev];
+        let elapsed = now.saturating_sub(wb.bw_time_stamp);
+        if elapsed < BANDWIDTH_INTERVAL {
+            return;
+        }
+        let written = wb.written - wb.written_stamp;
+        let per_s = |pages: u64, ns: Ns| {
+            (u128::from(pages) * u128::from(NSEC_PER_SEC) / u128::from(ns.max(1))) as u64
+        };
+        if wb.bw_time_stamp == 0 || elapsed > BANDWIDTH_PERIOD {
+            if written > 0 {
+                wb.write_bandwidth = per_s(written, elapsed);
+            }
+        } else {
+            let bw = u128::from(wb.write_bandwidth) * u128::from(BANDWIDTH_PERIOD - elapsed)
+                + u128::from(written) * u128::from(NSEC_PER_SEC);
+            wb.write_bandwidth = (bw / u128::from(BANDWIDTH_PERIOD)) as u64;
+        }
+        wb.write_bandwidth = wb.write_bandwidth.max(1);
+        wb.bw_time_stamp = now;
+        wb.written_stamp = wb.written;
+    }
+
+    /// The flusher's next work on `dev` (`wb_do_writeback()`'s order), if any. A device
+    /// without dirty pages has none (`wb_has_dirty_io()`), whatever the global count: its
+    /// flusher sleeps rather than spin while other devices' pages keep the count over the
+    /// background threshold.
+    fn wb_next_work(&mut self, dev: usize) -> Option<Work> {
+        if !self.wb_has_dirty_io(dev) {
+            self.wb.wbs[dev].vmscan_pages = 0;
+            return None;
+        }
+        if self.wb.wbs[dev].vmscan_pages > 0 {
+            return Some(Work::Vmscan);
+        }
+        let (bg_thresh, _) = self.global_dirty_limits();
+        if self.wb.nr_dirty() > bg_thresh {
+            return Some(Work::Background);
+        }
+        let now = self.clock();
+        let interval = self.dirty_writeback_interval();
+        let wb = &mut self.wb.wbs[dev];
+        if interval > 0 && now >= wb.last_old_flush + interval {
+            wb.last_old_flush = now;
+            let expire = Ns::from(self.sysctl.dirty_expire_centisecs) * 10_000_000;
+            return Some(Work::Kupdate(now.saturating_sub(expire)));
+        }
+        None
+    }
+
+    /// Whether `dev` has dirty pages.
+    fn wb_has_dirty_io(&self, dev: usize) -> bool {
+        self.wb
+            .inodes
+            .iter()
+            .any(|i| i.dev == dev && !i.dirty.is_empty())
+    }
+
+    /// Bytes dirtied, written, and still dirty or under writeback: the invariant the debug
+    /// checks hold (`written_by_flusher + written_by_reclaim + dirty + writeback − written
+    /// but still in flight = dirtied`): returns `Err` if it does not hold.
+    pub fn check_writeback(&self) -> Result<(), String> {
+        let dirtied: u64 = self.wb.nodes.iter().map(|n| n.nr_dirtied).sum::<u64>() * PAGE_SIZE;
+        let written = self.wb.written_by_flusher + self.wb.written_by_reclaim;
+        let dirty = self.wb.nr_dirty() * PAGE_SIZE;
+        if written + dirty != dirtied {
+            return Err(format!(
+                "writeback not conserved: written {written} (flushers {} + reclaim {}) + dirty {dirty} != dirtied {dirtied}",
+                self.wb.written_by_flusher, self.wb.written_by_reclaim
+            ));
+        }
+        let started: u64 = written / PAGE_SIZE;
+        let completed: u64 = self.wb.nodes.iter().map(|n| n.nr_written).sum();
+        if completed + self.wb.nr_writeback() != started {
+            return Err(format!(
+                "writeback: {completed} completed + {} in flight != {started} started",
+                self.wb.nr_writeback()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `domain_dirty_limits()` of the global domain for `avail` dirtyable pages: `(bg_thresh,
+/// thresh)`. A `_bytes` setting, if not 0, overrides its ratio.
+pub fn domain_dirty_limits(
+    avail: u64,
+    ratio: u32,
+    bytes: u64,
+    bg_ratio: u32,
+    bg_bytes: u64,
+) -> (u64, u64) {
+    let ratio = u64::from(ratio) * PAGE_SIZE / 100;
+    let bg_ratio = u64::from(bg_ratio) * PAGE_SIZE / 100;
+    let thresh = if bytes > 0 {
+        bytes.div_ceil(PAGE_SIZE)
+    } else {
+        ratio * avail / PAGE_SIZE
+    };
+    let mut bg_thresh = if bg_bytes > 0 {
+        bg_bytes.div_ceil(PAGE_SIZE)
+    } else {
+        bg_ratio * avail / PAGE_SIZE
+    };
+    if bg_thresh >= thresh {
+        bg_thresh = thresh / 2;
+    }
+    (bg_thresh, thresh)
+}
+
+/// `dirty_poll_interval()`: pages a task may dirty before it checks again, below the
+/// freerun ceiling.
+fn dirty_poll_interval(dirty: u64, thresh: u64) -> u64 {
+    if thresh > dirty {
+        1 << ((thresh - dirty).ilog2() >> 1)
+    } else {
+        1
+    }
+}
+
+/// Start the flusher of each device (the `bdi_writeback` worker; a kworker in the kernel),
+/// asleep until a dirtier wakes it; on the last CPU of the last node, the next device's on
+/// the CPU before. Only a workload that writes starts them, so runs that dirty nothing
+/// schedule nothing new.
+pub fn wb_start_flushers(sim: &mut Sim) {
+    let (ndev, ncpus) = {
+        let k = sim.k();
+        (k.block.devices.len(), k.cpus.nr_cpus())
+    };
+    for dev in 0..ndev {
+        if sim.k().wb.wbs[dev].flusher.is_some() {
+            continue;
+        }
+        let cpu = ncpus - 1 - (dev as u32 % ncpus);
+        let comm = format!("kworker/u{}:{dev}+flush", ncpus * 2);
+        let id = sim.spawn(comm, cpu, TaskClass::Flusher, move |cx| wb_workfn(cx, dev));
+        let mut k = sim.k();
+        k.wb.wbs[dev].flusher = Some(id);
+        k.wb.wbs[dev].wait.add(id);
+    }
+}
+
+/// `wb_workfn()` → `wb_do_writeback()` for device `dev`, for ever: each work in turn
+/// (module doc), a chunk at a time, at most two chunks in flight; asleep when there is
+/// nothing to do, until woken or until the next kupdate pass is due while pages are dirty.
+async fn wb_workfn(cx: Cx, dev: usize) {
+    let mut in_flight: Ns = 0;
+    loop {
+        let work = cx.k().wb_next_work(dev);
+        let mut wrote = false;
+        let Some(work) = work else {
+            let until = {
+                let mut k = cx.k();
+                k.wb.wbs[dev].wait.add(cx.tid);
+                let interval = k.dirty_writeback_interval();
+                (k.wb_has_dirty_io(dev) && interval > 0)
+                    .then(|| k.wb.wbs[dev].last_old_flush + interval)
+            };
+            match until {
+                Some(t) => sleep_until(&cx, t).await,
+                None => schedule(&cx).await,
+            }
+            cx.k().wb.wbs[dev].wait.remove(cx.tid);
+            continue;
+        };
+        loop {
+            let chunk = {
+                let mut k = cx.k();
+                let before = match work {
+                    Work::Kupdate(t) => t,
+                    _ => k.clock(),
+                };
+                let max = match work {
+                    Work::Vmscan => (k.wb.wbs[dev].vmscan_pages as usize).min(MIN_WRITEBACK_PAGES),
+                    _ => MIN_WRITEBACK_PAGES,
+                };
+                let chunk = k.writeback_chunk(dev, before, max.max(1));
+                if work == Work::Vmscan {
+                    let wb = &mut k.wb.wbs[dev];
+                    let n = chunk.map_or(wb.vmscan_pages, |c| c.0);
+                    wb.vmscan_pages -= n.min(wb.vmscan_pages);
+                }
+                k.wb_update_bandwidth(dev);
+                chunk
+            };
+            let Some((_, done_at)) = chunk else {
+                break;
+            };
+            wrote = true;
+            // Two chunks in flight: wait for the one before this.
+            if in_flight > cx.k().clock() {
+                sleep_until(&cx, in_flight).await;
+            } else {
+                cond_resched(&cx).await;
+            }
+            in_flight = done_at;
+            let more = {
+                let k = cx.k();
+                match work {
+                    Work::Vmscan => k.wb.wbs[dev].vmscan_pages > 0,
+                    Work::Background => {
+                        let (bg_thresh, _) = k.global_dirty_limits();
+                        k.wb.nr_dirty() > bg_thresh
+                    }
+                    Work::Kupdate(_) => true,
+                }
+            };
+            if !more {
+                break;
+            }
+        }
+        if !wrote {
+            // Dirty pages, none of them the work's (all newer than kupdate's cut-off, say):
+            // give the CPU up before looking again.
+            cond_resched(&cx).await;
+        }
+    }
+}
+
+/// `balance_dirty_pages_ratelimited()` after the task dirtied `n` more pages: it enters
+/// `balance_dirty_pages()` once it has dirtied `nr_dirtied_pause` since the last time.
+pub async fn balance_dirty_pages_ratelimited(cx: &Cx, t: &mut DirtyTask, n: u64) {
+    t.nr_dirtied += n;
+    if t.nr_dirtied < t.nr_dirtied_pause {
+        return;
+    }
+    let throttle = cx.k().variant.dirty_throttle;
+    match throttle {
+        DirtyThrottle::Ratelimit => balance_dirty_pages(cx, t).await,
+        DirtyThrottle::Threshold => balance_dirty_pages_threshold(cx, t).await,
+    }
+}
+
+/// `balance_dirty_pages()` (3.2+, simplified: module doc).
+async fn balance_dirty_pages(cx: &Cx, t: &mut DirtyTask) {
+    loop {
+        let pause = {
+            let mut k = cx.k();
+            let (bg_thresh, thresh) = k.global_dirty_limits();
+            let nr_dirty = k.wb.nr_dirty();
+            let dirty = nr_dirty + k.wb.nr_writeback();
+            if nr_dirty > bg_thresh {
+                k.wb_wakeup(t.dev);
+            }
+            let freerun = (thresh + bg_thresh) / 2;
+            if dirty <= freerun {
+                t.nr_dirtied = 0;
+                t.nr_dirtied_pause = dirty_poll_interval(dirty, thresh);
+                return;
+            }
+            k.wb_update_bandwidth(t.dev);
+            let wb = &k.wb.wbs[t.dev];
+            let dirtiers = u64::from(wb.nr_dirtiers.max(1));
+            let limit = thresh.max(freerun + 1);
+            let setpoint = (freerun + limit) / 2;
+            let x = (setpoint as f64 - dirty as f64) / ((limit - setpoint).max(1) as f64);
+            let pos_ratio = (1.0 + x * x * x).clamp(0.0, 2.0);
+            let rate = wb.write_bandwidth as f64 / dirtiers as f64 * pos_ratio;
+            let pause = if dirty >= limit || rate < 1.0 {
+                MAX_PAUSE
+            } else {
+                ((t.nr_dirtied as f64 / rate * NSEC_PER_SEC as f64) as Ns).min(MAX_PAUSE)
+            };
+            // The next check after about a max_pause/2 worth of pages at the rate.
+            t.nr_dirtied_pause = ((rate * 0.1) as u64).clamp(1, MIN_WRITEBACK_PAGES as u64);
+            t.nr_dirtied = 0;
+            (pause, dirty < limit)
+        };
+        let (pause, below_limit) = pause;
+        let until = cx.k().clock() + pause;
+        io_sleep_until(cx, until).await;
+        t.paused_ns += pause;
+        if below_limit {
+            return;
+        }
+    }
+}
+
+/// The seed era's `balance_dirty_pages()` (before 3.2; module doc).
+async fn balance_dirty_pages_threshold(cx: &Cx, t: &mut DirtyTask) {
+    let mut pause = JIFFY;
+    loop {
+        let write_chunk = {
+            let mut k = cx.k();
+            let (bg_thresh, thresh) = k.global_dirty_limits();
+            let nr_dirty = k.wb.nr_dirty();
+            let dirty = nr_dirty + k.wb.nr_writeback();
+            let ncpus = u64::from(k.cpus.nr_cpus());
+            let ratelimit = (thresh / (ncpus * 32)).max(16);
+            // Over the freerun ceiling and over the limit (the kernel's `dirty_exceeded`
+            // without the per-bdi share).
+            if dirty <= thresh {
+                t.nr_dirtied = 0;
+                t.nr_dirtied_pause = ratelimit;
+                if nr_dirty > bg_thresh {
+                    k.wb_wakeup(t.dev);
+                }
+                return;
+            }
+            t.nr_dirtied_pause = 8;
+            ratelimit + ratelimit / 2
+        };
+        // writeback_inodes_wb(): the dirtier writes a chunk of its device's pages itself.
+        let now = cx.k().clock();
+        let chunk = cx.k().writeback_chunk(t.dev, now, write_chunk as usize);
+        t.nr_dirtied = 0;
+        if let Some((written, done_at)) = chunk {
+            // The request queue's wait (`get_request_wait`), taken as the wait for the
+            // chunk's own writes.
+            io_sleep_until(cx, done_at).await;
+            t.paused_ns += done_at.saturating_sub(now);
+            if written >= write_chunk {
+                return;
+            }
+        }
+        let until = cx.k().clock() + pause;
+        io_sleep_until(cx, until).await;
+        t.paused_ns += pause;
+        pause = (pause * 2).min(HZ / 10 * JIFFY);
+    }
+}
+
+/// `io_schedule_timeout()`: asleep until `at`, counted in iowait.
+async fn io_sleep_until(cx: &Cx, at: Ns) {
+    cx.k().sched.tasks[cx.tid as usize].in_iowait = true;
+    sleep_until(cx, at).await;
+    cx.k().sched.tasks[cx.tid as usize].in_iowait = false;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::kernel_with;
+
+    #[test]
+    fn a_chunk_writes_runs_of_consecutive_pages_and_skips_folios_cleaned_meanwhile() {
+        let mut k = kernel_with(64, 0, "");
+        let zi = k.mem.zonelists[0][0];
+        let pages: Vec<u32> = (0..6)
+            .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
+            .collect();
+        k.wb_new_inode(7, 0);
+        k.filemap_add_folios(7, &pages, 0);
+        k.generic_perform_write(7, 0, &pages[..4], 0);
+        k.generic_perform_write(7, 10, &pages[4..], 0);
+        assert_eq!(k.vmstat().stat("nr_dirty"), 6);
+        assert!(pages
+            .iter()
+            .all(|&p| k.mem.pages.flags(p) & pg::LOCKED == 0));
+        // Reclaim wrote page 1 (index 1) meanwhile.
+        k.folio_start_writeback(pages[1]);
+        k.wb.written_by_reclaim += PAGE_SIZE;
+        let now = k.clock();
+        let (written, _) = k.writeback_chunk(0, now, MIN_WRITEBACK_PAGES).unwrap();
+        assert_eq!(written, 5);
+        // Index 0, then 2–3, then 10–11: three writes.
+        assert_eq!(k.block.bios.nr_in_use(), 3);
+        assert_eq!(k.vmstat().stat("nr_dirty"), 0);
+        assert_eq!(k.vmstat().stat("nr_writeback"), 6);
+        k.check_writeback().unwrap();
+        // Nothing left to write; a page dirtied later than `before` waits.
+        assert_eq!(k.writeback_chunk(0, now, MIN_WRITEBACK_PAGES), None);
+    }
+
+    #[test]
+    fn the_poll_interval_is_the_square_root_of_the_distance_to_the_limit() {
+        assert_eq!(dirty_poll_interval(0, 1 << 20), 1 << 10);
+        assert_eq!(dirty_poll_interval(1000, 1000 + 255), 1 << 3);
+        assert_eq!(dirty_poll_interval(2000, 1000), 1);
+    }
+}
