@@ -52,6 +52,7 @@ bench: develop
 	cargo bench -p reclaim-trace --bench parse
 	reclaimlab bench
 	reclaimlab bench --swap
+	reclaimlab bench --writeback
 	$(PY) -m reclaimlab.tracing.bench
 
 lint: develop

@@ -11,7 +11,7 @@ import pytest
 from reclaimlab import _core
 from reclaimlab.scenarios import SCENARIO_DIR, shipped_scenarios
 from reclaimlab.seeds import seed000, seed002
-from reclaimlab.simulate.cli import BENCH_SCENARIO
+from reclaimlab.simulate.cli import BENCH_SCENARIO, BENCH_WRITEBACK
 from reclaimlab.simulate.runner import points, run_points
 
 from .conftest import ROOT
@@ -78,3 +78,6 @@ def test_the_bench_scenario_is_a_shipped_file_listed_as_a_benchmark() -> None:
     assert 'description = ""' in p.toml and "tasks = 90" in p.toml
     listed = dict(shipped_scenarios())
     assert listed[BENCH_SCENARIO].startswith("benchmark (bench)")
+    assert listed[BENCH_WRITEBACK].startswith("benchmark (bench-writeback): the scenario `reclaimlab bench --writeback`")
+    (w,) = points(BENCH_WRITEBACK)
+    assert 'kind = "dd-write"' in w.toml and "tasks = 16" in w.toml
