@@ -334,7 +334,8 @@ impl Kernel {
     /// head of the list; whenever the list reaches `high`, `free_pcppages_bulk()` returns
     /// `nr_pcp_free()` pages.
     fn free_unref_page_commit(&mut self, zi: usize, cpu: u32, pages: &[u32]) {
-        for &p in pages {
+        for (k, &p) in pages.iter().enumerate() {
+            self.mem.pages.prefetch_ahead(pages, k);
             let f = self.mem.pages.fields_mut(p);
             f.owner = crate::mm::page::NO_OWNER;
             f.flags = 0;

@@ -76,7 +76,8 @@ impl Kernel {
     pub fn end_io(&mut self, bio: u32) {
         let end_io = self.block.bios[bio].end_io;
         let pages = std::mem::take(&mut self.block.bios[bio].pages);
-        for &p in &pages {
+        for (k, &p) in pages.iter().enumerate() {
+            self.mem.pages.prefetch_ahead(&pages, k);
             match end_io {
                 EndIo::SwapRead(_) => self.end_swap_read(p),
                 EndIo::SwapWrite(_) => self.folio_end_writeback(p),

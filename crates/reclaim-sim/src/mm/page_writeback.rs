@@ -56,7 +56,7 @@ use crate::kernel::Kernel;
 use crate::mm::backing_dev::Inode;
 use crate::mm::hugetlb::totalreserve_pages;
 use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
-use crate::mm::page::pg;
+use crate::mm::page::{pg, PREFETCH_AHEAD};
 use crate::mm::vmscan::SWAP_CLUSTER_MAX;
 use crate::process::{cond_resched, schedule, sleep_until, Cx, Sim};
 use crate::sched::TaskClass;
@@ -341,9 +341,13 @@ impl Kernel {
             let mut run: [u32; 128] = [0; 128];
             let (mut nr_run, mut run_index) = (0usize, 0u32);
             while written < max as u64 {
-                let Some(&(p, index, when)) = self.wb.inodes[i].dirty.front() else {
+                let dirty = &self.wb.inodes[i].dirty;
+                let Some(&(p, index, when)) = dirty.front() else {
                     break;
                 };
+                if let Some(&(ahead, _, _)) = dirty.get(PREFETCH_AHEAD) {
+                    self.mem.pages.prefetch(ahead);
+                }
                 let f = *self.mem.pages.fields(p);
                 let live = f.owner == mapping
                     && f.flags & (pg::DIRTY | pg::WRITEBACK | pg::BUDDY) == pg::DIRTY

@@ -93,6 +93,7 @@ impl Kernel {
         let mut referenced = 0;
         for i in 0..folios.len() {
             let p = folios[i];
+            self.mem.pages.prefetch_ahead(folios, i);
             let f = self.mem.pages.fields_mut(p);
             if f.owner != owner {
                 continue;

@@ -137,7 +137,8 @@ impl Kernel {
         let mut writes = [0u8; BATCH];
         let mut nr_writes = 0;
         let (mut nr_activate, mut nr_ref_keep) = (0u64, 0u64);
-        for &p in batch.pages() {
+        for (k, &p) in batch.pages().iter().enumerate() {
+            self.mem.pages.prefetch_ahead(batch.pages(), k);
             match self.folio_verdict(p, cpu, sc, &mut state) {
                 Verdict::Free => {
                     freed[nr_freed] = p;
