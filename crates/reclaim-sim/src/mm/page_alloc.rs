@@ -25,7 +25,7 @@ use crate::mm::gfp::*;
 use crate::mm::percpu::STAT_INTERVAL_NS;
 use crate::mm::vmscan::try_to_free_pages;
 use crate::mm::vmstat::VmEvent;
-use crate::mm::zone::{MAX_NR_ZONES, WMARK_LOW, WMARK_MIN};
+use crate::mm::zone::{gfp_migratetype, MAX_NR_ZONES, MIGRATE_MOVABLE, WMARK_LOW, WMARK_MIN};
 use crate::process::{cond_resched, psi_memstall_enter, psi_memstall_leave, Cx};
 /// Orders above this are "costly": the slow path gives up on them sooner.
 pub const PAGE_ALLOC_COSTLY_ORDER: u32 = 3;
@@ -49,6 +49,8 @@ pub struct AllocContext {
     pub nid: u32,
     /// `gfp_zone(gfp)`.
     pub highest_zoneidx: usize,
+    /// `gfp_migratetype(gfp)`.
+    pub migratetype: usize,
 }
 
 impl AllocContext {
@@ -58,6 +60,7 @@ impl AllocContext {
             order,
             nid,
             highest_zoneidx: gfp_zone(gfp),
+            migratetype: gfp_migratetype(gfp),
         }
     }
 }
@@ -251,11 +254,11 @@ impl Kernel {
                 mark -= mark / 2;
             }
             let zone_idx = z.zone_idx;
-            let n = if ac.order == 0 {
+            let n = if ac.order == 0 && ac.migratetype == MIGRATE_MOVABLE {
                 let limit = mark + z.lowmem_reserve[hz];
                 self.rmqueue_pcplist_run(zi, cpu, cpu_node, limit, want - got, out)
             } else {
-                self.rmqueue_blocks(zi, ac.order, mark, hz, cpu, want - got, out)
+                self.rmqueue_blocks(zi, ac, mark, cpu, want - got, out)
             };
             self.stats
                 .events
@@ -296,7 +299,12 @@ impl Kernel {
                 let scratch = &mut self.percpu.scratch;
                 scratch.clear();
                 let z = &mut self.mem.zones[zi];
-                let got = z.rmqueue_order0_run(&mut self.mem.pages, batch as usize, scratch);
+                let got = z.rmqueue_order0_run(
+                    &mut self.mem.pages,
+                    batch as usize,
+                    MIGRATE_MOVABLE,
+                    scratch,
+                );
                 if got == 0 {
                     break;
                 }
@@ -394,19 +402,20 @@ impl Kernel {
         }
     }
 
-    /// `rmqueue_buddy()` for up to `want` blocks of `order` from zone `zi` while
-    /// `__zone_watermark_ok()` passes, one zone->lock acquisition each; returns how many.
-    #[allow(clippy::too_many_arguments)]
+    /// `rmqueue_buddy()` for up to `want` blocks of `ac.order` and `ac.migratetype` from
+    /// zone `zi` while `__zone_watermark_ok()` passes, one zone->lock acquisition each;
+    /// returns how many. Unmovable and reclaimable order-0 pages come here too: the model's
+    /// per-CPU lists are movable only (see `mm::pcp`).
     fn rmqueue_blocks(
         &mut self,
         zi: usize,
-        order: u32,
+        ac: &AllocContext,
         mark: u64,
-        hz: usize,
         cpu: u32,
         want: usize,
         out: &mut impl Extend<u32>,
     ) -> usize {
+        let (order, hz, mt) = (ac.order, ac.highest_zoneidx, ac.migratetype);
         let cpu_node = self.cpus.node_of(cpu);
         let mut n = 0;
         while n < want {
@@ -414,7 +423,7 @@ impl Kernel {
             if !z.zone_watermark_ok(order, mark, hz) {
                 break;
             }
-            let Some(page) = self.mem.zones[zi].rmqueue(&mut self.mem.pages, order) else {
+            let Some(page) = self.mem.zones[zi].__rmqueue(&mut self.mem.pages, order, mt) else {
                 break;
             };
             let at = self.clock();
