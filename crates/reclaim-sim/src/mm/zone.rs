@@ -647,6 +647,97 @@ impl Zone {
     }
 }
 
+/// The kernel's zone names (`zone_names[]`), as /proc files print them.
+pub const ZONE_PROC_NAMES: [&str; MAX_NR_ZONES] = ["DMA", "DMA32", "Normal", "Movable"];
+
+/// The migratetypes /proc/pagetypeinfo prints (`migratetype_names[]` with memory isolation
+/// and without CMA, as this project's host kernel is built: docs/model.md); the model's
+/// blocks and free pages are all of the first three.
+pub const PROC_MIGRATETYPE_NAMES: [&str; 5] = [
+    "Unmovable",
+    "Movable",
+    "Reclaimable",
+    "HighAtomic",
+    "Isolate",
+];
+
+/// `/proc/buddyinfo` (`frag_show_print()`, mm/vmstat.c 6.x): per zone, the free blocks of
+/// each order.
+pub fn buddyinfo(zones: &[Zone]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for z in zones.iter().filter(|z| z.managed_pages > 0) {
+        let _ = write!(
+            out,
+            "Node {}, zone {:>8} ",
+            z.nid, ZONE_PROC_NAMES[z.zone_idx]
+        );
+        for n in z.nr_free {
+            let _ = write!(out, "{n:>6} ");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `/proc/pagetypeinfo` (`pagetypeinfo_show()`, mm/vmstat.c 6.x), node by node: the free
+/// blocks of each migratetype and order (counted up to 100000, as the kernel's walk of each
+/// list stops there, with `>` before a capped count), then the pageblocks of each type.
+/// Not printed: the mixed-block counts (`pagetypeinfo_showmixedcount`, only with
+/// CONFIG_PAGE_OWNER).
+pub fn pagetypeinfo(zones: &[Zone]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let mut nids: Vec<u32> = zones.iter().map(|z| z.nid).collect();
+    nids.dedup();
+    for nid in nids {
+        let node = || {
+            zones
+                .iter()
+                .filter(move |z| z.nid == nid && z.managed_pages > 0)
+        };
+        let _ = write!(
+            out,
+            "Page block order: {PAGEBLOCK_ORDER}\nPages per block:  {PAGEBLOCK_NR_PAGES}\n\n"
+        );
+        let _ = write!(out, "{:<43} ", "Free pages count per migrate type at order");
+        for o in 0..NR_PAGE_ORDERS {
+            let _ = write!(out, "{o:>6} ");
+        }
+        out.push('\n');
+        for z in node() {
+            for (mt, name) in PROC_MIGRATETYPE_NAMES.iter().enumerate() {
+                let zone = ZONE_PROC_NAMES[z.zone_idx];
+                let _ = write!(out, "Node {nid:>4}, zone {zone:>8}, type {name:>12} ");
+                for o in 0..NR_PAGE_ORDERS {
+                    let n = z.nr_free_mt.get(mt).map_or(0, |c| c[o]);
+                    let (mark, n) = if n >= 100_000 {
+                        (">", 100_000)
+                    } else {
+                        ("", n)
+                    };
+                    let _ = write!(out, "{mark}{n:>6} ");
+                }
+                out.push('\n');
+            }
+        }
+        let _ = write!(out, "\n{:<23}", "Number of blocks type ");
+        for name in PROC_MIGRATETYPE_NAMES {
+            let _ = write!(out, "{name:>12} ");
+        }
+        out.push('\n');
+        for z in node() {
+            let _ = write!(out, "Node {nid}, zone {:>8} ", ZONE_PROC_NAMES[z.zone_idx]);
+            for mt in 0..PROC_MIGRATETYPE_NAMES.len() {
+                let n = z.nr_pageblock_mt.get(mt).copied().unwrap_or(0);
+                let _ = write!(out, "{n:>12} ");
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// The nodes `wake_all_kswapds()` wakes for an allocation from `zonelist` with
 /// `highest_zoneidx`: walking the zonelist's managed zones up to that index, each node whose
 /// zone differs from the previous zone's node (the kernel's `last_pgdat` test). The
@@ -1147,6 +1238,39 @@ mod tests {
         }
         assert!(z.zone_watermark_ok(0, 10, ZONE_NORMAL));
         assert!(!z.zone_watermark_ok(1, 10, ZONE_NORMAL));
+    }
+
+    #[test]
+    fn buddyinfo_and_pagetypeinfo_have_the_kernels_layout() {
+        let (mut z, mut pages) = empty_zone(1024, &[0, 1]);
+        z.free_one_page(&mut pages, 8, 3);
+        z.free_one_page(&mut pages, 512, 9);
+        let zones = [z];
+        assert_eq!(
+            buddyinfo(&zones),
+            "Node 0, zone   Normal      0      0      0      1      0      0      0      0      0      1      0 \n"
+        );
+        let text = pagetypeinfo(&zones);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "Page block order: 9");
+        assert_eq!(lines[1], "Pages per block:  512");
+        // This host's /proc/pagetypeinfo, read 2026-11-27, has the same columns.
+        assert_eq!(
+            lines[3],
+            "Free pages count per migrate type at order       0      1      2      3      4      5      6      7      8      9     10 "
+        );
+        assert_eq!(
+            lines[4],
+            "Node    0, zone   Normal, type    Unmovable      0      0      0      1      0      0      0      0      0      0      0 "
+        );
+        assert_eq!(
+            lines[10],
+            "Number of blocks type     Unmovable      Movable  Reclaimable   HighAtomic      Isolate "
+        );
+        assert_eq!(
+            lines[11],
+            "Node 0, zone   Normal            1            1            0            0            0 "
+        );
     }
 
     #[test]
