@@ -12,6 +12,16 @@
 //! without the per-CPU deltas (`zone_page_state`), except `should_reclaim_retry()`, which
 //! reads the snapshot, as 4.16 and 6.x do.
 //!
+//! Every allocation takes blocks of its gfp's migratetype (`mm::zone`, fallbacks included);
+//! an order > 0 request goes to the buddy lists (`rmqueue_buddy()`), and the slow path gives
+//! up on it as 6.2 does: after one round of reclaim for `__GFP_NORETRY`, at once for a costly
+//! order (> 3) without `__GFP_RETRY_MAYFAIL`, and otherwise when `should_reclaim_retry()`
+//! finds no zone whose free and reclaimable pages could pass the min watermark at that order
+//! (a costly order's reclaim never counts as progress). `__GFP_THISNODE` keeps the
+//! allocation and `should_reclaim_retry()` to the node's own zones (ZONELIST_NOFALLBACK);
+//! departure: its direct reclaim and kswapd wake-ups still follow the node's full zonelist,
+//! which differs on machines of several nodes only.
+//!
 //! Not modelled: compaction (an order > 0 request does no direct compaction), the OOM killer
 //! (an allocation whose retries run out is counted in `Kernel::nr_oom_retries` and retries,
 //! as it would after the killer freed memory), cpusets, `__GFP_MEMALLOC`/PF_MEMALLOC reserves,
@@ -246,7 +256,7 @@ impl Kernel {
             }
             let zi = self.mem.zonelists[ac.nid as usize][i];
             let z = &self.mem.zones[zi];
-            if z.zone_idx > hz {
+            if z.zone_idx > hz || (ac.gfp & __GFP_THISNODE != 0 && z.nid != ac.nid) {
                 continue;
             }
             let mut mark = z.wmark_pages(wmark);
@@ -477,7 +487,7 @@ impl Kernel {
         let hz = ac.highest_zoneidx;
         self.mem.zonelists[ac.nid as usize].iter().any(|&zi| {
             let z = &self.mem.zones[zi];
-            if z.zone_idx > hz {
+            if z.zone_idx > hz || (ac.gfp & __GFP_THISNODE != 0 && z.nid != ac.nid) {
                 return false;
             }
             let free = z.zone_page_state_snapshot_free();
