@@ -5,6 +5,7 @@
 //! which kernel file it models and where it departs.
 
 pub mod address_space;
+pub mod compaction;
 pub mod filemap;
 pub mod gfp;
 pub mod hugetlb;
