@@ -10,13 +10,12 @@
 //!   and all, each node in turn ([`HugetlbPool`]). This is how stress-highalloc asks for
 //!   huge pages on the live machine.
 
-use crate::engine::Ns;
 use crate::kernel::Kernel;
 use crate::mm::gfp::{
     Gfp, __GFP_COMP, __GFP_NOWARN, __GFP_RETRY_MAYFAIL, __GFP_THISNODE, GFP_HIGHUSER_MOVABLE,
 };
 use crate::mm::page_alloc::alloc_pages;
-use crate::mm::zone::{WMARK_HIGH, WMARK_LOW, ZONE_NORMAL};
+use crate::mm::zone::{MIGRATE_MOVABLE, WMARK_HIGH, WMARK_LOW, ZONE_NORMAL};
 use crate::process::{cond_resched, Cx};
 
 /// The order of a 2 MiB huge page (`HUGETLB_PAGE_ORDER` on x86-64).
@@ -151,15 +150,7 @@ impl HugetlbPool {
     pub fn shrink(&mut self, k: &mut Kernel, count: u64, cpu: u32) {
         while self.pages.len() as u64 > count {
             let p = self.pages.pop().expect("a page above count");
-            let zi = k.page_zone(p);
-            let at = k.clock();
-            let node = k.cpus.node_of(cpu);
-            let hold: Ns = k.costs.buddy_ns;
-            let lock = k.zone_lock(zi, node, hold, at);
-            k.charge(lock.total());
-            let z = &mut k.mem.zones[zi];
-            z.free_one_page(&mut k.mem.pages, p, HUGETLB_PAGE_ORDER);
-            k.percpu.pcp.mod_free(z, zi, cpu, 1 << HUGETLB_PAGE_ORDER);
+            k.free_pages(p, HUGETLB_PAGE_ORDER, MIGRATE_MOVABLE, cpu);
             k.mem.hugetlb_pages -= 1 << HUGETLB_PAGE_ORDER;
         }
     }

@@ -458,6 +458,31 @@ impl Kernel {
         self.count(VmEvent::Pgfree, 1);
     }
 
+    /// `__free_pages(page, order)` of a block allocated with migratetype `mt` by the task on
+    /// `cpu`: a movable order-0 page goes to `cpu`'s per-CPU list (`free_unref_page`);
+    /// anything else straight back to its zone's buddy lists under zone->lock
+    /// (`free_one_page`, onto its pageblock type's list), as the model's per-CPU lists hold
+    /// movable pages only.
+    pub fn free_pages(&mut self, p: u32, order: u32, mt: usize, cpu: u32) {
+        if order == 0 && mt == MIGRATE_MOVABLE {
+            self.free_folio(p, cpu);
+            return;
+        }
+        self.vmstat_update();
+        let zi = self.page_zone(p);
+        let at = self.clock();
+        let cpu_node = self.cpus.node_of(cpu);
+        let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
+        self.charge(lock.total());
+        let f = self.mem.pages.fields_mut(p);
+        f.owner = crate::mm::page::NO_OWNER;
+        f.flags = 0;
+        let z = &mut self.mem.zones[zi];
+        z.free_one_page(&mut self.mem.pages, p, order);
+        self.percpu.pcp.mod_free(z, zi, cpu, 1i64 << order);
+        self.count(VmEvent::Pgfree, 1u64 << order);
+    }
+
     /// `wake_all_kswapds()`: wake the kswapd of each node in the zonelist once.
     pub fn wake_all_kswapds(&mut self, ac: &AllocContext) {
         let list = ac.nid as usize * MAX_NR_ZONES + ac.highest_zoneidx;
@@ -494,5 +519,49 @@ impl Kernel {
             let available = (self.zone_reclaimable_pages(zi) + free) as i64;
             z.watermark_ok(ac.order, z.wmark_pages(WMARK_MIN), hz, available)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::zone::{MIGRATE_UNMOVABLE, NR_PAGE_ORDERS};
+    use crate::testing::kernel;
+
+    #[test]
+    fn a_kernel_allocation_claims_pageblocks_and_movable_ones_keep_to_theirs() {
+        let mut k = kernel(64, 0);
+        let nr_blocks = k.mem.zones[0].pageblock_mt.len() as u64;
+        // The first unmovable page: no unmovable block is free, so it falls back to the
+        // largest movable one (max order) and takes both of its pageblocks.
+        let unmovable = AllocContext::new(GFP_KERNEL, 0, 0);
+        let p = k.get_page(&unmovable, ALLOC_WMARK_LOW, 0).unwrap();
+        let z = &k.mem.zones[0];
+        assert_eq!(z.nr_pageblock_mt, [2, nr_blocks - 2, 0]);
+        assert_eq!(z.get_pageblock_migratetype(p), MIGRATE_UNMOVABLE);
+        // Movable pages (through the per-CPU list) come from movable pageblocks only.
+        let movable = AllocContext::new(GFP_HIGHUSER_MOVABLE, 0, 0);
+        let mut pages = Vec::new();
+        k.get_page_from_freelist(&movable, ALLOC_WMARK_LOW, 0, 2000, &mut pages);
+        assert_eq!(pages.len(), 2000);
+        let z = &k.mem.zones[0];
+        assert!(pages
+            .iter()
+            .all(|&q| z.get_pageblock_migratetype(q) == MIGRATE_MOVABLE));
+        // More unmovable pages come from the claimed pageblocks, not new ones.
+        let more: Vec<u32> = (0..100)
+            .map(|_| k.get_page(&unmovable, ALLOC_WMARK_LOW, 0).unwrap())
+            .collect();
+        assert_eq!(k.mem.zones[0].nr_pageblock_mt, [2, nr_blocks - 2, 0]);
+        // Freed, they go back to the unmovable lists and merge into the max-order block;
+        // the pageblocks stay unmovable (nothing gives them back).
+        for q in std::iter::once(p).chain(more) {
+            k.free_pages(q, 0, MIGRATE_UNMOVABLE, 0);
+        }
+        let z = &k.mem.zones[0];
+        assert_eq!(z.nr_free_mt[MIGRATE_UNMOVABLE][NR_PAGE_ORDERS - 1], 1);
+        assert_eq!(z.nr_pageblock_mt, [2, nr_blocks - 2, 0]);
+        assert_eq!(k.check_lists(), Ok(()));
+        assert_eq!(k.check_conservation(2000), Ok(()));
     }
 }
