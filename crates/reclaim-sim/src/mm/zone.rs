@@ -18,10 +18,11 @@
 //! or alike (`steal_suitable_fallback`, `move_freepages_block`). The type of a free block is
 //! kept in its head page's `lru` field (the kernel finds it by the list it is on).
 //!
+//! With ALLOC_NOFRAGMENT (5.0+, the fast path's flag when the preferred zone is Normal and
+//! DMA32 exists: `mm::page_alloc`), a fallback takes only blocks of pageblock order or more.
+//!
 //! Not modelled: watermark boosting (`boost_watermark`, which a fallback would trigger),
-//! ALLOC_NOFRAGMENT (5.0: the Normal zone's fallbacks below pageblock order are refused
-//! while DMA32 can serve), the HIGHATOMIC, CMA and ISOLATE types and the highatomic
-//! reserves, `buddy_merge_likely`'s tail placement (a freed block always goes to its list's
+//! the HIGHATOMIC, CMA and ISOLATE types and the highatomic reserves, `buddy_merge_likely`'s tail placement (a freed block always goes to its list's
 //! head), 6.9's conversion of a buddy pageblock on a cross-type merge (6.2 merges the
 //! mergeable types and files the result by the freeing page's type, as here), and ZONE_DMA
 //! (16 MiB, too small to matter here).
@@ -273,8 +274,15 @@ impl Zone {
 
     /// `__rmqueue()` (6.2, without CMA): a block of `order` for an allocation of type `mt`,
     /// from its own lists (`__rmqueue_smallest`) or, when they have none, after a fallback
-    /// has moved another type's block onto them (`__rmqueue_fallback`).
-    pub fn __rmqueue(&mut self, pages: &mut Pages, order: u32, mt: usize) -> Option<u32> {
+    /// has moved another type's block onto them (`__rmqueue_fallback`; with `nofragment`,
+    /// ALLOC_NOFRAGMENT, only a block of pageblock order or more).
+    pub fn __rmqueue(
+        &mut self,
+        pages: &mut Pages,
+        order: u32,
+        mt: usize,
+        nofragment: bool,
+    ) -> Option<u32> {
         loop {
             let found = if self.nr_free_mt[mt][order as usize] > 0 {
                 Some(order as usize) // the common case: no split
@@ -284,7 +292,7 @@ impl Zone {
             if let Some(o) = found {
                 return Some(self.take_block(pages, o, order as usize, mt));
             }
-            if !self.rmqueue_fallback(pages, order, mt) {
+            if !self.rmqueue_fallback(pages, order, mt, nofragment) {
                 return None;
             }
         }
@@ -293,7 +301,7 @@ impl Zone {
     /// A movable block of `order` (`__rmqueue(zone, order, MIGRATE_MOVABLE)`): what the
     /// page cache and anonymous memory allocate.
     pub fn rmqueue(&mut self, pages: &mut Pages, order: u32) -> Option<u32> {
-        self.__rmqueue(pages, order, MIGRATE_MOVABLE)
+        self.__rmqueue(pages, order, MIGRATE_MOVABLE, false)
     }
 
     /// The first block on the order-`o` list of type `mt`, split down to `order` (`expand`:
@@ -328,15 +336,27 @@ impl Zone {
         Some((fallback, can_steal_fallback(o as u32, mt)))
     }
 
-    /// `__rmqueue_fallback()` (6.2, no ALLOC_NOFRAGMENT): find the largest block of a
+    /// `__rmqueue_fallback()` (6.2): find the largest block of a
     /// fallback type (roughly, the pageblock with the most free pages) — or, for a movable
     /// allocation that could not take the whole pageblock, the smallest, which fragments
     /// nothing for good — and move it, with its pageblock's other free pages if it may steal
     /// them, onto the lists of type `start_mt`. False if no other type has a block of
-    /// `order` or more.
-    pub fn rmqueue_fallback(&mut self, pages: &mut Pages, order: u32, start_mt: usize) -> bool {
+    /// `order` or more — of pageblock order or more with `nofragment` (ALLOC_NOFRAGMENT: do
+    /// not mix types within a pageblock while another zone may still serve).
+    pub fn rmqueue_fallback(
+        &mut self,
+        pages: &mut Pages,
+        order: u32,
+        start_mt: usize,
+        nofragment: bool,
+    ) -> bool {
+        let min_order = if nofragment {
+            PAGEBLOCK_ORDER.max(order)
+        } else {
+            order
+        };
         let mut found = None;
-        for o in (order as usize..NR_PAGE_ORDERS).rev() {
+        for o in (min_order as usize..NR_PAGE_ORDERS).rev() {
             let Some((f, can_steal)) = self.find_suitable_fallback(o, start_mt) else {
                 continue;
             };
@@ -448,12 +468,13 @@ impl Zone {
         pages: &mut Pages,
         n: usize,
         mt: usize,
+        nofragment: bool,
         out: &mut impl Extend<u32>,
     ) -> usize {
         let mut left = n;
         while left > 0 {
             let Some(o) = (0..NR_PAGE_ORDERS).find(|&o| self.nr_free_mt[mt][o] > 0) else {
-                if self.rmqueue_fallback(pages, 0, mt) {
+                if self.rmqueue_fallback(pages, 0, mt, nofragment) {
                     continue;
                 }
                 break;
@@ -928,7 +949,7 @@ mod tests {
                     continue;
                 }
             };
-            held.extend((0..k).map_while(|_| z.__rmqueue(&mut pages, 0, mt)));
+            held.extend((0..k).map_while(|_| z.__rmqueue(&mut pages, 0, mt, false)));
         }
         (z, pages, held)
     }
@@ -973,7 +994,8 @@ mod tests {
 
     proptest::proptest! {
         /// Taking a run of order-0 pages at once leaves the zone exactly as that many
-        /// `__rmqueue(0, mt)` calls do, fallbacks and steals included: the same pages in the
+        /// `__rmqueue(0, mt)` calls do, fallbacks and steals included, with or without
+        /// ALLOC_NOFRAGMENT: the same pages in the
         /// same order, the same free lists in the same order, the same counters, pageblock
         /// types and page fields.
         #[test]
@@ -982,13 +1004,14 @@ mod tests {
             ops in ops(),
             n in 0usize..300,
             mt in 0usize..MIGRATE_TYPES,
+            nofragment in proptest::bool::ANY,
         ) {
             let (mut z1, mut p1, _) = churned_zone(&types, &ops);
             let (mut z2, mut p2, _) = churned_zone(&types, &ops);
             let one_by_one: Vec<u32> =
-                (0..n).map_while(|_| z1.__rmqueue(&mut p1, 0, mt)).collect();
+                (0..n).map_while(|_| z1.__rmqueue(&mut p1, 0, mt, nofragment)).collect();
             let mut run = Vec::new();
-            let got = z2.rmqueue_order0_run(&mut p2, n, mt, &mut run);
+            let got = z2.rmqueue_order0_run(&mut p2, n, mt, nofragment, &mut run);
             proptest::prop_assert_eq!(got, run.len());
             proptest::prop_assert_eq!(&run, &one_by_one);
             same_zone_state((&z1, &p1), (&z2, &p2))?;
@@ -1116,7 +1139,9 @@ mod tests {
     fn a_whole_free_max_order_block_changes_both_pageblocks() {
         let (mut z, mut pages) = empty_zone(1024, &[1, 1]);
         z.free_one_page(&mut pages, 0, 10);
-        let p = z.__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE).unwrap();
+        let p = z
+            .__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, false)
+            .unwrap();
         assert_eq!(p, 0);
         assert_eq!(z.pageblock_mt, vec![0, 0]);
         assert_eq!(z.nr_pageblock_mt, [2, 0, 0]);
@@ -1136,7 +1161,7 @@ mod tests {
         let (mut z, mut pages) = empty_zone(512, &[0]);
         z.free_one_page(&mut pages, 256, 3);
         z.free_one_page(&mut pages, 2, 1);
-        let p = z.__rmqueue(&mut pages, 0, MIGRATE_MOVABLE).unwrap();
+        let p = z.__rmqueue(&mut pages, 0, MIGRATE_MOVABLE, false).unwrap();
         // The largest fallback (order 3 < pageblock_order / 2) cannot be stolen whole by a
         // movable request, so find_smallest takes the order-1 block; the pageblock stays
         // unmovable.
@@ -1153,13 +1178,39 @@ mod tests {
         let (mut z, mut pages) = empty_zone(512, &[0]);
         z.free_one_page(&mut pages, 256, 8);
         z.free_one_page(&mut pages, 8, 3);
-        assert_eq!(z.__rmqueue(&mut pages, 0, MIGRATE_MOVABLE), Some(8));
+        assert_eq!(z.__rmqueue(&mut pages, 0, MIGRATE_MOVABLE, false), Some(8));
         assert_eq!(z.pageblock_mt, vec![MIGRATE_MOVABLE as u8]);
         assert_eq!(
             z.nr_free_mt[MIGRATE_UNMOVABLE], [0; NR_PAGE_ORDERS],
             "all moved"
         );
         assert_eq!(z.check_free_lists(&pages), Ok(()));
+    }
+
+    #[test]
+    fn nofragment_falls_back_to_whole_pageblocks_only() {
+        // A movable pageblock with an order-3 block free, an unmovable one with an order-8
+        // block free: an unmovable request with ALLOC_NOFRAGMENT may not take the order-8
+        // block of... its own type — it has one; so ask for movable: the movable lists have
+        // the order-3 block. Ask for reclaimable instead: both fallbacks are below
+        // pageblock order, so NOFRAGMENT refuses, and without it the order-8 block is taken.
+        let (mut z, mut pages) = empty_zone(1024, &[1, 0]);
+        z.free_one_page(&mut pages, 8, 3);
+        z.free_one_page(&mut pages, 512 + 256, 8);
+        assert_eq!(z.__rmqueue(&mut pages, 0, MIGRATE_RECLAIMABLE, true), None);
+        assert_eq!(z.nr_free_pages, 8 + 256, "nothing taken");
+        assert_eq!(
+            z.__rmqueue(&mut pages, 0, MIGRATE_RECLAIMABLE, false),
+            Some(512 + 256)
+        );
+        // A whole free pageblock may still be taken under NOFRAGMENT.
+        let (mut z, mut pages) = empty_zone(1024, &[1, 1]);
+        z.free_one_page(&mut pages, 512, 9);
+        assert_eq!(
+            z.__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, true),
+            Some(512)
+        );
+        assert_eq!(z.pageblock_mt, vec![1, 0]);
     }
 
     #[test]
@@ -1177,15 +1228,20 @@ mod tests {
             z.move_freepages_block(&mut pages, 600, MIGRATE_MOVABLE),
             (128, 300)
         );
-        let p = z.__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE).unwrap();
+        let p = z
+            .__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, false)
+            .unwrap();
         assert_eq!(p, 256, "the largest fallback block first");
         assert_eq!(z.pageblock_mt, vec![0, 1]);
         // The remaining 255 pages are on the unmovable lists; take them, then the next
         // unmovable request falls back to pageblock 1.
         for _ in 0..255 {
-            z.__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE).unwrap();
+            z.__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, false)
+                .unwrap();
         }
-        let q = z.__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE).unwrap();
+        let q = z
+            .__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, false)
+            .unwrap();
         assert_eq!(q, 512 + 384);
         assert_eq!(
             z.pageblock_mt,
@@ -1200,7 +1256,8 @@ mod tests {
         // Without the LRU pages, 128 free + 384 alike: claimed.
         let (mut z, mut pages) = empty_zone(512, &[1]);
         z.free_one_page(&mut pages, 384, 7);
-        z.__rmqueue(&mut pages, 0, MIGRATE_RECLAIMABLE).unwrap();
+        z.__rmqueue(&mut pages, 0, MIGRATE_RECLAIMABLE, false)
+            .unwrap();
         assert_eq!(z.pageblock_mt, vec![MIGRATE_RECLAIMABLE as u8]);
         assert_eq!(z.check_free_lists(&pages), Ok(()));
     }
