@@ -1190,10 +1190,9 @@ mod tests {
     #[test]
     fn nofragment_falls_back_to_whole_pageblocks_only() {
         // A movable pageblock with an order-3 block free, an unmovable one with an order-8
-        // block free: an unmovable request with ALLOC_NOFRAGMENT may not take the order-8
-        // block of... its own type — it has one; so ask for movable: the movable lists have
-        // the order-3 block. Ask for reclaimable instead: both fallbacks are below
-        // pageblock order, so NOFRAGMENT refuses, and without it the order-8 block is taken.
+        // block free, nothing reclaimable: a reclaimable request must fall back, and both
+        // blocks are below pageblock order, so ALLOC_NOFRAGMENT refuses; without it the
+        // largest (order 8) is taken.
         let (mut z, mut pages) = empty_zone(1024, &[1, 0]);
         z.free_one_page(&mut pages, 8, 3);
         z.free_one_page(&mut pages, 512 + 256, 8);
