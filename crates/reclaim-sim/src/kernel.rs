@@ -24,7 +24,7 @@ use crate::mm::percpu::PerCpu;
 use crate::mm::swapfile::SwapState;
 use crate::mm::vma::PageTables;
 use crate::mm::vmstat::{VmEvent, VmEvents, VmstatSnapshot, NR_STAT_ITEMS};
-use crate::mm::zone::{Zone, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS};
+use crate::mm::zone::{Zone, MAX_ORDER_NR_PAGES};
 use crate::psi::PsiGroup;
 use crate::sched::{Sched, TaskClass, WaitQueue};
 use crate::sysctl::Sysctl;
@@ -341,12 +341,18 @@ impl Kernel {
     }
 
     /// Bytes of per-page simulator state: the page descriptors (with list heads), the
-    /// side arrays in use and the pfn → zone table. Per-task and per-node state is
+    /// side arrays in use, the pfn → zone table and the pageblocks' types. Per-task and per-node state is
     /// independent of memory size.
     pub fn page_state_bytes(&self) -> u64 {
         self.mem.pages.state_bytes()
             + self.mem.page_ext.state_bytes()
             + self.mem.block_zone.len() as u64
+            + self
+                .mem
+                .zones
+                .iter()
+                .map(|z| z.pageblock_mt.len() as u64)
+                .sum::<u64>()
             + self.mm.state_bytes()
             + self.swap.state_bytes()
     }
@@ -490,23 +496,7 @@ impl Kernel {
             }
         }
         for z in &self.mem.zones {
-            let mut free = 0;
-            for o in 0..NR_PAGE_ORDERS {
-                let walked = self.mem.pages.walk_len(z.free_lists[o]);
-                if walked != z.nr_free[o] {
-                    return Err(format!(
-                        "zone {} order {o}: walked {walked} != nr_free {}",
-                        z.zone_idx, z.nr_free[o]
-                    ));
-                }
-                free += walked << o;
-            }
-            if free != z.nr_free_pages {
-                return Err(format!(
-                    "zone {}: free lists hold {free} != NR_FREE_PAGES {}",
-                    z.zone_idx, z.nr_free_pages
-                ));
-            }
+            z.check_free_lists(&self.mem.pages)?;
         }
         Ok(())
     }

@@ -16,7 +16,7 @@ use crate::mm::page_ext::PageExt;
 use crate::mm::swapfile::SwapInfo;
 use crate::mm::vma::PageTables;
 use crate::mm::vmstat::VmEvent;
-use crate::mm::zone::{MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS};
+use crate::mm::zone::{MAX_ORDER_NR_PAGES, NR_FREE_LISTS, PAGEBLOCK_NR_PAGES};
 use crate::process::Sim;
 use crate::rundir::{baseline, finish, Baseline, RunOutput, Samples};
 use crate::scenario::{MemoryMode, Scenario, StartAt, StopAt, SwapKind};
@@ -25,7 +25,7 @@ use crate::workload::{self, WithBackground, Workload};
 /// The bytes of per-page state a run of `s` comes to at most, computed from the scenario
 /// without building the machine (what `Kernel::page_state_bytes` reports at a run's end, the
 /// side arrays its swap areas and memory cgroup may need counted in use): the page
-/// descriptors and list heads, the side arrays, the pfn → zone table, the workload's page
+/// descriptors and list heads, the side arrays, the pfn → zone table, the pageblocks' types, the workload's page
 /// tables and each swap area's slots. Checked
 /// against built machines in tests/capacity.rs; the command line compares it with what the
 /// host has before a run starts.
@@ -34,7 +34,7 @@ pub fn page_state_bytes_needed(s: &Scenario) -> u64 {
     let nr_pages = nr_page_frames(m);
     let nr_memcgs = 1 + u64::from(s.memory.mode == MemoryMode::Cgroup);
     let nr_lists = nr_memcgs * u64::from(m.nodes) * NR_LRU_LISTS as u64
-        + u64::from(nr_zones(m)) * NR_PAGE_ORDERS as u64;
+        + u64::from(nr_zones(m)) * NR_FREE_LISTS as u64;
     let (mut vmas, mut mapped) = (0, 0);
     // A buffered dd of a file of known size indexes its folios (`folio->index`).
     let indexed = workload_tables(s).iter().any(|(kind, p)| {
@@ -63,6 +63,7 @@ pub fn page_state_bytes_needed(s: &Scenario) -> u64 {
             indexed,
         )
         + u64::from(nr_pages / MAX_ORDER_NR_PAGES)
+        + u64::from(nr_pages / PAGEBLOCK_NR_PAGES)
         + PageTables::state_bytes_for(vmas, mapped)
         + swap
 }

@@ -31,6 +31,9 @@ pub struct RunOutput {
     pub tasks_json: String,
     pub result_json: String,
     pub zoneinfo: String,
+    /// /proc/buddyinfo and /proc/pagetypeinfo at the window's end (`mm::zone`).
+    pub buddyinfo: String,
+    pub pagetypeinfo: String,
     pub result: RunResult,
     /// The counters at the window's start and end, and each task's CPU over it.
     pub before: VmstatSnapshot,
@@ -480,6 +483,8 @@ pub(crate) fn finish(
         tasks_json: serde_json::to_string_pretty(&tasks_file).unwrap_or_default() + "\n",
         result_json: serde_json::to_string_pretty(&result).unwrap_or_default() + "\n",
         zoneinfo: zoneinfo(k),
+        buddyinfo: crate::mm::zone::buddyinfo(&k.mem.zones),
+        pagetypeinfo: crate::mm::zone::pagetypeinfo(&k.mem.zones),
         result,
         before: base.vmstat.clone(),
         after,
@@ -646,6 +651,8 @@ pub fn write_run_dir(out: &RunOutput, dir: &Path) -> std::io::Result<()> {
         ("pressure_memory", &out.pressure_memory),
         ("tasks.json", &out.tasks_json),
         ("zoneinfo", &out.zoneinfo),
+        ("buddyinfo", &out.buddyinfo),
+        ("pagetypeinfo", &out.pagetypeinfo),
         ("result.json", &out.result_json),
     ];
     for (name, text) in files {

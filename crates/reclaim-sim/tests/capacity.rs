@@ -69,10 +69,10 @@ fn the_estimate_grows_with_memory_swap_and_mappings() {
     };
     let base = s(&[]);
     // 128 MiB more memory: 32768 page frames of 16 bytes and their 4-byte swap entries, and
-    // their pfn → zone entries.
+    // their pfn → zone entries and 64 pageblocks' migratetypes.
     assert_eq!(
         s(&["machine.memory_mb_per_node=256"]) - base,
-        32768 * 20 + 32
+        32768 * 20 + 32 + 64
     );
     // 256 MiB more swap: 65536 slots of 13 bytes, 128 clusters of 3.
     assert_eq!(s(&["swap.size_mb=768"]) - base, 65536 * 13 + 128 * 3);

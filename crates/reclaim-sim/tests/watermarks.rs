@@ -82,7 +82,7 @@ fn this_machines_zoneinfo_matches_the_formulas() {
     };
     let info = parse_zoneinfo(&zoneinfo);
     assert!(!info.is_empty(), "no zones parsed");
-    let no_pages = reclaim_sim::mm::page::Pages::new(0, NR_PAGE_ORDERS as u32);
+    let no_pages = reclaim_sim::mm::page::Pages::new(0, NR_FREE_LISTS as u32);
     let mut zones: Vec<Zone> = info
         .iter()
         .map(|z| Zone::new(z.zone_idx, z.node, 0, z.managed, free_lists(&no_pages, 0)))

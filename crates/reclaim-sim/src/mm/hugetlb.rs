@@ -1,10 +1,22 @@
-//! Reserving hugetlb pages, as a live run's memory squeeze does (`[memory] mode = "squeeze"`:
-//! `vm.nr_hugepages` raised until about `free_mb` is available). The pages are taken at boot
-//! and never used or freed; the zones keep their managed size, so the watermarks are those of
-//! the whole machine, as on the live kernel, while available memory starts at `free_mb`.
+//! The hugetlb pool. Two ways in:
+//!
+//! - Reserving pages at setup, as a live run's memory squeeze does (`[memory] mode =
+//!   "squeeze"`: `vm.nr_hugepages` raised until about `free_mb` is available). The pages are
+//!   taken at boot and never used or freed; the zones keep their managed size, so the
+//!   watermarks are those of the whole machine, as on the live kernel, while available
+//!   memory starts at `free_mb` ([`hugetlb_reserve`]).
+//! - A task writing `nr_hugepages` while the machine runs (`set_max_huge_pages`, mm/hugetlb.c
+//!   6.x): one huge page at a time through the page allocator at order 9, slow path, reclaim
+//!   and all, each node in turn ([`HugetlbPool`]). This is how stress-highalloc asks for
+//!   huge pages on the live machine.
 
 use crate::kernel::Kernel;
-use crate::mm::zone::{WMARK_HIGH, WMARK_LOW, ZONE_NORMAL};
+use crate::mm::gfp::{
+    Gfp, __GFP_COMP, __GFP_NOWARN, __GFP_RETRY_MAYFAIL, __GFP_THISNODE, GFP_HIGHUSER_MOVABLE,
+};
+use crate::mm::page_alloc::alloc_pages;
+use crate::mm::zone::{MIGRATE_MOVABLE, WMARK_HIGH, WMARK_LOW, ZONE_NORMAL};
+use crate::process::{cond_resched, Cx};
 
 /// The order of a 2 MiB huge page (`HUGETLB_PAGE_ORDER` on x86-64).
 pub const HUGETLB_PAGE_ORDER: u32 = 9;
@@ -49,6 +61,101 @@ pub fn hugetlb_reserve(k: &mut Kernel, available_pages: u64) -> u64 {
     got
 }
 
+/// `htlb_alloc_mask()` of a 2 MiB hstate on x86-64 (`hugepage_movable_supported`: its pages
+/// can migrate) with `__GFP_THISNODE`, as `alloc_pool_huge_folio` asks.
+pub const HTLB_ALLOC_GFP: Gfp = GFP_HIGHUSER_MOVABLE | __GFP_THISNODE;
+
+/// The runtime part of the pool (`struct hstate`, one size): the huge pages allocated while
+/// the machine runs, the node to try next (`next_nid_to_alloc`) and the nodes on which the
+/// last hard try failed (`node_alloc_noretry`).
+#[derive(Debug, Default)]
+pub struct HugetlbPool {
+    /// First pfns of the pool's huge pages, oldest first.
+    pub pages: Vec<u32>,
+    pub next_nid_to_alloc: u32,
+    pub node_alloc_noretry: Vec<bool>,
+    /// HTLB_BUDDY_PGALLOC, HTLB_BUDDY_PGALLOC_FAIL: buddy allocations tried for the pool.
+    pub htlb_buddy_alloc_success: u64,
+    pub htlb_buddy_alloc_fail: u64,
+}
+
+/// `alloc_buddy_hugetlb_folio()` (6.x) on node `nid`: `__GFP_COMP | __GFP_NOWARN`, and
+/// `__GFP_RETRY_MAYFAIL` unless the last hard try on this node failed with no success
+/// since (`node_alloc_noretry`), so a loop of allocations does not reclaim hard again and
+/// again on a node that has nothing to give. Returns the huge page's first pfn.
+pub async fn alloc_buddy_hugetlb_folio(
+    cx: &Cx,
+    gfp: Gfp,
+    nid: u32,
+    noretry: &mut [bool],
+) -> Option<u32> {
+    let try_hard = !noretry[nid as usize];
+    let mut gfp = gfp | __GFP_COMP | __GFP_NOWARN;
+    if try_hard {
+        gfp |= __GFP_RETRY_MAYFAIL;
+    }
+    let page = alloc_pages(cx, gfp, HUGETLB_PAGE_ORDER, nid).await;
+    if page.is_some() && !try_hard {
+        noretry[nid as usize] = false;
+    }
+    if page.is_none() && try_hard {
+        noretry[nid as usize] = true;
+    }
+    page
+}
+
+impl HugetlbPool {
+    /// `alloc_pool_huge_folio()`: one huge page from the nodes in turn
+    /// (`for_each_node_mask_to_alloc`, starting at `next_nid_to_alloc`), the first node
+    /// that gives one; counts HTLB_BUDDY_PGALLOC or HTLB_BUDDY_PGALLOC_FAIL per try. False
+    /// if no node could. (The kernel's two vm events are kept in the pool, not in
+    /// /proc/vmstat's model, whose lines would change for every run.)
+    pub async fn alloc_pool_huge_folio(&mut self, cx: &Cx) -> bool {
+        let nr_nodes = cx.k().mem.nodes.len() as u32;
+        self.node_alloc_noretry.resize(nr_nodes as usize, false);
+        for _ in 0..nr_nodes {
+            let nid = self.next_nid_to_alloc % nr_nodes;
+            self.next_nid_to_alloc = (nid + 1) % nr_nodes;
+            let page =
+                alloc_buddy_hugetlb_folio(cx, HTLB_ALLOC_GFP, nid, &mut self.node_alloc_noretry)
+                    .await;
+            if let Some(p) = page {
+                cx.k().mem.hugetlb_pages += 1 << HUGETLB_PAGE_ORDER;
+                self.htlb_buddy_alloc_success += 1;
+                self.pages.push(p);
+                return true;
+            }
+            self.htlb_buddy_alloc_fail += 1;
+        }
+        false
+    }
+
+    /// `set_max_huge_pages()` raising the pool to `count` huge pages, as a write of
+    /// `nr_hugepages` does: allocate one at a time until there are `count` or an allocation
+    /// fails, with `cond_resched()` between them. Returns the pool's size after. (Lowering
+    /// it frees the newest pages: [`HugetlbPool::shrink`].)
+    pub async fn set_max_huge_pages(&mut self, cx: &Cx, count: u64) -> u64 {
+        while (self.pages.len() as u64) < count {
+            if !self.alloc_pool_huge_folio(cx).await {
+                break;
+            }
+            cond_resched(cx).await;
+        }
+        self.pages.len() as u64
+    }
+
+    /// `set_max_huge_pages()` lowering the pool to `count`: each surplus huge page goes back
+    /// to its zone's buddy lists (`update_and_free_hugetlb_folio` → `__free_pages`, order 9,
+    /// under zone->lock), the newest first.
+    pub fn shrink(&mut self, k: &mut Kernel, count: u64, cpu: u32) {
+        while self.pages.len() as u64 > count {
+            let p = self.pages.pop().expect("a page above count");
+            k.free_pages(p, HUGETLB_PAGE_ORDER, MIGRATE_MOVABLE, cpu);
+            k.mem.hugetlb_pages -= 1 << HUGETLB_PAGE_ORDER;
+        }
+    }
+}
+
 /// `calculate_totalreserve_pages()`: per zone its largest lowmem reserve plus its high
 /// watermark, at most its managed pages.
 pub fn totalreserve_pages(k: &Kernel) -> u64 {
@@ -65,6 +172,7 @@ pub fn totalreserve_pages(k: &Kernel) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::Kernel;
     use crate::testing::{kernel, kernel_of, zone_of};
 
     #[test]
@@ -108,6 +216,87 @@ mod tests {
                 z.zone_idx
             );
         }
+    }
+
+    /// Run a task that sets the pool of `pool` to `count` huge pages on `k`, until it is
+    /// done; returns the kernel and the pool.
+    fn write_nr_hugepages(k: Kernel, pool: HugetlbPool, count: u64) -> (Kernel, HugetlbPool) {
+        use crate::process::Sim;
+        use crate::sched::TaskClass;
+        use std::{cell::RefCell, rc::Rc};
+        let mut sim = Sim::new(k);
+        let done = Rc::new(RefCell::new(None));
+        let out = Rc::clone(&done);
+        let id = sim.spawn("sh".into(), 0, TaskClass::Workload, move |cx| async move {
+            let mut pool = pool;
+            pool.set_max_huge_pages(&cx, count).await;
+            *out.borrow_mut() = Some(pool);
+        });
+        sim.k().sched.wake(id, 0);
+        for _ in 0..1_000_000 {
+            if done.borrow().is_some() {
+                break;
+            }
+            crate::testing::run_next(&mut sim);
+        }
+        let pool = done.borrow_mut().take().expect("the write finished");
+        (sim.into_kernel(), pool)
+    }
+
+    #[test]
+    fn a_write_of_nr_hugepages_allocates_huge_pages_until_the_min_watermark() {
+        let k = kernel(64, 0);
+        let (mut k, mut pool) = write_nr_hugepages(k, HugetlbPool::default(), 40);
+        let got = pool.pages.len() as u64;
+        assert!(got > 0 && got < 32, "{got} of 32 possible");
+        assert_eq!(k.mem.hugetlb_pages, got * 512);
+        assert!(pool.pages.iter().all(|&p| p % 512 == 0));
+        let mut sorted = pool.pages.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len() as u64, got, "distinct pages");
+        assert_eq!(pool.htlb_buddy_alloc_success, got);
+        assert_eq!(pool.htlb_buddy_alloc_fail, 1, "the last try failed");
+        assert_eq!(pool.node_alloc_noretry, vec![true]);
+        // The failing try met the min watermark at order 9 (free − 511 ≤ min).
+        let z = &k.mem.zones[0];
+        assert!(z.nr_free_pages < z.wmark_pages(crate::mm::zone::WMARK_MIN) + 512);
+        assert_eq!(k.check_conservation(0), Ok(()));
+        assert_eq!(k.check_lists(), Ok(()));
+        // Lowering the pool gives every page back, merged into max-order blocks again.
+        pool.shrink(&mut k, 0, 0);
+        k.drain_all_pages();
+        assert_eq!(k.mem.hugetlb_pages, 0);
+        let z = &k.mem.zones[0];
+        assert_eq!(z.nr_free_pages, z.managed_pages);
+        assert_eq!(z.nr_free[10], z.managed_pages / 1024);
+        assert_eq!(k.check_lists(), Ok(()));
+    }
+
+    #[test]
+    fn a_fragmented_zone_gives_no_huge_page_however_much_is_free() {
+        let mut k = kernel(64, 0);
+        // Take every page, then free all but the first of each pageblock: 16320 pages free,
+        // no free block of order 9.
+        let n = k.mem.zones[0].managed_pages as u32;
+        let all: Vec<u32> = (0..n)
+            .map(|_| k.mem.zones[0].rmqueue(&mut k.mem.pages, 0).unwrap())
+            .collect();
+        for &p in all.iter().filter(|&&p| p % 512 != 0) {
+            k.mem.zones[0].free_one_page(&mut k.mem.pages, p, 0);
+        }
+        assert_eq!(k.mem.zones[0].nr_free[9] + k.mem.zones[0].nr_free[10], 0);
+        let free = k.mem.zones[0].nr_free_pages;
+        let (k, pool) = write_nr_hugepages(k, HugetlbPool::default(), 1);
+        assert!(pool.pages.is_empty());
+        assert_eq!(pool.htlb_buddy_alloc_fail, 1);
+        assert_eq!(
+            pool.node_alloc_noretry,
+            vec![true],
+            "the next try will not try hard"
+        );
+        assert_eq!(k.mem.zones[0].nr_free_pages + k.percpu.pcp.total(), free);
+        assert_eq!(k.check_lists(), Ok(()));
     }
 
     #[test]

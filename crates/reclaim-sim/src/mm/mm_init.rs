@@ -13,8 +13,8 @@ use crate::mm::page::Pages;
 use crate::mm::page_ext::PageExt;
 use crate::mm::zone::{
     calculate_min_free_kbytes, free_lists, setup_per_zone_lowmem_reserve, setup_per_zone_wmarks,
-    zonelist_kswapd_nodes, PgData, Zone, MAX_NR_ZONES, MAX_ORDER_NR_PAGES, NR_PAGE_ORDERS,
-    ZONE_DMA32, ZONE_NORMAL,
+    zonelist_kswapd_nodes, PgData, Zone, MAX_NR_ZONES, MAX_ORDER_NR_PAGES, NR_FREE_LISTS,
+    NR_PAGE_ORDERS, ZONE_DMA32, ZONE_NORMAL,
 };
 use crate::sched::WaitQueue;
 use crate::sysctl::Sysctl;
@@ -75,7 +75,7 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
     let dma32_pages = whole_blocks(m.dma32_mb);
     let nr_pages = nr_page_frames(m);
     let nr_lists_lru = m.nodes * NR_LRU_LISTS as u32;
-    let mut pages = Pages::new(nr_pages, nr_lists_lru + nr_zones(m) * NR_PAGE_ORDERS as u32);
+    let mut pages = Pages::new(nr_pages, nr_lists_lru + nr_zones(m) * NR_FREE_LISTS as u32);
     let mut zones = Vec::new();
     let mut nodes = Vec::new();
     let mut pfn = 0u32;
@@ -91,7 +91,7 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
         }
         for (zone_idx, nr) in layout {
             let zi = zones.len();
-            let lists = free_lists(&pages, nr_lists_lru + (zi * NR_PAGE_ORDERS) as u32);
+            let lists = free_lists(&pages, nr_lists_lru + (zi * NR_FREE_LISTS) as u32);
             zones.push(Zone::new(zone_idx, nid, pfn, nr, lists));
             zids.push(zi);
             pfn += nr as u32;

@@ -6,6 +6,7 @@
 
 pub mod address_space;
 pub mod backing_dev;
+pub mod compaction;
 pub mod filemap;
 pub mod gfp;
 pub mod hugetlb;

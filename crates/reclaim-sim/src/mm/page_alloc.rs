@@ -12,6 +12,17 @@
 //! without the per-CPU deltas (`zone_page_state`), except `should_reclaim_retry()`, which
 //! reads the snapshot, as 4.16 and 6.x do.
 //!
+//! Every allocation takes blocks of its gfp's migratetype (`mm::zone`, fallbacks included);
+//! an order > 0 request goes to the buddy lists (`rmqueue_buddy()`), and the slow path gives
+//! up on it as 6.2 does: after one round of reclaim for `__GFP_NORETRY`, at once for a costly
+//! order (> 3) without `__GFP_RETRY_MAYFAIL`, and otherwise when `should_reclaim_retry()`
+//! finds no zone whose free and reclaimable pages could pass the min watermark at that order
+//! (a costly order's reclaim never counts as progress). The fast path adds
+//! ALLOC_NOFRAGMENT where the kernel does (`alloc_flags_nofragment`). `__GFP_THISNODE` keeps the
+//! allocation and `should_reclaim_retry()` to the node's own zones (ZONELIST_NOFALLBACK);
+//! departure: its direct reclaim and kswapd wake-ups still follow the node's full zonelist,
+//! which differs on machines of several nodes only.
+//!
 //! Not modelled: compaction (an order > 0 request does no direct compaction), the OOM killer
 //! (an allocation whose retries run out is counted in `Kernel::nr_oom_retries` and retries,
 //! as it would after the killer freed memory), cpusets, `__GFP_MEMALLOC`/PF_MEMALLOC reserves,
@@ -25,7 +36,9 @@ use crate::mm::gfp::*;
 use crate::mm::percpu::STAT_INTERVAL_NS;
 use crate::mm::vmscan::try_to_free_pages;
 use crate::mm::vmstat::VmEvent;
-use crate::mm::zone::{MAX_NR_ZONES, WMARK_LOW, WMARK_MIN};
+use crate::mm::zone::{
+    gfp_migratetype, MAX_NR_ZONES, MIGRATE_MOVABLE, WMARK_LOW, WMARK_MIN, ZONE_DMA32, ZONE_NORMAL,
+};
 use crate::process::{cond_resched, psi_memstall_enter, psi_memstall_leave, Cx};
 /// Orders above this are "costly": the slow path gives up on them sooner.
 pub const PAGE_ALLOC_COSTLY_ORDER: u32 = 3;
@@ -35,6 +48,9 @@ pub type AllocFlags = u32;
 pub const ALLOC_WMARK_MIN: AllocFlags = WMARK_MIN as u32;
 pub const ALLOC_WMARK_LOW: AllocFlags = WMARK_LOW as u32;
 pub const ALLOC_WMARK_MASK: AllocFlags = 0x3;
+/// ALLOC_NOFRAGMENT (5.0+, 6.2 value): a fallback may take only whole pageblocks of another
+/// migratetype while the zonelist's other local zones may still serve.
+pub const ALLOC_NOFRAGMENT: AllocFlags = 0x100;
 /// `__GFP_HIGH`: half the watermark may be used.
 pub const ALLOC_HIGH: AllocFlags = 0x20;
 /// The caller may wake kswapd (`__GFP_KSWAPD_RECLAIM`).
@@ -49,6 +65,8 @@ pub struct AllocContext {
     pub nid: u32,
     /// `gfp_zone(gfp)`.
     pub highest_zoneidx: usize,
+    /// `gfp_migratetype(gfp)`.
+    pub migratetype: usize,
 }
 
 impl AllocContext {
@@ -58,6 +76,7 @@ impl AllocContext {
             order,
             nid,
             highest_zoneidx: gfp_zone(gfp),
+            migratetype: gfp_migratetype(gfp),
         }
     }
 }
@@ -81,8 +100,12 @@ fn gfp_to_alloc_flags(gfp: Gfp) -> AllocFlags {
 /// be next).
 pub async fn alloc_pages(cx: &Cx, gfp: Gfp, order: u32, nid: u32) -> Option<u32> {
     let ac = AllocContext::new(gfp, order, nid);
-    cx.k().vmstat_update();
-    let fast = cx.k().get_page(&ac, ALLOC_WMARK_LOW, cx.cpu);
+    let fast = {
+        let mut k = cx.k();
+        k.vmstat_update();
+        let alloc_flags = ALLOC_WMARK_LOW | k.alloc_flags_nofragment(&ac);
+        k.get_page(&ac, alloc_flags, cx.cpu)
+    };
     if fast.is_some() {
         return fast;
     }
@@ -181,7 +204,8 @@ impl Kernel {
     ) -> usize {
         let ac = AllocContext::new(gfp, 0, nid);
         self.vmstat_update();
-        let mut got = self.get_page_from_freelist(&ac, ALLOC_WMARK_LOW, cpu, want, out);
+        let alloc_flags = ALLOC_WMARK_LOW | self.alloc_flags_nofragment(&ac);
+        let mut got = self.get_page_from_freelist(&ac, alloc_flags, cpu, want, out);
         if got < want {
             let alloc_flags = gfp_to_alloc_flags(gfp);
             if alloc_flags & ALLOC_KSWAPD != 0 {
@@ -190,6 +214,34 @@ impl Kernel {
             got += self.get_page_from_freelist(&ac, alloc_flags, cpu, want - got, out);
         }
         got
+    }
+
+    /// `alloc_flags_nofragment()` (6.2): ALLOC_NOFRAGMENT when the allocation's preferred
+    /// zone (the first of its zonelist it may use) is ZONE_NORMAL and, on a machine of
+    /// several nodes, its node has a populated ZONE_DMA32 (one node: assumed to). Only the
+    /// fast path sets it.
+    pub fn alloc_flags_nofragment(&self, ac: &AllocContext) -> AllocFlags {
+        let zonelist = &self.mem.zonelists[ac.nid as usize];
+        let Some(&zi) = zonelist
+            .iter()
+            .find(|&&zi| self.mem.zones[zi].zone_idx <= ac.highest_zoneidx)
+        else {
+            return 0;
+        };
+        let z = &self.mem.zones[zi];
+        if z.zone_idx != ZONE_NORMAL {
+            return 0;
+        }
+        if self.mem.nodes.len() > 1 {
+            let dma32 = self.mem.nodes[z.nid as usize].zones.iter().any(|&d| {
+                let d = &self.mem.zones[d];
+                d.zone_idx == ZONE_DMA32 && d.managed_pages > 0
+            });
+            if !dma32 {
+                return 0;
+            }
+        }
+        ALLOC_NOFRAGMENT
     }
 
     /// The slow path's first steps at `restart:` and `retry:`: `wake_all_kswapds()` when the
@@ -223,12 +275,15 @@ impl Kernel {
     /// zonelist (≤ highest_zoneidx) that still passes the watermark (`zone_watermark_fast`,
     /// NR_FREE_PAGES without the per-CPU deltas). Appends their first pfns to `out` and
     /// returns how many. The CPU time (zone->lock whenever `cpu`'s per-CPU list needs a
-    /// refill; once per block above order 0) is charged to the slice.
+    /// refill; once per block above order 0) is charged to the slice. With
+    /// ALLOC_NOFRAGMENT, a zone of a remote node, or the zonelist's end with pages still
+    /// wanted, restarts the walk without it (so each call's own restart, in a run of calls:
+    /// the pages already taken stay taken).
     #[inline]
     pub fn get_page_from_freelist(
         &mut self,
         ac: &AllocContext,
-        alloc_flags: AllocFlags,
+        mut alloc_flags: AllocFlags,
         cpu: u32,
         want: usize,
         out: &mut impl Extend<u32>,
@@ -237,32 +292,44 @@ impl Kernel {
         let wmark = (alloc_flags & ALLOC_WMARK_MASK) as usize;
         let hz = ac.highest_zoneidx;
         let mut got = 0;
-        for i in 0..self.mem.zonelists[ac.nid as usize].len() {
-            if got == want {
-                break;
+        'retry: loop {
+            let no_fallback = alloc_flags & ALLOC_NOFRAGMENT != 0;
+            for i in 0..self.mem.zonelists[ac.nid as usize].len() {
+                if got == want {
+                    break;
+                }
+                let zi = self.mem.zonelists[ac.nid as usize][i];
+                let z = &self.mem.zones[zi];
+                if z.zone_idx > hz || (ac.gfp & __GFP_THISNODE != 0 && z.nid != ac.nid) {
+                    continue;
+                }
+                if no_fallback && z.nid != ac.nid {
+                    alloc_flags &= !ALLOC_NOFRAGMENT;
+                    continue 'retry;
+                }
+                let mut mark = z.wmark_pages(wmark);
+                if alloc_flags & ALLOC_HIGH != 0 {
+                    mark -= mark / 2;
+                }
+                let zone_idx = z.zone_idx;
+                let n = if ac.order == 0 && ac.migratetype == MIGRATE_MOVABLE {
+                    let limit = mark + z.lowmem_reserve[hz];
+                    let pcp = (zi, cpu, cpu_node);
+                    self.rmqueue_pcplist_run(pcp, limit, no_fallback, want - got, out)
+                } else {
+                    self.rmqueue_blocks(zi, ac, mark, no_fallback, cpu, want - got, out)
+                };
+                self.stats
+                    .events
+                    .count_zid(VmEvent::PgallocDma, zone_idx, (n as u64) << ac.order);
+                got += n;
             }
-            let zi = self.mem.zonelists[ac.nid as usize][i];
-            let z = &self.mem.zones[zi];
-            if z.zone_idx > hz {
+            if no_fallback && got < want {
+                alloc_flags &= !ALLOC_NOFRAGMENT;
                 continue;
             }
-            let mut mark = z.wmark_pages(wmark);
-            if alloc_flags & ALLOC_HIGH != 0 {
-                mark -= mark / 2;
-            }
-            let zone_idx = z.zone_idx;
-            let n = if ac.order == 0 {
-                let limit = mark + z.lowmem_reserve[hz];
-                self.rmqueue_pcplist_run(zi, cpu, cpu_node, limit, want - got, out)
-            } else {
-                self.rmqueue_blocks(zi, ac.order, mark, hz, cpu, want - got, out)
-            };
-            self.stats
-                .events
-                .count_zid(VmEvent::PgallocDma, zone_idx, (n as u64) << ac.order);
-            got += n;
+            return got;
         }
-        got
     }
 
     /// `rmqueue_pcplist()` for up to `n` order-0 pages of zone `zi` in a row, each after
@@ -276,10 +343,9 @@ impl Kernel {
     #[inline]
     fn rmqueue_pcplist_run(
         &mut self,
-        zi: usize,
-        cpu: u32,
-        cpu_node: u32,
+        (zi, cpu, cpu_node): (usize, u32, u32),
         limit: u64,
+        nofragment: bool,
         n: usize,
         out: &mut impl Extend<u32>,
     ) -> usize {
@@ -296,7 +362,13 @@ impl Kernel {
                 let scratch = &mut self.percpu.scratch;
                 scratch.clear();
                 let z = &mut self.mem.zones[zi];
-                let got = z.rmqueue_order0_run(&mut self.mem.pages, batch as usize, scratch);
+                let got = z.rmqueue_order0_run(
+                    &mut self.mem.pages,
+                    batch as usize,
+                    MIGRATE_MOVABLE,
+                    nofragment,
+                    scratch,
+                );
                 if got == 0 {
                     break;
                 }
@@ -395,19 +467,22 @@ impl Kernel {
         }
     }
 
-    /// `rmqueue_buddy()` for up to `want` blocks of `order` from zone `zi` while
-    /// `__zone_watermark_ok()` passes, one zone->lock acquisition each; returns how many.
+    /// `rmqueue_buddy()` for up to `want` blocks of `ac.order` and `ac.migratetype` from
+    /// zone `zi` while `__zone_watermark_ok()` passes, one zone->lock acquisition each;
+    /// returns how many. Unmovable and reclaimable order-0 pages come here too: the model's
+    /// per-CPU lists are movable only (see `mm::pcp`).
     #[allow(clippy::too_many_arguments)]
     fn rmqueue_blocks(
         &mut self,
         zi: usize,
-        order: u32,
+        ac: &AllocContext,
         mark: u64,
-        hz: usize,
+        nofragment: bool,
         cpu: u32,
         want: usize,
         out: &mut impl Extend<u32>,
     ) -> usize {
+        let (order, hz, mt) = (ac.order, ac.highest_zoneidx, ac.migratetype);
         let cpu_node = self.cpus.node_of(cpu);
         let mut n = 0;
         while n < want {
@@ -415,7 +490,9 @@ impl Kernel {
             if !z.zone_watermark_ok(order, mark, hz) {
                 break;
             }
-            let Some(page) = self.mem.zones[zi].rmqueue(&mut self.mem.pages, order) else {
+            let Some(page) =
+                self.mem.zones[zi].__rmqueue(&mut self.mem.pages, order, mt, nofragment)
+            else {
                 break;
             };
             let at = self.clock();
@@ -438,6 +515,31 @@ impl Kernel {
         self.mem_cgroup_uncharge_folio(p);
         self.free_unref_page_commit(zi, cpu, &[p]);
         self.count(VmEvent::Pgfree, 1);
+    }
+
+    /// `__free_pages(page, order)` of a block allocated with migratetype `mt` by the task on
+    /// `cpu`: a movable order-0 page goes to `cpu`'s per-CPU list (`free_unref_page`);
+    /// anything else straight back to its zone's buddy lists under zone->lock
+    /// (`free_one_page`, onto its pageblock type's list), as the model's per-CPU lists hold
+    /// movable pages only.
+    pub fn free_pages(&mut self, p: u32, order: u32, mt: usize, cpu: u32) {
+        if order == 0 && mt == MIGRATE_MOVABLE {
+            self.free_folio(p, cpu);
+            return;
+        }
+        self.vmstat_update();
+        let zi = self.page_zone(p);
+        let at = self.clock();
+        let cpu_node = self.cpus.node_of(cpu);
+        let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
+        self.charge(lock.total());
+        let f = self.mem.pages.fields_mut(p);
+        f.owner = crate::mm::page::NO_OWNER;
+        f.flags = 0;
+        let z = &mut self.mem.zones[zi];
+        z.free_one_page(&mut self.mem.pages, p, order);
+        self.percpu.pcp.mod_free(z, zi, cpu, 1i64 << order);
+        self.count(VmEvent::Pgfree, 1u64 << order);
     }
 
     /// `wake_all_kswapds()`: wake the kswapd of each node in the zonelist once.
@@ -469,12 +571,97 @@ impl Kernel {
         let hz = ac.highest_zoneidx;
         self.mem.zonelists[ac.nid as usize].iter().any(|&zi| {
             let z = &self.mem.zones[zi];
-            if z.zone_idx > hz {
+            if z.zone_idx > hz || (ac.gfp & __GFP_THISNODE != 0 && z.nid != ac.nid) {
                 return false;
             }
             let free = z.zone_page_state_snapshot_free();
             let available = (self.zone_reclaimable_pages(zi) + free) as i64;
             z.watermark_ok(ac.order, z.wmark_pages(WMARK_MIN), hz, available)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::zone::{MIGRATE_UNMOVABLE, NR_PAGE_ORDERS};
+    use crate::testing::kernel;
+
+    #[test]
+    fn a_kernel_allocation_claims_pageblocks_and_movable_ones_keep_to_theirs() {
+        let mut k = kernel(64, 0);
+        let nr_blocks = k.mem.zones[0].pageblock_mt.len() as u64;
+        // The first unmovable page: no unmovable block is free, so it falls back to the
+        // largest movable one (max order) and takes both of its pageblocks.
+        let unmovable = AllocContext::new(GFP_KERNEL, 0, 0);
+        let p = k.get_page(&unmovable, ALLOC_WMARK_LOW, 0).unwrap();
+        let z = &k.mem.zones[0];
+        assert_eq!(z.nr_pageblock_mt, [2, nr_blocks - 2, 0]);
+        assert_eq!(z.get_pageblock_migratetype(p), MIGRATE_UNMOVABLE);
+        // Movable pages (through the per-CPU list) come from movable pageblocks only.
+        let movable = AllocContext::new(GFP_HIGHUSER_MOVABLE, 0, 0);
+        let mut pages = Vec::new();
+        k.get_page_from_freelist(&movable, ALLOC_WMARK_LOW, 0, 2000, &mut pages);
+        assert_eq!(pages.len(), 2000);
+        let z = &k.mem.zones[0];
+        assert!(pages
+            .iter()
+            .all(|&q| z.get_pageblock_migratetype(q) == MIGRATE_MOVABLE));
+        // More unmovable pages come from the claimed pageblocks, not new ones.
+        let more: Vec<u32> = (0..100)
+            .map(|_| k.get_page(&unmovable, ALLOC_WMARK_LOW, 0).unwrap())
+            .collect();
+        assert_eq!(k.mem.zones[0].nr_pageblock_mt, [2, nr_blocks - 2, 0]);
+        // Freed, they go back to the unmovable lists and merge into the max-order block;
+        // the pageblocks stay unmovable (nothing gives them back).
+        for q in std::iter::once(p).chain(more) {
+            k.free_pages(q, 0, MIGRATE_UNMOVABLE, 0);
+        }
+        let z = &k.mem.zones[0];
+        assert_eq!(z.nr_free_mt[MIGRATE_UNMOVABLE][NR_PAGE_ORDERS - 1], 1);
+        assert_eq!(z.nr_pageblock_mt, [2, nr_blocks - 2, 0]);
+        assert_eq!(k.check_lists(), Ok(()));
+        assert_eq!(k.check_conservation(2000), Ok(()));
+    }
+
+    #[test]
+    fn the_fast_path_leaves_normal_unfragmented_while_dma32_can_serve() {
+        use crate::mm::zone::{PAGEBLOCK_NR_PAGES, ZONE_DMA32, ZONE_NORMAL};
+        use crate::testing::zone_of;
+        let mut k = kernel(64, 16);
+        let (dma32, normal) = (zone_of(&k, ZONE_DMA32), zone_of(&k, ZONE_NORMAL));
+        // Normal: every page taken, then 8 pageblocks made unmovable and freed but for one
+        // page each: 8 · 511 free pages, none movable, no whole pageblock.
+        let n = k.mem.zones[normal].managed_pages;
+        let start = k.mem.zones[normal].start_pfn;
+        for _ in 0..n {
+            k.mem.zones[normal].rmqueue(&mut k.mem.pages, 0).unwrap();
+        }
+        for b in 0..8 {
+            let first = start + b * PAGEBLOCK_NR_PAGES;
+            k.mem.zones[normal].set_pageblock_migratetype(first, MIGRATE_UNMOVABLE);
+            for p in first + 1..first + PAGEBLOCK_NR_PAGES {
+                k.mem.zones[normal].free_one_page(&mut k.mem.pages, p, 0);
+            }
+        }
+        let movable = AllocContext::new(GFP_HIGHUSER_MOVABLE, 0, 0);
+        assert_eq!(k.alloc_flags_nofragment(&movable), ALLOC_NOFRAGMENT);
+        assert!(k.mem.zones[normal].zone_watermark_ok(
+            0,
+            k.mem.zones[normal].wmark_pages(WMARK_LOW),
+            ZONE_NORMAL
+        ));
+        // The fast path (NOFRAGMENT): Normal's fallbacks are below pageblock order, refused;
+        // DMA32 serves.
+        let p = k
+            .get_page(&movable, ALLOC_WMARK_LOW | ALLOC_NOFRAGMENT, 0)
+            .unwrap();
+        assert_eq!(k.page_zone(p), dma32);
+        assert_eq!(k.mem.zones[normal].nr_pageblock_mt[MIGRATE_UNMOVABLE], 8);
+        // Without it (the slow path's flags), Normal falls back into an unmovable block.
+        k.drain_all_pages();
+        let q = k.get_page(&movable, ALLOC_WMARK_MIN, 0).unwrap();
+        assert_eq!(k.page_zone(q), normal);
+        assert_eq!(k.check_lists(), Ok(()));
     }
 }

@@ -6,9 +6,13 @@
 //! NR_FREE_PAGES. Each list is a ring in one flat array (no allocation per page): the head is
 //! where `rmqueue_pcplist` takes and `free_unref_page_commit` adds (`list_add`), the tail
 //! where `rmqueue_bulk` appends a refill (`list_add_tail`) and `free_pcppages_bulk` takes
-//! (`list_last_entry`). One list per zone and CPU: the kernel's per-migratetype lists
-//! (MIGRATE_PCPTYPES) collapse to one because the model has no migratetypes, and 5.13's
-//! high-order lists are a switch that changes nothing yet ([`PcpEra::high_order_lists`]).
+//! (`list_last_entry`). One list per zone and CPU, for movable pages: the kernel's
+//! per-migratetype lists (MIGRATE_PCPTYPES) collapse to its movable one. Departure: unmovable
+//! and reclaimable allocations (the model's kernel allocations, rare beside the page cache
+//! and anonymous memory) go to and from the buddy lists directly, and a movable page freed
+//! from a pageblock of another type (a fallback's) joins the movable list where the kernel
+//! would put it on its pageblock type's. 5.13's high-order lists are a switch that changes
+//! nothing yet ([`PcpEra::high_order_lists`]).
 //!
 //! The vmstat side follows `__mod_zone_page_state()` (4.16 and 6.x alike): a CPU's delta
 //! folds into the zone's global count when it passes `stat_threshold` either way.
@@ -369,7 +373,7 @@ impl PerCpuPages {
 mod tests {
     use super::*;
     use crate::mm::page::Pages;
-    use crate::mm::zone::{free_lists, setup_per_zone_wmarks, ZONE_NORMAL};
+    use crate::mm::zone::{free_lists, setup_per_zone_wmarks, NR_FREE_LISTS, ZONE_NORMAL};
 
     fn zone(managed: u64) -> Zone {
         Zone::new(
@@ -377,7 +381,7 @@ mod tests {
             0,
             0,
             managed,
-            free_lists(&Pages::new(0, 11), 0),
+            free_lists(&Pages::new(0, NR_FREE_LISTS as u32), 0),
         )
     }
 

@@ -21,16 +21,22 @@
 //! PGDAT_WRITEBACK / PGDAT_DIRTY and throttles itself (`reclaim_throttle(WRITEBACK)`) when
 //! it met folios it had marked for immediate reclaim still under writeback.
 //!
+//! Reclaim for an order > 0 request stops where the kernel would hand over to compaction
+//! (`compaction_ready` in `shrink_zones`, `should_continue_reclaim` in `shrink_node`,
+//! `mm::compaction`); compaction itself is not modelled yet.
+//!
 //! Left out so far (each noted where it would act): direct reclaim's CONGESTED, ISOLATED
 //! and NOPROGRESS throttling and the older `congestion_wait` / `wait_iff_congested`, slab
 //! shrinkers, compaction, memory.min/low protection, the retry with `force_deactivate`.
 
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};
+use crate::mm::compaction::compaction_ready;
 use crate::mm::gfp::{gfp_zone, Gfp};
 use crate::mm::lru::*;
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
 use crate::mm::page::pg;
+use crate::mm::page_alloc::PAGE_ALLOC_COSTLY_ORDER;
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{MAX_NR_ZONES, WMARK_MIN, ZONE_NORMAL};
 use crate::process::{cond_resched, schedule, schedule_timeout, sleep_until, Cx};
@@ -70,6 +76,9 @@ pub struct ScanControl {
     pub nr_reclaimed: u64,
     /// `sc->nr`: what `shrink_folio_list` met in the current `shrink_node` (file folios).
     pub nr: ReclaimNr,
+    /// A zone was skipped for a costly order because compaction could run there
+    /// (`compaction_ready`): direct reclaim stops.
+    pub compaction_ready: bool,
 }
 
 /// `sc->nr` and `struct reclaim_stat`: the dirty and writeback folios reclaim met.
@@ -113,6 +122,7 @@ impl ScanControl {
             may_deactivate: 0,
             skipped_deactivate: false,
             cache_trim_mode: false,
+            compaction_ready: false,
             file_is_tiny: false,
             kswapd,
             target_mem_cgroup: ROOT_MEM_CGROUP,
@@ -217,7 +227,8 @@ async fn throttle_direct_reclaim(cx: &Cx, nid: u32, highest_zoneidx: usize) {
 }
 
 /// `do_try_to_free_pages()`: `shrink_zones()` at falling priority until SWAP_CLUSTER_MAX
-/// pages are reclaimed or priority 0 has been tried.
+/// pages are reclaimed, compaction is ready, or priority 0 has been tried. Returns the pages
+/// reclaimed, or 1 if none were but compaction is ready (progress, for the slow path).
 async fn do_try_to_free_pages(cx: &Cx, nid: u32, sc: &mut ScanControl) -> u64 {
     let nodes = {
         let mut k = cx.k();
@@ -232,16 +243,41 @@ async fn do_try_to_free_pages(cx: &Cx, nid: u32, sc: &mut ScanControl) -> u64 {
         cond_resched(cx).await;
         sc.nr_scanned = 0;
         shrink_zones(cx, &nodes, sc).await;
-        if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 {
-            return sc.nr_reclaimed;
+        if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.compaction_ready || sc.priority == 0 {
+            break;
         }
         sc.priority -= 1;
     }
+    if sc.nr_reclaimed == 0 && sc.compaction_ready {
+        return 1;
+    }
+    sc.nr_reclaimed
 }
 
-/// `shrink_zones()`: each node of the zonelist once.
+/// `shrink_zones()`: each node of the zonelist once. For global reclaim of a costly order,
+/// a zone where compaction is ready (`compaction_ready`) is skipped and flags
+/// `sc.compaction_ready`; a node is shrunk if any of its zones up to `reclaim_idx` is not
+/// skipped.
 async fn shrink_zones(cx: &Cx, nodes: &[u32], sc: &mut ScanControl) {
     for &nid in nodes {
+        if sc.order > PAGE_ALLOC_COSTLY_ORDER && !Kernel::is_cgroup_reclaim(sc.target_mem_cgroup) {
+            let k = cx.k();
+            let mut shrink = false;
+            for &zi in &k.mem.nodes[nid as usize].zones {
+                let z = &k.mem.zones[zi];
+                if z.zone_idx > sc.reclaim_idx || z.managed_pages == 0 {
+                    continue;
+                }
+                if compaction_ready(z, sc.order, sc.reclaim_idx) {
+                    sc.compaction_ready = true;
+                } else {
+                    shrink = true;
+                }
+            }
+            if !shrink {
+                continue;
+            }
+        }
         shrink_node(cx, nid, sc).await;
         cond_resched(cx).await;
     }
@@ -249,35 +285,50 @@ async fn shrink_zones(cx: &Cx, nodes: &[u32], sc: &mut ScanControl) {
 
 // --- shrinking a node ------------------------------------------------------------------------
 
-/// `shrink_node()`: `prepare_scan_control()`, then the node's lruvecs; progress resets
+/// `shrink_node()`: `prepare_scan_control()`, then the node's lruvecs, again while
+/// `should_continue_reclaim()` says (reclaim for compaction at order > 0); progress resets
 /// `kswapd_failures`.
 pub async fn shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
-    let nr_reclaimed = sc.nr_reclaimed;
-    sc.nr = ReclaimNr::default();
-    {
-        let mut k = cx.k();
-        k.prepare_scan_control(nid, sc);
-        let overhead = k.costs.shrink_node_overhead_ns;
-        k.charge(overhead);
-    }
-    shrink_node_memcgs(cx, nid, sc).await;
-    if sc.kswapd && sc.nr.taken > 0 {
-        // The flushers are behind: the whole batch of what kswapd took was under
-        // writeback, or every file folio was dirty with no I/O queued.
-        let mut k = cx.k();
-        let node = &mut k.wb.nodes[nid as usize];
-        if sc.nr.writeback > 0 && sc.nr.writeback == sc.nr.taken {
-            node.flags |= PGDAT_WRITEBACK;
+    loop {
+        let nr_reclaimed = sc.nr_reclaimed;
+        sc.nr = ReclaimNr::default();
+        {
+            let mut k = cx.k();
+            k.prepare_scan_control(nid, sc);
+            let overhead = k.costs.shrink_node_overhead_ns;
+            k.charge(overhead);
         }
-        if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
-            node.flags |= PGDAT_DIRTY;
+        shrink_node_memcgs(cx, nid, sc).await;
+        if sc.kswapd && sc.nr.taken > 0 {
+            // The flushers are behind: the whole batch of what kswapd took was under
+            // writeback, or every file folio was dirty with no I/O queued.
+            let mut k = cx.k();
+            let node = &mut k.wb.nodes[nid as usize];
+            if sc.nr.writeback > 0 && sc.nr.writeback == sc.nr.taken {
+                node.flags |= PGDAT_WRITEBACK;
+            }
+            if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
+                node.flags |= PGDAT_DIRTY;
+            }
         }
-    }
-    if sc.kswapd && sc.nr.immediate > 0 {
-        reclaim_throttle_writeback(cx, nid).await;
-    }
-    if sc.nr_reclaimed > nr_reclaimed {
-        cx.k().mem.nodes[nid as usize].kswapd_failures = 0;
+        if sc.kswapd && sc.nr.immediate > 0 {
+            reclaim_throttle_writeback(cx, nid).await;
+        }
+        let reclaimed = sc.nr_reclaimed - nr_reclaimed;
+        if reclaimed > 0 {
+            cx.k().mem.nodes[nid as usize].kswapd_failures = 0;
+        }
+        let again = sc.order > 0
+            && cx.k().should_continue_reclaim(
+                nid,
+                reclaimed,
+                sc.order,
+                sc.priority,
+                sc.reclaim_idx,
+            );
+        if !again {
+            return;
+        }
     }
 }
 

@@ -1,12 +1,31 @@
 //! Zones: watermarks (`__setup_per_zone_wmarks`, `setup_per_zone_lowmem_reserve`,
 //! `calculate_min_free_kbytes`), the watermark check (`__zone_watermark_ok`) and a buddy
-//! allocator over per-order free lists. Models mm/page_alloc.c of Linux 6.2 (the per-order
-//! check) with the 6.x NR_PAGE_ORDERS = 11. NR_FREE_PAGES is read as the kernel reads it,
-//! without the per-CPU deltas (`zone_page_state`) or with them (`zone_page_state_snapshot`,
-//! `zone_watermark_ok_safe`); the deltas and the per-CPU page lists are `mm::pcp`'s. Not
-//! modelled: migratetypes and
-//! pageblocks (and so watermark boosting, which a migratetype fallback triggers), CMA,
-//! highatomic reserves, and ZONE_DMA (16 MiB, too small to matter here).
+//! allocator over per-order, per-migratetype free lists (`free_area[order].free_list[mt]`).
+//! Models mm/page_alloc.c of Linux 6.2 (the per-order check, `__rmqueue`, the fallback and
+//! block stealing) with the 6.x NR_PAGE_ORDERS = 11. NR_FREE_PAGES is read as the kernel
+//! reads it, without the per-CPU deltas (`zone_page_state`) or with them
+//! (`zone_page_state_snapshot`, `zone_watermark_ok_safe`); the deltas and the per-CPU page
+//! lists are `mm::pcp`'s.
+//!
+//! Fragmentation: each pageblock (pageblock_order 9, 2 MiB) has a migratetype, MOVABLE,
+//! UNMOVABLE or RECLAIMABLE, in a flat per-zone array (the kernel's `pageblock_flags`
+//! bitmap); every pageblock boots MOVABLE (`memmap_init_zone` marks them so). A freed block
+//! goes on the list of its pageblock's type (`get_pfnblock_migratetype`); an allocation
+//! takes the smallest block of its own type (`__rmqueue_smallest`) and, if there is none,
+//! falls back to another type's largest block in the kernel's `fallbacks[]` order
+//! (`__rmqueue_fallback`, `find_suitable_fallback`, `can_steal_fallback`), stealing the
+//! free pages of that block's pageblock and claiming the pageblock when half of it is free
+//! or alike (`steal_suitable_fallback`, `move_freepages_block`). The type of a free block is
+//! kept in its head page's `lru` field (the kernel finds it by the list it is on).
+//!
+//! With ALLOC_NOFRAGMENT (5.0+, the fast path's flag when the preferred zone is Normal and
+//! DMA32 exists: `mm::page_alloc`), a fallback takes only blocks of pageblock order or more.
+//!
+//! Not modelled: watermark boosting (`boost_watermark`, which a fallback would trigger),
+//! the HIGHATOMIC, CMA and ISOLATE types and the highatomic reserves, `buddy_merge_likely`'s tail placement (a freed block always goes to its list's
+//! head), 6.9's conversion of a buddy pageblock on a cross-type merge (6.2 merges the
+//! mergeable types and files the result by the freeing page's type, as here), and ZONE_DMA
+//! (16 MiB, too small to matter here).
 
 use super::page::{pg, ListId, Pages, NO_OWNER};
 use crate::hw::memory::MemoryBandwidth;
@@ -22,6 +41,29 @@ pub const ZONE_NAMES: [&str; MAX_NR_ZONES] = ["dma", "dma32", "normal", "movable
 /// NR_PAGE_ORDERS (MAX_ORDER + 1 in 6.x; MAX_ORDER exclusive in 6.2 terms).
 pub const NR_PAGE_ORDERS: usize = 11;
 pub const MAX_ORDER_NR_PAGES: u32 = 1 << (NR_PAGE_ORDERS - 1);
+
+/// `pageblock_order` (x86-64 with hugetlb: HUGETLB_PAGE_ORDER) and its pages.
+pub const PAGEBLOCK_ORDER: u32 = 9;
+pub const PAGEBLOCK_NR_PAGES: u32 = 1 << PAGEBLOCK_ORDER;
+
+/// `enum migratetype` (6.2 order). The model has the three MIGRATE_PCPTYPES only.
+pub const MIGRATE_UNMOVABLE: usize = 0;
+pub const MIGRATE_MOVABLE: usize = 1;
+pub const MIGRATE_RECLAIMABLE: usize = 2;
+pub const MIGRATE_TYPES: usize = 3;
+/// `migratetype_names` as /proc/pagetypeinfo prints them.
+pub const MIGRATETYPE_NAMES: [&str; MIGRATE_TYPES] = ["Unmovable", "Movable", "Reclaimable"];
+/// `fallbacks[]` (mm/page_alloc.c, 6.2): the types an allocation of each type falls back
+/// to, in order.
+pub const FALLBACKS: [[usize; 2]; MIGRATE_TYPES] = [
+    [MIGRATE_RECLAIMABLE, MIGRATE_MOVABLE],
+    [MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE],
+    [MIGRATE_UNMOVABLE, MIGRATE_MOVABLE],
+];
+/// The free lists of one zone: one per order and migratetype.
+pub const NR_FREE_LISTS: usize = NR_PAGE_ORDERS * MIGRATE_TYPES;
+/// `free_area[order].free_list[migratetype]`.
+pub type FreeLists = [[ListId; MIGRATE_TYPES]; NR_PAGE_ORDERS];
 
 pub const WMARK_MIN: usize = 0;
 pub const WMARK_LOW: usize = 1;
@@ -49,10 +91,16 @@ pub struct Zone {
     pub percpu_diff: i64,
     /// `zone->percpu_drift_mark` (0: unset).
     pub percpu_drift_mark: u64,
-    /// `free_area[order].nr_free`.
+    /// `free_area[order].nr_free` (every migratetype's blocks).
     pub nr_free: [u64; NR_PAGE_ORDERS],
-    /// `free_area[order].free_list` in `Pages`.
-    pub free_lists: [ListId; NR_PAGE_ORDERS],
+    /// The blocks on each `free_list[mt]` of each order, indexed `[mt][order]`.
+    pub nr_free_mt: [[u64; NR_PAGE_ORDERS]; MIGRATE_TYPES],
+    /// `free_area[order].free_list[mt]` in `Pages`.
+    pub free_lists: FreeLists,
+    /// Each pageblock's migratetype (the kernel's `pageblock_flags`), from the zone's start.
+    pub pageblock_mt: Vec<u8>,
+    /// The pageblocks of each migratetype (what /proc/pagetypeinfo counts by walking them).
+    pub nr_pageblock_mt: [u64; MIGRATE_TYPES],
 }
 
 /// A NUMA node: `pg_data_t`.
@@ -87,9 +135,32 @@ pub struct PgData {
     pub workingset: super::vmstat::WorkingsetStats,
 }
 
-/// The free lists of one zone: list ids `first .. first + NR_PAGE_ORDERS` of `pages`.
-pub fn free_lists(pages: &Pages, first: u32) -> [ListId; NR_PAGE_ORDERS] {
-    std::array::from_fn(|o| pages.list(first + o as u32))
+/// The free lists of one zone: list ids `first .. first + NR_FREE_LISTS` of `pages`, order
+/// by order, each order's migratetypes in turn.
+pub fn free_lists(pages: &Pages, first: u32) -> FreeLists {
+    std::array::from_fn(|o| {
+        std::array::from_fn(|mt| pages.list(first + (o * MIGRATE_TYPES + mt) as u32))
+    })
+}
+
+/// `gfp_migratetype()`: the migratetype an allocation's gfp asks for (`__GFP_MOVABLE`,
+/// `__GFP_RECLAIMABLE`, neither: unmovable).
+#[inline]
+pub fn gfp_migratetype(gfp: super::gfp::Gfp) -> usize {
+    use super::gfp::{__GFP_MOVABLE, __GFP_RECLAIMABLE};
+    if gfp & __GFP_MOVABLE != 0 {
+        MIGRATE_MOVABLE
+    } else if gfp & __GFP_RECLAIMABLE != 0 {
+        MIGRATE_RECLAIMABLE
+    } else {
+        MIGRATE_UNMOVABLE
+    }
+}
+
+/// `can_steal_fallback()` (6.2): whether an allocation of `order` and type `start_mt` that
+/// falls back to a block of another type may take that block's whole pageblock.
+pub fn can_steal_fallback(order: u32, start_mt: usize) -> bool {
+    order >= PAGEBLOCK_ORDER / 2 || start_mt == MIGRATE_RECLAIMABLE || start_mt == MIGRATE_UNMOVABLE
 }
 
 impl Zone {
@@ -100,8 +171,9 @@ impl Zone {
         nid: u32,
         start_pfn: u32,
         managed_pages: u64,
-        free_lists: [ListId; NR_PAGE_ORDERS],
+        free_lists: FreeLists,
     ) -> Zone {
+        let nr_pageblocks = managed_pages.div_ceil(u64::from(PAGEBLOCK_NR_PAGES));
         Zone {
             zone_idx,
             nid,
@@ -113,7 +185,10 @@ impl Zone {
             percpu_diff: 0,
             percpu_drift_mark: 0,
             nr_free: [0; NR_PAGE_ORDERS],
+            nr_free_mt: [[0; NR_PAGE_ORDERS]; MIGRATE_TYPES],
             free_lists,
+            pageblock_mt: vec![MIGRATE_MOVABLE as u8; nr_pageblocks as usize],
+            nr_pageblock_mt: [0, nr_pageblocks, 0],
         }
     }
 
@@ -183,59 +258,229 @@ impl Zone {
         self.watermark_ok(order, mark, highest_zoneidx, free as i64)
     }
 
-    /// Take a free block of `order` (`__rmqueue_smallest` with `expand`).
-    pub fn rmqueue(&mut self, pages: &mut Pages, order: u32) -> Option<u32> {
-        let o = if self.nr_free[order as usize] > 0 {
-            order as usize // the common case: no split
-        } else {
-            (order as usize + 1..NR_PAGE_ORDERS).find(|&o| self.nr_free[o] > 0)?
-        };
-        Some(self.take_block(pages, o, order as usize))
+    /// The migratetype of the pageblock of `pfn` (`get_pfnblock_migratetype`).
+    #[inline]
+    pub fn get_pageblock_migratetype(&self, pfn: u32) -> usize {
+        self.pageblock_mt[((pfn - self.start_pfn) >> PAGEBLOCK_ORDER) as usize] as usize
     }
 
-    /// The first block on the order-`o` list, split down to `order` (`expand`: each
-    /// split-off upper half goes back on its list). Inlined: it is the allocation run's
+    /// `set_pageblock_migratetype()`.
+    pub fn set_pageblock_migratetype(&mut self, pfn: u32, mt: usize) {
+        let b = &mut self.pageblock_mt[((pfn - self.start_pfn) >> PAGEBLOCK_ORDER) as usize];
+        self.nr_pageblock_mt[*b as usize] -= 1;
+        self.nr_pageblock_mt[mt] += 1;
+        *b = mt as u8;
+    }
+
+    /// `__rmqueue()` (6.2, without CMA): a block of `order` for an allocation of type `mt`,
+    /// from its own lists (`__rmqueue_smallest`) or, when they have none, after a fallback
+    /// has moved another type's block onto them (`__rmqueue_fallback`; with `nofragment`,
+    /// ALLOC_NOFRAGMENT, only a block of pageblock order or more).
+    pub fn __rmqueue(
+        &mut self,
+        pages: &mut Pages,
+        order: u32,
+        mt: usize,
+        nofragment: bool,
+    ) -> Option<u32> {
+        loop {
+            let found = if self.nr_free_mt[mt][order as usize] > 0 {
+                Some(order as usize) // the common case: no split
+            } else {
+                (order as usize + 1..NR_PAGE_ORDERS).find(|&o| self.nr_free_mt[mt][o] > 0)
+            };
+            if let Some(o) = found {
+                return Some(self.take_block(pages, o, order as usize, mt));
+            }
+            if !self.rmqueue_fallback(pages, order, mt, nofragment) {
+                return None;
+            }
+        }
+    }
+
+    /// A movable block of `order` (`__rmqueue(zone, order, MIGRATE_MOVABLE)`): what the
+    /// page cache and anonymous memory allocate.
+    pub fn rmqueue(&mut self, pages: &mut Pages, order: u32) -> Option<u32> {
+        self.__rmqueue(pages, order, MIGRATE_MOVABLE, false)
+    }
+
+    /// The first block on the order-`o` list of type `mt`, split down to `order` (`expand`:
+    /// each split-off upper half goes back on its list). Inlined: it is the allocation run's
     /// inner step.
     #[inline(always)]
-    fn take_block(&mut self, pages: &mut Pages, o: usize, order: usize) -> u32 {
+    fn take_block(&mut self, pages: &mut Pages, o: usize, order: usize, mt: usize) -> u32 {
         let page = pages
-            .first(self.free_lists[o])
-            .expect("nr_free counts a block");
+            .first(self.free_lists[o][mt])
+            .expect("nr_free_mt counts a block");
         self.del_from_free_list(pages, page, o);
         let mut high = o;
         while high > order {
             high -= 1;
             let buddy = page + (1u32 << high);
-            self.add_to_free_list(pages, buddy, high);
+            self.add_to_free_list(pages, buddy, high, mt);
         }
         self.nr_free_pages -= 1u64 << order;
         page
     }
 
-    /// `n` consecutive order-0 `rmqueue()` calls, their pages appended to `out`; returns how
-    /// many there were pages for. Each call takes the first block of the lowest non-empty
-    /// order. When that block is no larger than what is still wanted, the calls would split
-    /// it and take every piece in address order, leaving the lists below it as empty as they
-    /// were: the block is taken whole. When it is larger, the lists below it are empty, and
-    /// the calls would split it, take its first `left` pages in address order (each split's
-    /// upper half coming back off its list as the next call's smallest block) and leave the
-    /// rest on the lists as the aligned blocks that cover it, one per order: the block is
-    /// taken and that rest put back directly. Either way the lists, counters and page
-    /// fields end as the single calls leave them, without writing each split-off buddy.
+    /// `find_suitable_fallback(area, order, mt, only_stealable = false)`: the first type of
+    /// `fallbacks[mt]` with a block of order `o`, and whether the allocation may steal its
+    /// pageblock.
+    pub fn find_suitable_fallback(&self, o: usize, mt: usize) -> Option<(usize, bool)> {
+        if self.nr_free[o] == 0 {
+            return None;
+        }
+        let fallback = FALLBACKS[mt]
+            .into_iter()
+            .find(|&f| self.nr_free_mt[f][o] > 0)?;
+        Some((fallback, can_steal_fallback(o as u32, mt)))
+    }
+
+    /// `__rmqueue_fallback()` (6.2): find the largest block of a
+    /// fallback type (roughly, the pageblock with the most free pages) — or, for a movable
+    /// allocation that could not take the whole pageblock, the smallest, which fragments
+    /// nothing for good — and move it, with its pageblock's other free pages if it may steal
+    /// them, onto the lists of type `start_mt`. False if no other type has a block of
+    /// `order` or more — of pageblock order or more with `nofragment` (ALLOC_NOFRAGMENT: do
+    /// not mix types within a pageblock while another zone may still serve).
+    pub fn rmqueue_fallback(
+        &mut self,
+        pages: &mut Pages,
+        order: u32,
+        start_mt: usize,
+        nofragment: bool,
+    ) -> bool {
+        let min_order = if nofragment {
+            PAGEBLOCK_ORDER.max(order)
+        } else {
+            order
+        };
+        let mut found = None;
+        for o in (min_order as usize..NR_PAGE_ORDERS).rev() {
+            let Some((f, can_steal)) = self.find_suitable_fallback(o, start_mt) else {
+                continue;
+            };
+            found = Some((o, f, can_steal));
+            if !can_steal && start_mt == MIGRATE_MOVABLE && o > order as usize {
+                // find_smallest:
+                found = (order as usize..NR_PAGE_ORDERS).find_map(|o| {
+                    let (f, can_steal) = self.find_suitable_fallback(o, start_mt)?;
+                    Some((o, f, can_steal))
+                });
+            }
+            break;
+        }
+        let Some((o, f, can_steal)) = found else {
+            return false;
+        };
+        let page = pages
+            .first(self.free_lists[o][f])
+            .expect("a fallback block");
+        self.steal_suitable_fallback(pages, page, o, start_mt, can_steal);
+        true
+    }
+
+    /// `steal_suitable_fallback()` (6.2, no watermark boost) for the free block `page` of
+    /// order `o`: a block of a pageblock or more changes its pageblocks' type; otherwise,
+    /// if `whole_block`, every free page of its pageblock moves to `start_mt`'s lists and
+    /// the pageblock becomes `start_mt` when at least half of it is free or alike (for a
+    /// movable allocation, pages on an LRU; for another type in a movable pageblock, every
+    /// page that is neither); else the block alone moves.
+    pub fn steal_suitable_fallback(
+        &mut self,
+        pages: &mut Pages,
+        page: u32,
+        o: usize,
+        start_mt: usize,
+        whole_block: bool,
+    ) {
+        let old_block_type = self.get_pageblock_migratetype(page);
+        if o >= PAGEBLOCK_ORDER as usize {
+            // change_pageblock_range()
+            for b in 0..1u32 << (o - PAGEBLOCK_ORDER as usize) {
+                self.set_pageblock_migratetype(page + b * PAGEBLOCK_NR_PAGES, start_mt);
+            }
+            self.move_to_free_list(pages, page, o, start_mt);
+            return;
+        }
+        if !whole_block {
+            self.move_to_free_list(pages, page, o, start_mt);
+            return;
+        }
+        let (free_pages, movable_pages) = self.move_freepages_block(pages, page, start_mt);
+        if free_pages == 0 {
+            self.move_to_free_list(pages, page, o, start_mt);
+            return;
+        }
+        let alike_pages = if start_mt == MIGRATE_MOVABLE {
+            movable_pages
+        } else if old_block_type == MIGRATE_MOVABLE {
+            PAGEBLOCK_NR_PAGES - (free_pages + movable_pages)
+        } else {
+            0
+        };
+        if free_pages + alike_pages >= 1 << (PAGEBLOCK_ORDER - 1) {
+            self.set_pageblock_migratetype(page, start_mt);
+        }
+    }
+
+    /// `move_freepages_block()` (6.2): every free block of `page`'s pageblock onto the lists
+    /// of `mt` (`move_freepages`, each to its list's tail); returns the free pages moved and
+    /// the pages that are not free and are on an LRU (`PageLRU`: movable, the kernel
+    /// assumes). Nothing moves, and (0, 0) is returned, when the pageblock is not all in the
+    /// zone. A walk of the pageblock's page frames: fallbacks only, not the order-0 path.
+    pub fn move_freepages_block(&mut self, pages: &mut Pages, page: u32, mt: usize) -> (u32, u32) {
+        let start = page & !(PAGEBLOCK_NR_PAGES - 1);
+        let end = start + PAGEBLOCK_NR_PAGES;
+        if start < self.start_pfn || end > self.end_pfn() {
+            return (0, 0);
+        }
+        let (mut moved, mut movable) = (0, 0);
+        let mut pfn = start;
+        while pfn < end {
+            let f = *pages.fields(pfn);
+            if f.flags & pg::BUDDY == 0 {
+                movable += u32::from(f.flags & pg::LRU != 0);
+                pfn += 1;
+                continue;
+            }
+            self.move_to_free_list(pages, pfn, f.order as usize, mt);
+            pfn += 1 << f.order;
+            moved += 1 << f.order;
+        }
+        (moved, movable)
+    }
+
+    /// `n` consecutive order-0 `__rmqueue()` calls of type `mt`, their pages appended to
+    /// `out`; returns how many there were pages for. Each call takes the first block of the
+    /// lowest non-empty order of `mt`'s lists, after a fallback if they are all empty. When
+    /// that block is no larger than what is still wanted, the calls would split it and take
+    /// every piece in address order, leaving the lists below it as empty as they were: the
+    /// block is taken whole. When it is larger, the lists below it are empty, and the calls
+    /// would split it, take its first `left` pages in address order (each split's upper half
+    /// coming back off its list as the next call's smallest block) and leave the rest on the
+    /// lists as the aligned blocks that cover it, one per order: the block is taken and that
+    /// rest put back directly. Either way the lists, counters and page fields end as the
+    /// single calls leave them, without writing each split-off buddy.
     #[inline]
     pub fn rmqueue_order0_run(
         &mut self,
         pages: &mut Pages,
         n: usize,
+        mt: usize,
+        nofragment: bool,
         out: &mut impl Extend<u32>,
     ) -> usize {
         let mut left = n;
         while left > 0 {
-            let Some(o) = (0..NR_PAGE_ORDERS).find(|&o| self.nr_free[o] > 0) else {
+            let Some(o) = (0..NR_PAGE_ORDERS).find(|&o| self.nr_free_mt[mt][o] > 0) else {
+                if self.rmqueue_fallback(pages, 0, mt, nofragment) {
+                    continue;
+                }
                 break;
             };
             let size = 1usize << o;
-            let page = self.take_block(pages, o, o);
+            let page = self.take_block(pages, o, o, mt);
             let taken = size.min(left);
             // Pages inside a free block are as a split would leave them once taken.
             debug_assert!((page + 1..page + size as u32).all(|p| {
@@ -243,7 +488,7 @@ impl Zone {
                 f.flags == 0 && f.order == 0 && f.owner == NO_OWNER
             }));
             if taken < size {
-                self.expand_rest(pages, page, o, taken as u32);
+                self.expand_rest(pages, page, o, taken as u32, mt);
             }
             out.extend(page..page + taken as u32);
             left -= taken;
@@ -252,22 +497,31 @@ impl Zone {
     }
 
     /// The rest of an order-`o` block at `page` once its first `taken` pages are gone, put
-    /// back on the (empty) lists below `o` as the aligned blocks that cover it, lowest first.
+    /// back on the (empty) lists of `mt` below `o` as the aligned blocks that cover it,
+    /// lowest first.
     #[inline]
-    fn expand_rest(&mut self, pages: &mut Pages, page: u32, o: usize, taken: u32) {
+    fn expand_rest(&mut self, pages: &mut Pages, page: u32, o: usize, taken: u32, mt: usize) {
         let end = page + (1u32 << o);
         let mut at = page + taken;
         while at < end {
             let order = (at - page).trailing_zeros() as usize;
-            debug_assert!(order < o && self.nr_free[order] == 0);
-            self.add_to_free_list(pages, at, order);
+            debug_assert!(order < o && self.nr_free_mt[mt][order] == 0);
+            self.add_to_free_list(pages, at, order, mt);
             at += 1 << order;
         }
         self.nr_free_pages += u64::from((1u32 << o) - taken);
     }
 
-    /// Free a block of `order` and merge it with its buddies (`__free_one_page`).
+    /// Free a block of `order` and merge it with its buddies (`__free_one_page`), onto the
+    /// lists of its pageblock's type (`free_one_page` with `get_pfnblock_migratetype`). The
+    /// three types merge with each other across pageblocks (`migratetype_is_mergeable`).
+    #[inline]
     pub fn free_one_page(&mut self, pages: &mut Pages, page: u32, order: u32) {
+        let mt = self.get_pageblock_migratetype(page);
+        self.free_one_page_mt(pages, page, order, mt);
+    }
+
+    fn free_one_page_mt(&mut self, pages: &mut Pages, page: u32, order: u32, mt: usize) {
         self.nr_free_pages += 1u64 << order;
         let mut pfn = page - self.start_pfn;
         let mut o = order as usize;
@@ -285,15 +539,16 @@ impl Zone {
             pfn &= buddy_pfn;
             o += 1;
         }
-        self.add_to_free_list(pages, self.start_pfn + pfn, o);
+        self.add_to_free_list(pages, self.start_pfn + pfn, o, mt);
     }
 
     /// `free_one_page(p, 0)` for each page of `freed` in turn, all of this zone. A page that
     /// starts an aligned block of 2^k pages which all follow it in order is freed as one
     /// order-k block: the single frees would build that block by merges whose intermediate
     /// blocks go on the lower lists and come off them again, and the block's last page
-    /// would then merge on from order k exactly as the block does. The lists, counters and
-    /// page fields end the same, without writing those intermediate blocks.
+    /// would then merge on from order k exactly as the block does, onto the list of its own
+    /// pageblock's type (the block's last pageblock). The lists, counters and page fields
+    /// end the same, without writing those intermediate blocks.
     pub fn free_order0_run(&mut self, pages: &mut Pages, freed: &[u32]) {
         let mut i = 0;
         while i < freed.len() {
@@ -310,29 +565,198 @@ impl Zone {
                     .trailing_zeros()
                     .min((end - page).ilog2())
                     .min(NR_PAGE_ORDERS as u32 - 1);
-                self.free_one_page(pages, page, order);
+                let last = page + (1 << order) - 1;
+                let mt = self.get_pageblock_migratetype(last);
+                self.free_one_page_mt(pages, page, order, mt);
                 page += 1 << order;
             }
             i += run;
         }
     }
 
-    fn add_to_free_list(&mut self, pages: &mut Pages, page: u32, o: usize) {
+    /// `add_to_free_list()`: at the head of the order-`o` list of type `mt`.
+    #[inline]
+    fn add_to_free_list(&mut self, pages: &mut Pages, page: u32, o: usize, mt: usize) {
         let d = pages.fields_mut(page);
         d.flags = pg::BUDDY;
         d.order = o as u8;
         d.owner = NO_OWNER;
-        pages.add_head(self.free_lists[o], page);
+        d.lru = mt as u8;
+        pages.add_head(self.free_lists[o][mt], page);
         self.nr_free[o] += 1;
+        self.nr_free_mt[mt][o] += 1;
     }
 
+    /// `del_page_from_free_list()`: off the list of the type it is on.
+    #[inline]
     fn del_from_free_list(&mut self, pages: &mut Pages, page: u32, o: usize) {
         pages.unlink(page);
         let d = pages.fields_mut(page);
+        let mt = d.lru as usize;
         d.flags = 0;
         d.order = 0;
+        d.lru = 0;
         self.nr_free[o] -= 1;
+        self.nr_free_mt[mt][o] -= 1;
     }
+
+    /// `move_to_free_list()`: the free block `page` of order `o` to the tail of the list of
+    /// type `mt`.
+    fn move_to_free_list(&mut self, pages: &mut Pages, page: u32, o: usize, mt: usize) {
+        pages.unlink(page);
+        let old = pages.fields(page).lru as usize;
+        pages.fields_mut(page).lru = mt as u8;
+        pages.add_tail(self.free_lists[o][mt], page);
+        self.nr_free_mt[old][o] -= 1;
+        self.nr_free_mt[mt][o] += 1;
+    }
+
+    /// Check the free lists and pageblocks (slow: tests and debug checks): each list holds
+    /// what its counters say, every block on it is a free block of its order and type, and
+    /// the pageblocks counted by type add up to the zone's.
+    pub fn check_free_lists(&self, pages: &Pages) -> Result<(), String> {
+        let mut free = 0;
+        for o in 0..NR_PAGE_ORDERS {
+            let mut total = 0;
+            for (mt, name) in MIGRATETYPE_NAMES.iter().enumerate() {
+                let mut walked = 0;
+                for p in pages.iter(self.free_lists[o][mt]) {
+                    let f = pages.fields(p);
+                    if f.flags != pg::BUDDY || f.order as usize != o || f.lru as usize != mt {
+                        return Err(format!(
+                            "zone {} order {o} {name}: pfn {p} is not a free block of its list",
+                            self.zone_idx
+                        ));
+                    }
+                    walked += 1;
+                }
+                if walked != self.nr_free_mt[mt][o] {
+                    return Err(format!(
+                        "zone {} order {o} {name}: walked {walked} != counted {}",
+                        self.zone_idx, self.nr_free_mt[mt][o]
+                    ));
+                }
+                total += walked;
+            }
+            if total != self.nr_free[o] {
+                return Err(format!(
+                    "zone {} order {o}: walked {total} != nr_free {}",
+                    self.zone_idx, self.nr_free[o]
+                ));
+            }
+            free += total << o;
+        }
+        if free != self.nr_free_pages {
+            return Err(format!(
+                "zone {}: free lists hold {free} != NR_FREE_PAGES {}",
+                self.zone_idx, self.nr_free_pages
+            ));
+        }
+        let mut blocks = [0u64; MIGRATE_TYPES];
+        for &mt in &self.pageblock_mt {
+            blocks[mt as usize] += 1;
+        }
+        if blocks != self.nr_pageblock_mt
+            || blocks.iter().sum::<u64>() != self.pageblock_mt.len() as u64
+        {
+            return Err(format!(
+                "zone {}: pageblocks by type {blocks:?} != counted {:?}",
+                self.zone_idx, self.nr_pageblock_mt
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The kernel's zone names (`zone_names[]`), as /proc files print them.
+pub const ZONE_PROC_NAMES: [&str; MAX_NR_ZONES] = ["DMA", "DMA32", "Normal", "Movable"];
+
+/// The migratetypes /proc/pagetypeinfo prints (`migratetype_names[]` with memory isolation
+/// and without CMA, as this project's host kernel is built: docs/model.md); the model's
+/// blocks and free pages are all of the first three.
+pub const PROC_MIGRATETYPE_NAMES: [&str; 5] = [
+    "Unmovable",
+    "Movable",
+    "Reclaimable",
+    "HighAtomic",
+    "Isolate",
+];
+
+/// `/proc/buddyinfo` (`frag_show_print()`, mm/vmstat.c 6.x): per zone, the free blocks of
+/// each order.
+pub fn buddyinfo(zones: &[Zone]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for z in zones.iter().filter(|z| z.managed_pages > 0) {
+        let _ = write!(
+            out,
+            "Node {}, zone {:>8} ",
+            z.nid, ZONE_PROC_NAMES[z.zone_idx]
+        );
+        for n in z.nr_free {
+            let _ = write!(out, "{n:>6} ");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `/proc/pagetypeinfo` (`pagetypeinfo_show()`, mm/vmstat.c 6.x), node by node: the free
+/// blocks of each migratetype and order (counted up to 100000, as the kernel's walk of each
+/// list stops there, with `>` before a capped count), then the pageblocks of each type.
+/// Not printed: the mixed-block counts (`pagetypeinfo_showmixedcount`, only with
+/// CONFIG_PAGE_OWNER).
+pub fn pagetypeinfo(zones: &[Zone]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let mut nids: Vec<u32> = zones.iter().map(|z| z.nid).collect();
+    nids.dedup();
+    for nid in nids {
+        let node = || {
+            zones
+                .iter()
+                .filter(move |z| z.nid == nid && z.managed_pages > 0)
+        };
+        let _ = write!(
+            out,
+            "Page block order: {PAGEBLOCK_ORDER}\nPages per block:  {PAGEBLOCK_NR_PAGES}\n\n"
+        );
+        let _ = write!(out, "{:<43} ", "Free pages count per migrate type at order");
+        for o in 0..NR_PAGE_ORDERS {
+            let _ = write!(out, "{o:>6} ");
+        }
+        out.push('\n');
+        for z in node() {
+            for (mt, name) in PROC_MIGRATETYPE_NAMES.iter().enumerate() {
+                let zone = ZONE_PROC_NAMES[z.zone_idx];
+                let _ = write!(out, "Node {nid:>4}, zone {zone:>8}, type {name:>12} ");
+                for o in 0..NR_PAGE_ORDERS {
+                    let n = z.nr_free_mt.get(mt).map_or(0, |c| c[o]);
+                    let (mark, n) = if n >= 100_000 {
+                        (">", 100_000)
+                    } else {
+                        ("", n)
+                    };
+                    let _ = write!(out, "{mark}{n:>6} ");
+                }
+                out.push('\n');
+            }
+        }
+        let _ = write!(out, "\n{:<23}", "Number of blocks type ");
+        for name in PROC_MIGRATETYPE_NAMES {
+            let _ = write!(out, "{name:>12} ");
+        }
+        out.push('\n');
+        for z in node() {
+            let _ = write!(out, "Node {nid}, zone {:>8} ", ZONE_PROC_NAMES[z.zone_idx]);
+            for mt in 0..PROC_MIGRATETYPE_NAMES.len() {
+                let n = z.nr_pageblock_mt.get(mt).copied().unwrap_or(0);
+                let _ = write!(out, "{n:>12} ");
+            }
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// The nodes `wake_all_kswapds()` wakes for an allocation from `zonelist` with
@@ -436,7 +860,13 @@ mod tests {
 
     /// A zone for the watermark arithmetic alone (its free lists are never used).
     fn zone(pages: u64) -> Zone {
-        Zone::new(ZONE_NORMAL, 0, 0, pages, free_lists(&Pages::new(0, 11), 0))
+        Zone::new(
+            ZONE_NORMAL,
+            0,
+            0,
+            pages,
+            free_lists(&Pages::new(0, NR_FREE_LISTS as u32), 0),
+        )
     }
 
     /// A zone of all of `pages`, its free lists the array's first lists.
@@ -474,7 +904,7 @@ mod tests {
 
     #[test]
     fn buddy_splits_and_merges_back() {
-        let mut pages = Pages::new(2048, NR_PAGE_ORDERS as u32);
+        let mut pages = Pages::new(2048, NR_FREE_LISTS as u32);
         let mut z = zone_on(&pages);
         for p in (0..2048).step_by(MAX_ORDER_NR_PAGES as usize) {
             z.free_one_page(&mut pages, p, (NR_PAGE_ORDERS - 1) as u32);
@@ -492,60 +922,96 @@ mod tests {
         assert_eq!((0..10).map(|o| z.nr_free[o]).sum::<u64>(), 0);
     }
 
-    /// A zone of 4 max-order blocks after `ops`: each `(true, k)` allocates `k` pages one
-    /// by one, each `(false, i)` frees the `i`-th allocated page still held.
-    fn churned_zone(ops: &[(bool, usize)]) -> (Zone, Pages, Vec<u32>) {
-        let mut pages = Pages::new(4096, NR_PAGE_ORDERS as u32);
+    /// A zone of 4 max-order blocks whose 8 pageblocks have the migratetypes `types`, after
+    /// `ops`: each `(0, k)` allocates `k` movable pages one by one, `(1, k)` and `(2, k)`
+    /// `k % 64` unmovable or reclaimable ones, each `(3, i)` frees the `i`-th allocated page
+    /// still held.
+    fn churned_zone(types: &[usize], ops: &[(u8, usize)]) -> (Zone, Pages, Vec<u32>) {
+        let mut pages = Pages::new(4096, NR_FREE_LISTS as u32);
         let mut z = zone_on(&pages);
+        for (b, &mt) in types.iter().enumerate() {
+            z.set_pageblock_migratetype(b as u32 * PAGEBLOCK_NR_PAGES, mt);
+        }
         for p in (0..4096).step_by(MAX_ORDER_NR_PAGES as usize) {
             z.free_one_page(&mut pages, p, (NR_PAGE_ORDERS - 1) as u32);
         }
         let mut held = Vec::new();
-        for &(alloc, k) in ops {
-            if alloc {
-                held.extend((0..k).map_while(|_| z.rmqueue(&mut pages, 0)));
-            } else if !held.is_empty() {
-                let p = held.swap_remove(k % held.len());
-                z.free_one_page(&mut pages, p, 0);
-            }
+        for &(op, k) in ops {
+            let (mt, k) = match op {
+                0 => (MIGRATE_MOVABLE, k),
+                1 => (MIGRATE_UNMOVABLE, k % 64),
+                2 => (MIGRATE_RECLAIMABLE, k % 64),
+                _ => {
+                    if !held.is_empty() {
+                        let p = held.swap_remove(k % held.len());
+                        z.free_one_page(&mut pages, p, 0);
+                    }
+                    continue;
+                }
+            };
+            held.extend((0..k).map_while(|_| z.__rmqueue(&mut pages, 0, mt, false)));
         }
         (z, pages, held)
     }
 
-    /// The two churned zones hold the same counters, the same free lists in the same order
-    /// and the same page fields.
+    /// The two churned zones hold the same counters, the same free lists in the same order,
+    /// the same pageblock types and the same page fields; both pass the free-list checks.
     fn same_zone_state(
         (z1, p1): (&Zone, &Pages),
         (z2, p2): (&Zone, &Pages),
     ) -> Result<(), proptest::test_runner::TestCaseError> {
+        proptest::prop_assert_eq!(z1.check_free_lists(p1), Ok(()));
+        proptest::prop_assert_eq!(z2.check_free_lists(p2), Ok(()));
         proptest::prop_assert_eq!(z1.nr_free, z2.nr_free);
+        proptest::prop_assert_eq!(z1.nr_free_mt, z2.nr_free_mt);
         proptest::prop_assert_eq!(z1.nr_free_pages, z2.nr_free_pages);
-        for o in 0..NR_PAGE_ORDERS as u32 {
-            let l = p1.list(o);
-            proptest::prop_assert!(p1.iter(l).eq(p2.iter(l)), "free list of order {}", o);
+        proptest::prop_assert_eq!(&z1.pageblock_mt, &z2.pageblock_mt);
+        for o in 0..NR_PAGE_ORDERS {
+            for mt in 0..MIGRATE_TYPES {
+                let (l1, l2) = (z1.free_lists[o][mt], z2.free_lists[o][mt]);
+                proptest::prop_assert!(p1.iter(l1).eq(p2.iter(l2)), "free list {} {}", o, mt);
+            }
         }
         for p in 0..4096 {
             proptest::prop_assert_eq!(p1.flags(p), p2.flags(p));
             proptest::prop_assert_eq!(p1.fields(p).order, p2.fields(p).order);
             proptest::prop_assert_eq!(p1.fields(p).owner, p2.fields(p).owner);
+            proptest::prop_assert_eq!(p1.fields(p).lru, p2.fields(p).lru);
         }
         Ok(())
     }
 
+    fn ops() -> impl proptest::strategy::Strategy<Value = Vec<(u8, usize)>> {
+        proptest::collection::vec((0u8..4, 0usize..200), 0..120)
+    }
+
+    fn types() -> impl proptest::strategy::Strategy<Value = Vec<usize>> {
+        proptest::collection::vec(
+            proptest::prop_oneof![3 => proptest::strategy::Just(MIGRATE_MOVABLE), 1 => 0usize..3],
+            8,
+        )
+    }
+
     proptest::proptest! {
         /// Taking a run of order-0 pages at once leaves the zone exactly as that many
-        /// `rmqueue(0)` calls do: the same pages in the same order, the same free lists in
-        /// the same order, the same counters and page fields.
+        /// `__rmqueue(0, mt)` calls do, fallbacks and steals included, with or without
+        /// ALLOC_NOFRAGMENT: the same pages in the
+        /// same order, the same free lists in the same order, the same counters, pageblock
+        /// types and page fields.
         #[test]
         fn a_run_of_order0_pages_is_what_single_rmqueues_give(
-            ops in proptest::collection::vec((proptest::bool::weighted(0.4), 0usize..200), 0..120),
+            types in types(),
+            ops in ops(),
             n in 0usize..300,
+            mt in 0usize..MIGRATE_TYPES,
+            nofragment in proptest::bool::ANY,
         ) {
-            let (mut z1, mut p1, _) = churned_zone(&ops);
-            let (mut z2, mut p2, _) = churned_zone(&ops);
-            let one_by_one: Vec<u32> = (0..n).map_while(|_| z1.rmqueue(&mut p1, 0)).collect();
+            let (mut z1, mut p1, _) = churned_zone(&types, &ops);
+            let (mut z2, mut p2, _) = churned_zone(&types, &ops);
+            let one_by_one: Vec<u32> =
+                (0..n).map_while(|_| z1.__rmqueue(&mut p1, 0, mt, nofragment)).collect();
             let mut run = Vec::new();
-            let got = z2.rmqueue_order0_run(&mut p2, n, &mut run);
+            let got = z2.rmqueue_order0_run(&mut p2, n, mt, nofragment, &mut run);
             proptest::prop_assert_eq!(got, run.len());
             proptest::prop_assert_eq!(&run, &one_by_one);
             same_zone_state((&z1, &p1), (&z2, &p2))?;
@@ -559,11 +1025,12 @@ mod tests {
         /// consecutive held pages, as reclaim's isolation from the LRU tail gives them.
         #[test]
         fn a_batch_of_order0_frees_is_what_single_frees_give(
-            ops in proptest::collection::vec((proptest::bool::weighted(0.6), 0usize..200), 0..120),
+            types in types(),
+            ops in ops(),
             picks in proptest::collection::vec((0usize..4096, 1usize..70), 0..8),
         ) {
-            let (mut z1, mut p1, mut held) = churned_zone(&ops);
-            let (mut z2, mut p2, _) = churned_zone(&ops);
+            let (mut z1, mut p1, mut held) = churned_zone(&types, &ops);
+            let (mut z2, mut p2, _) = churned_zone(&types, &ops);
             held.sort_unstable();
             let mut batch = Vec::new();
             for (start, len) in picks {
@@ -580,17 +1047,286 @@ mod tests {
             z2.free_order0_run(&mut p2, &batch);
             same_zone_state((&z1, &p1), (&z2, &p2))?;
         }
+
+        /// Allocating and freeing any mix of types keeps every page in one place (on one free
+        /// list as part of one block, or held) and the pageblock counts adding up.
+        #[test]
+        fn every_page_is_free_once_or_held(types in types(), ops in ops()) {
+            let (z, pages, held) = churned_zone(&types, &ops);
+            proptest::prop_assert_eq!(z.check_free_lists(&pages), Ok(()));
+            let mut seen = vec![0u8; 4096];
+            for o in 0..NR_PAGE_ORDERS {
+                for mt in 0..MIGRATE_TYPES {
+                    for p in pages.iter(z.free_lists[o][mt]) {
+                        for q in p..p + (1 << o) {
+                            seen[q as usize] += 1;
+                        }
+                    }
+                }
+            }
+            for &p in &held {
+                seen[p as usize] += 1;
+            }
+            proptest::prop_assert!(seen.iter().all(|&n| n == 1));
+        }
+    }
+
+    #[test]
+    fn the_fallback_order_is_the_kernels() {
+        // mm/page_alloc.c (6.2) `fallbacks[MIGRATE_TYPES][3]`, MIGRATE_TYPES ending each row:
+        //   [MIGRATE_UNMOVABLE]   = { MIGRATE_RECLAIMABLE, MIGRATE_MOVABLE,   MIGRATE_TYPES },
+        //   [MIGRATE_MOVABLE]     = { MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE, MIGRATE_TYPES },
+        //   [MIGRATE_RECLAIMABLE] = { MIGRATE_UNMOVABLE,   MIGRATE_MOVABLE,   MIGRATE_TYPES },
+        // with UNMOVABLE 0, MOVABLE 1, RECLAIMABLE 2 (`enum migratetype`).
+        assert_eq!(
+            (MIGRATE_UNMOVABLE, MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE),
+            (0, 1, 2)
+        );
+        assert_eq!(FALLBACKS, [[2, 1], [2, 0], [0, 1]]);
+        // gfp_migratetype(): (gfp & GFP_MOVABLE_MASK) >> GFP_MOVABLE_SHIFT.
+        use crate::mm::gfp::*;
+        assert_eq!(gfp_migratetype(GFP_HIGHUSER_MOVABLE), MIGRATE_MOVABLE);
+        assert_eq!(gfp_migratetype(GFP_KERNEL), MIGRATE_UNMOVABLE);
+        assert_eq!(
+            gfp_migratetype(GFP_KERNEL | __GFP_RECLAIMABLE),
+            MIGRATE_RECLAIMABLE
+        );
+        // can_steal_fallback(): order ≥ pageblock_order / 2 = 4, or a non-movable request.
+        assert!(!can_steal_fallback(0, MIGRATE_MOVABLE));
+        assert!(!can_steal_fallback(3, MIGRATE_MOVABLE));
+        assert!(can_steal_fallback(4, MIGRATE_MOVABLE));
+        assert!(can_steal_fallback(9, MIGRATE_MOVABLE));
+        assert!(can_steal_fallback(0, MIGRATE_UNMOVABLE));
+        assert!(can_steal_fallback(0, MIGRATE_RECLAIMABLE));
+    }
+
+    /// A zone of `n` pages, all allocated, with pageblock types `types`: pages are then
+    /// freed by hand.
+    fn empty_zone(n: u32, types: &[usize]) -> (Zone, Pages) {
+        let pages = Pages::new(n, NR_FREE_LISTS as u32);
+        let mut z = zone_on(&pages);
+        for (b, &mt) in types.iter().enumerate() {
+            z.set_pageblock_migratetype(b as u32 * PAGEBLOCK_NR_PAGES, mt);
+        }
+        (z, pages)
+    }
+
+    #[test]
+    fn a_fallback_takes_the_first_type_in_the_table_with_a_block() {
+        // Pageblock 0 movable, 1 unmovable, 2 reclaimable; one order-2 block free in each.
+        let (mut z, mut pages) = empty_zone(2048, &[1, 0, 2, 1]);
+        for b in 0..3 {
+            z.free_one_page(&mut pages, b * PAGEBLOCK_NR_PAGES, 2);
+        }
+        // Unmovable has its own block; movable falls back to reclaimable first.
+        assert_eq!(
+            z.find_suitable_fallback(2, MIGRATE_MOVABLE),
+            Some((2, false))
+        );
+        assert_eq!(
+            z.find_suitable_fallback(2, MIGRATE_UNMOVABLE),
+            Some((2, true))
+        );
+        assert_eq!(
+            z.find_suitable_fallback(2, MIGRATE_RECLAIMABLE),
+            Some((0, true))
+        );
+        assert_eq!(z.find_suitable_fallback(3, MIGRATE_MOVABLE), None);
+        assert_eq!(z.check_free_lists(&pages), Ok(()));
+    }
+
+    #[test]
+    fn a_whole_free_max_order_block_changes_both_pageblocks() {
+        let (mut z, mut pages) = empty_zone(1024, &[1, 1]);
+        z.free_one_page(&mut pages, 0, 10);
+        let p = z
+            .__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, false)
+            .unwrap();
+        assert_eq!(p, 0);
+        assert_eq!(z.pageblock_mt, vec![0, 0]);
+        assert_eq!(z.nr_pageblock_mt, [2, 0, 0]);
+        // The rest of the block was split onto the unmovable lists.
+        assert_eq!(
+            (0..10)
+                .map(|o| z.nr_free_mt[MIGRATE_UNMOVABLE][o])
+                .sum::<u64>(),
+            10
+        );
+        assert_eq!(z.check_free_lists(&pages), Ok(()));
+    }
+
+    #[test]
+    fn a_movable_request_that_cannot_steal_splits_the_smallest_block() {
+        // Pageblock 0 unmovable, with free blocks of order 3 and order 1; nothing movable free.
+        let (mut z, mut pages) = empty_zone(512, &[0]);
+        z.free_one_page(&mut pages, 256, 3);
+        z.free_one_page(&mut pages, 2, 1);
+        let p = z.__rmqueue(&mut pages, 0, MIGRATE_MOVABLE, false).unwrap();
+        // The largest fallback (order 3 < pageblock_order / 2) cannot be stolen whole by a
+        // movable request, so find_smallest takes the order-1 block; the pageblock stays
+        // unmovable.
+        assert_eq!(p, 2);
+        assert_eq!(z.pageblock_mt, vec![MIGRATE_UNMOVABLE as u8]);
+        assert_eq!(
+            z.nr_free_mt[MIGRATE_MOVABLE][0], 1,
+            "the buddy, on the movable list"
+        );
+        assert_eq!(z.nr_free_mt[MIGRATE_UNMOVABLE][3], 1);
+        // A fallback block of order ≥ 4 may be stolen whole: with 256 + 8 free of 512 the
+        // movable request claims the pageblock (`can_steal_fallback` of the block's order),
+        // and the retried `__rmqueue_smallest` splits the smallest block it moved.
+        let (mut z, mut pages) = empty_zone(512, &[0]);
+        z.free_one_page(&mut pages, 256, 8);
+        z.free_one_page(&mut pages, 8, 3);
+        assert_eq!(z.__rmqueue(&mut pages, 0, MIGRATE_MOVABLE, false), Some(8));
+        assert_eq!(z.pageblock_mt, vec![MIGRATE_MOVABLE as u8]);
+        assert_eq!(
+            z.nr_free_mt[MIGRATE_UNMOVABLE], [0; NR_PAGE_ORDERS],
+            "all moved"
+        );
+        assert_eq!(z.check_free_lists(&pages), Ok(()));
+    }
+
+    #[test]
+    fn nofragment_falls_back_to_whole_pageblocks_only() {
+        // A movable pageblock with an order-3 block free, an unmovable one with an order-8
+        // block free, nothing reclaimable: a reclaimable request must fall back, and both
+        // blocks are below pageblock order, so ALLOC_NOFRAGMENT refuses; without it the
+        // largest (order 8) is taken.
+        let (mut z, mut pages) = empty_zone(1024, &[1, 0]);
+        z.free_one_page(&mut pages, 8, 3);
+        z.free_one_page(&mut pages, 512 + 256, 8);
+        assert_eq!(z.__rmqueue(&mut pages, 0, MIGRATE_RECLAIMABLE, true), None);
+        assert_eq!(z.nr_free_pages, 8 + 256, "nothing taken");
+        assert_eq!(
+            z.__rmqueue(&mut pages, 0, MIGRATE_RECLAIMABLE, false),
+            Some(512 + 256)
+        );
+        // A whole free pageblock may still be taken under NOFRAGMENT.
+        let (mut z, mut pages) = empty_zone(1024, &[1, 1]);
+        z.free_one_page(&mut pages, 512, 9);
+        assert_eq!(
+            z.__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, true),
+            Some(512)
+        );
+        assert_eq!(z.pageblock_mt, vec![1, 0]);
+    }
+
+    #[test]
+    fn an_unmovable_request_claims_a_pageblock_half_free_or_alike() {
+        // Movable pageblock 0 with 256 pages free (order 8 at 256): free ≥ 256, claimed.
+        let (mut z, mut pages) = empty_zone(1024, &[1, 1]);
+        z.free_one_page(&mut pages, 256, 8);
+        // Pageblock 1: 128 pages free, 300 on an LRU (movable), 84 neither: 128 + 84 < 256,
+        // its free pages move but the pageblock stays movable.
+        z.free_one_page(&mut pages, 512 + 384, 7);
+        for p in 512..512 + 300 {
+            pages.set(p, pg::LRU);
+        }
+        assert_eq!(
+            z.move_freepages_block(&mut pages, 600, MIGRATE_MOVABLE),
+            (128, 300)
+        );
+        let p = z
+            .__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, false)
+            .unwrap();
+        assert_eq!(p, 256, "the largest fallback block first");
+        assert_eq!(z.pageblock_mt, vec![0, 1]);
+        // The remaining 255 pages are on the unmovable lists; take them, then the next
+        // unmovable request falls back to pageblock 1.
+        for _ in 0..255 {
+            z.__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, false)
+                .unwrap();
+        }
+        let q = z
+            .__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, false)
+            .unwrap();
+        assert_eq!(q, 512 + 384);
+        assert_eq!(
+            z.pageblock_mt,
+            vec![0, 1],
+            "128 free + 84 alike < 256: not claimed"
+        );
+        assert_eq!(
+            z.nr_free_mt[MIGRATE_UNMOVABLE].iter().sum::<u64>(),
+            7,
+            "the rest moved"
+        );
+        // Without the LRU pages, 128 free + 384 alike: claimed.
+        let (mut z, mut pages) = empty_zone(512, &[1]);
+        z.free_one_page(&mut pages, 384, 7);
+        z.__rmqueue(&mut pages, 0, MIGRATE_RECLAIMABLE, false)
+            .unwrap();
+        assert_eq!(z.pageblock_mt, vec![MIGRATE_RECLAIMABLE as u8]);
+        assert_eq!(z.check_free_lists(&pages), Ok(()));
+    }
+
+    #[test]
+    fn order_checks_on_hand_built_free_lists() {
+        // Free: order-3 blocks in an unmovable and a reclaimable pageblock, order-0 pages in
+        // a movable one: 2·8 + 100 = 116 free pages.
+        let (mut z, mut pages) = empty_zone(1536, &[0, 2, 1]);
+        z.free_one_page(&mut pages, 8, 3);
+        z.free_one_page(&mut pages, 512 + 8, 3);
+        for p in (1024..1224).step_by(2) {
+            z.free_one_page(&mut pages, p, 0);
+        }
+        assert_eq!(z.nr_free_pages, 116);
+        // __zone_watermark_ok: free − (2^order − 1) must exceed the mark, and some list of
+        // order ≥ the request's, of any of the three types, must be non-empty.
+        assert!(z.watermark_ok(3, 100, ZONE_NORMAL, 116)); // 116 − 7 = 109 > 100
+        assert!(!z.watermark_ok(3, 109, ZONE_NORMAL, 116)); // 109 ≤ 109
+        assert!(!z.watermark_ok(4, 10, ZONE_NORMAL, 116)); // no block of order ≥ 4
+        assert!(z.watermark_ok(1, 10, ZONE_NORMAL, 116)); // order 3 serves order 1
+        assert!(z.watermark_ok(0, 115, ZONE_NORMAL, 116));
+        assert!(!z.watermark_ok(0, 116, ZONE_NORMAL, 116));
+        // The lowmem reserve of the allocation's highest zone adds to the mark.
+        z.lowmem_reserve[ZONE_MOVABLE] = 10;
+        assert!(!z.watermark_ok(3, 100, ZONE_MOVABLE, 116));
     }
 
     #[test]
     fn order_check_needs_a_large_enough_block() {
-        let mut pages = Pages::new(1024, NR_PAGE_ORDERS as u32);
+        let mut pages = Pages::new(1024, NR_FREE_LISTS as u32);
         let mut z = zone_on(&pages);
         for p in (0..1024).step_by(2) {
             z.free_one_page(&mut pages, p, 0); // every other page: nothing merges
         }
         assert!(z.zone_watermark_ok(0, 10, ZONE_NORMAL));
         assert!(!z.zone_watermark_ok(1, 10, ZONE_NORMAL));
+    }
+
+    #[test]
+    fn buddyinfo_and_pagetypeinfo_have_the_kernels_layout() {
+        let (mut z, mut pages) = empty_zone(1024, &[0, 1]);
+        z.free_one_page(&mut pages, 8, 3);
+        z.free_one_page(&mut pages, 512, 9);
+        let zones = [z];
+        assert_eq!(
+            buddyinfo(&zones),
+            "Node 0, zone   Normal      0      0      0      1      0      0      0      0      0      1      0 \n"
+        );
+        let text = pagetypeinfo(&zones);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "Page block order: 9");
+        assert_eq!(lines[1], "Pages per block:  512");
+        // This host's /proc/pagetypeinfo, read 2026-11-27, has the same columns.
+        assert_eq!(
+            lines[3],
+            "Free pages count per migrate type at order       0      1      2      3      4      5      6      7      8      9     10 "
+        );
+        assert_eq!(
+            lines[4],
+            "Node    0, zone   Normal, type    Unmovable      0      0      0      1      0      0      0      0      0      0      0 "
+        );
+        assert_eq!(
+            lines[10],
+            "Number of blocks type     Unmovable      Movable  Reclaimable   HighAtomic      Isolate "
+        );
+        assert_eq!(
+            lines[11],
+            "Node 0, zone   Normal            1            1            0            0            0 "
+        );
     }
 
     #[test]
