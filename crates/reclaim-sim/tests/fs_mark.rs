@@ -95,3 +95,30 @@ fn bad_fs_mark_keys_name_the_file_and_key() {
     assert!(e.contains("workload.files"), "{e}");
     assert!(e.contains("expected at least 1"), "{e}");
 }
+
+/// scenarios/seed001/: every file parses, every sweep point checks, and each runs a moment
+/// (its first point).
+#[test]
+fn the_seed001_scenarios_parse_and_run() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/seed001");
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 8, "{names:?}");
+    for path in names {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file = path.display().to_string();
+        let s = Scenario::parse(&text, &file, &["run.duration_s=0.5".to_string()])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let points = s.sweep_points(&file).unwrap_or_else(|e| panic!("{e}"));
+        let raid = file.contains("raid");
+        assert_eq!(points.len(), if raid { 3 } else { 1 }, "{file}");
+        let (_, out) = run(&points[0].1);
+        assert!(out.after.stat("nr_dirtied") > 0, "{file}");
+        let variant = &s.variant;
+        assert_eq!(variant.direct_reclaim_writes_fs, file.contains("baseline"));
+    }
+}
