@@ -178,7 +178,18 @@ pub struct Device {
     /// The queue's `rotational` flag: a swap area on it turns VMA swap readahead off
     /// (unless `[swap] nonrotational` marks it otherwise for the run).
     pub rotational: bool,
+    /// A RAID-0 (md `raid0`) of this many member disks, each with the keys above (its
+    /// bandwidth, seek, request cost); none if absent. An I/O is split by stripe across
+    /// the members, each with its own transfer stage and head (hw/block.rs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raid0_disks: Option<u32>,
+    /// The RAID-0's stripe (md's chunk), KiB; 512 (mdadm's default) if absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stripe_kb: Option<u64>,
 }
+
+/// The most member disks a RAID-0 may have.
+pub const MAX_RAID0_DISKS: u32 = 64;
 
 impl Device {
     /// Write bandwidth: `write_bandwidth_mb_s`, else the read bandwidth.
@@ -250,6 +261,24 @@ impl Device {
         if self.max_request_kb < 4 {
             return Invalid::err("max_request_kb", "expected at least 4");
         }
+        match self.raid0_disks {
+            Some(n) if !(1..=MAX_RAID0_DISKS).contains(&n) => {
+                return Invalid::err(
+                    "raid0_disks",
+                    format!("expected 1 to {MAX_RAID0_DISKS} member disks"),
+                );
+            }
+            Some(_) if self.dies > 0 => {
+                return Invalid::err("dies", "expected no dies on a RAID-0's members");
+            }
+            None if self.stripe_kb.is_some() => {
+                return Invalid::err("stripe_kb", "expected `raid0_disks` with a stripe");
+            }
+            _ => {}
+        }
+        if self.stripe_kb.is_some_and(|k| k < 4 || k % 4 != 0) {
+            return Invalid::err("stripe_kb", "expected a multiple of 4 KiB");
+        }
         Ok(())
     }
 }
@@ -273,6 +302,8 @@ impl Default for Device {
             program_us: 0.0,
             seek_us: 0.0,
             rotational: false,
+            raid0_disks: None,
+            stripe_kb: None,
         }
     }
 }

@@ -226,6 +226,24 @@ class KernelBackend(ABC):
         """Journal a directory the run is about to create; restore removes it if empty."""
         self.record({"op": "dir", "path": path})
 
+    def track_tree(self, path: str) -> None:
+        """Journal a directory the run is about to create and fill; restore removes it with
+        everything in it (only ever a directory the run made: callers check it is new)."""
+        self.record({"op": "tree", "path": path})
+
+    def remove_tree(self, path: str) -> None:
+        """Remove `path` and everything under it, following no symbolic link."""
+        if not self.exists(path):
+            return
+        for name in self.listdir(path):
+            child = f"{path}/{name}"
+            try:
+                self.unlink(child)
+            except (IsADirectoryError, FileNotFoundError, PermissionError):
+                if self.exists(child):
+                    self.remove_tree(child)
+        self.rmdir(path)
+
     def track_process(self, pid: int) -> None:
         """Journal a started process so restore kills it (same pid *and* start time only)."""
         self.record({"op": "process", "pid": pid, "start": self.process_start_time(pid)})
@@ -476,6 +494,8 @@ class KernelBackend(ABC):
             if self.exists(entry["path"]):
                 self.write_text(f"{entry['path']}/tracing_on", "0")
                 self._rmdir_retry(entry["path"])
+        elif op == "tree":
+            self.remove_tree(entry["path"])
         elif op == "dir":
             if self.exists(entry["path"]) and not self.listdir(entry["path"]):
                 self.rmdir(entry["path"])
@@ -560,6 +580,8 @@ def describe(entry: Entry) -> str:
         return f"{entry['path']} back to {entry['old']!r}"
     if op == "process":
         return f"process {entry['pid']} killed if still running"
+    if op == "tree":
+        return f"{entry['path']} removed with everything in it"
     if op in ("cgroup", "file", "dir"):
         return f"{op} {entry['path']} removed"
     if op == "swapon":

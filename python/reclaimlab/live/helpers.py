@@ -14,8 +14,6 @@ MiB = 1 << 20
 
 
 def main(argv: list[str] | None = None) -> int:
-    from reclaimlab import _core
-
     p = argparse.ArgumentParser(prog="python -m reclaimlab.live.helpers")
     sub = p.add_subparsers(dest="name", required=True)
     u = sub.add_parser("usemem", help="vm-scalability usemem, one task")
@@ -33,7 +31,24 @@ def main(argv: list[str] | None = None) -> int:
     f = sub.add_parser("mapped-file-stream", help="mmtests micro/mapped-file-stream, one task")
     f.add_argument("--path", required=True)
     f.add_argument("--size-mb", type=int, required=True)
+    fm = sub.add_parser("fs_mark", help="fs_mark's loop, one thread (-S0)")
+    fm.add_argument("--dir", required=True)
+    fm.add_argument("--dirs", type=int, required=True)
+    fm.add_argument("--files-per-dir", type=int, required=True)
+    fm.add_argument("--files", type=int, required=True)
+    fm.add_argument("--loops", type=int, required=True)
+    fm.add_argument("--file-size", type=int, required=True)
+    fm.add_argument("--block-bytes", type=int, required=True)
     a = p.parse_args(argv)
+
+    if a.name == "fs_mark":  # pure Python: no extension needed
+        from reclaimlab.live import fs_mark
+
+        fs_mark.main_loop(a.dir, dirs=a.dirs, files_per_dir=a.files_per_dir, files=a.files, loops=a.loops,
+                          file_size=a.file_size, block_bytes=a.block_bytes)  # fmt: skip
+        return 0
+
+    from reclaimlab import _core
 
     live = _core.live
     if a.name == "usemem":

@@ -283,6 +283,53 @@ class DdWrite(Workload):
         }
 
 
+# --- fs_mark (seed 001) ---------------------------------------------------------------------------
+
+
+class FsMark(Workload):
+    """fs_mark -S0: `threads` helpers running fs_mark's loop (reclaimlab.live.fs_mark), each in
+    its own directory, which the run removes with everything in it when it restores."""
+
+    kind = "fs_mark"
+
+    def launch(self) -> None:
+        d = self.data_dir()
+        p = self.params
+        for i in range(p["threads"]):
+            top = f"{d}/fsmark-{os.getpid()}-{i}"
+            if self.backend.exists(top):
+                raise BackendError(f"{top} exists; fs_mark writes only into a directory it makes")
+            self.backend.track_tree(top)
+            self.backend.mkdir(top)
+            argv = [*HELPER, "fs_mark", "--dir", top, "--dirs", str(p["dirs"]), "--files-per-dir", str(p["files_per_dir"]),
+                    "--files", str(p["files"]), "--loops", str(p["loops"]), "--file-size", str(p["file_size"]),
+                    "--block-bytes", str(p["block_kb"] * 1024)]  # fmt: skip
+            self.spawn(i, "fs_mark", argv)
+
+    def metrics(self) -> dict[str, Any]:
+        return fs_mark_metrics(self.params, [t.stdout for t in self.tasks], self.t_start, [t.ended for t in self.tasks])
+
+
+def fs_mark_metrics(params: dict[str, Any], outputs: list[str], t_start: float, ended: list[float | None]) -> dict[str, Any]:
+    """The simulator's fs_mark metrics from the threads' loop lines: a loop's Files/s is the sum
+    of each thread's, for the loops every thread finished."""
+    per_thread = [[json.loads(line) for line in out.splitlines() if line.startswith("{")] for out in outputs]
+    loops_done = min((len(t) for t in per_thread), default=0)
+    rates = [round(sum(t[i]["files_per_sec"] for t in per_thread), 2) for i in range(loops_done)]
+    files = sum(r["files"] for t in per_thread for r in t)
+    last = max((e for e in ended if e is not None), default=t_start)
+    return {
+        "threads": params["threads"],
+        "loops_done": loops_done,
+        "completed": loops_done == params["loops"],
+        "files": files,
+        "files_per_sec": rates,
+        "files_per_sec_mean": round(sum(rates) / len(rates), 2) if rates else 0.0,
+        "elapsed_s": round(last - t_start, 3),
+        "bytes": files * params["file_size"],
+    }
+
+
 # --- usemem (seed 002) ---------------------------------------------------------------------------
 
 
@@ -457,6 +504,7 @@ class Stutter(Workload):
 KINDS: dict[str, type[Workload]] = {
     "dd": DdRead,
     "dd-write": DdWrite,
+    "fs_mark": FsMark,
     "usemem": Usemem,
     "mapped-file-stream": MappedFileStream,
     "stutter": Stutter,

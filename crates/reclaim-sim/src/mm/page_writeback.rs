@@ -331,7 +331,17 @@ impl Kernel {
     ) -> Option<(u64, Ns)> {
         let nr_inodes = self.wb.inodes.len();
         for turn in 0..nr_inodes {
-            let i = (self.wb.wbs[dev].next_inode + turn) % nr_inodes;
+            let mut i = (self.wb.wbs[dev].next_inode + turn) % nr_inodes;
+            // A turn that wrote nothing may have removed its inode (closed, and its last
+            // entries stale): the index then wraps over the inodes left. (Before, it ran
+            // past them and panicked; runs that did not are unchanged.)
+            let left = self.wb.inodes.len();
+            if left == 0 {
+                break;
+            }
+            if i >= left {
+                i %= left;
+            }
             if self.wb.inodes[i].dev != dev {
                 continue;
             }

@@ -211,6 +211,40 @@ fn write_folios(cx: &Cx, mapping: u32, index: u64, folios: &[u32]) {
     k.generic_perform_write(mapping, index as u32, folios, cx.node);
 }
 
+/// One `write()` of the new pages `index..end` of `mapping`: page-cache folios allocated in
+/// runs of up to SWAP_CLUSTER_MAX (the slow path, and perhaps direct reclaim, for the folio
+/// a run could not get), copied into and dirtied, `balance_dirty_pages_ratelimited()` after
+/// each run. `folios` is the caller's buffer.
+pub(super) async fn write_block(
+    cx: &Cx,
+    t: &mut DirtyTask,
+    folios: &mut Vec<u32>,
+    mapping: u32,
+    mut index: u64,
+    end: u64,
+) {
+    while index < end {
+        let want = (end - index).min(SWAP_CLUSTER_MAX) as usize;
+        folios.clear();
+        let got = cx
+            .k()
+            .alloc_pages_batch(MAPPING_GFP, cx.node, cx.cpu, want, folios);
+        if got > 0 {
+            write_folios(cx, mapping, index, folios);
+            index += got as u64;
+        }
+        if got < want {
+            // The next folio needs the slow path (direct reclaim, perhaps).
+            let p = alloc_pages(cx, MAPPING_GFP, 0, cx.node).await;
+            let p = p.expect("a page-cache allocation retries until it succeeds");
+            write_folios(cx, mapping, index, &[p]);
+            index += 1;
+        }
+        let n = (got + usize::from(got < want)) as u64;
+        balance_dirty_pages_ratelimited(cx, t, n).await;
+    }
+}
+
 /// dd if=/dev/zero of=file bs=block_kb: `write()` calls of a block each, file after file.
 async fn dd_write(cx: Cx, w: Writer, progress: Rc<RefCell<Vec<Progress>>>) {
     let mut t = DirtyTask::new(w.dev);
@@ -232,26 +266,8 @@ async fn dd_write(cx: Cx, w: Writer, progress: Rc<RefCell<Vec<Progress>>>) {
                 k.charge(syscall);
             }
             let block_start = index;
-            while index < block_end {
-                let want = (block_end - index).min(SWAP_CLUSTER_MAX) as usize;
-                folios.clear();
-                let got = cx
-                    .k()
-                    .alloc_pages_batch(MAPPING_GFP, cx.node, cx.cpu, want, &mut folios);
-                if got > 0 {
-                    write_folios(&cx, mapping, index, &folios);
-                    index += got as u64;
-                }
-                if got < want {
-                    // The next folio needs the slow path (direct reclaim, perhaps).
-                    let p = alloc_pages(&cx, MAPPING_GFP, 0, cx.node).await;
-                    let p = p.expect("a page-cache allocation retries until it succeeds");
-                    write_folios(&cx, mapping, index, &[p]);
-                    index += 1;
-                }
-                let n = (got + usize::from(got < want)) as u64;
-                balance_dirty_pages_ratelimited(&cx, &mut t, n).await;
-            }
+            write_block(&cx, &mut t, &mut folios, mapping, index, block_end).await;
+            index = block_end;
             progress.borrow_mut()[w.slot].bytes += (block_end - block_start) * 4096;
             cond_resched(&cx).await;
         }

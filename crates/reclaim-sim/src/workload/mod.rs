@@ -1,5 +1,5 @@
 //! Workloads: the benchmarks of the seed documents as processes on the simulated machine
-//! (dd, dd-write and usemem so far); the others (mapped-file-stream, stutter) are live
+//! (dd, dd-write, fs_mark and usemem so far); the others (mapped-file-stream, stutter) are live
 //! runs' only, their keys checked here all the same so that one scenario file serves both backends.
 //!
 //! A workload is one file here that implements [`Workload`] and one line in [`REGISTRY`].
@@ -18,6 +18,7 @@ use crate::process::Sim;
 
 pub mod dd;
 pub mod dd_write;
+pub mod fs_mark;
 pub mod mapped_file_stream;
 pub mod stutter;
 pub mod usemem;
@@ -120,6 +121,7 @@ pub fn no_mappings(_: &toml::Table) -> (u64, u64) {
 pub const REGISTRY: &[Registration] = &[
     dd::REGISTRATION,
     dd_write::REGISTRATION,
+    fs_mark::REGISTRATION,
     usemem::REGISTRATION,
     mapped_file_stream::REGISTRATION,
     stutter::REGISTRATION,
