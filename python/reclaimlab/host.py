@@ -175,13 +175,18 @@ def read_streams(
         finally:
             os.close(fd)
 
+    return _run_threads(reader, threads), sum(reads)
+
+
+def _run_threads(reader: Callable[[int], None], threads: int) -> float:
+    """`reader(i)` on `threads` threads at once; the seconds until the last has returned."""
     t0 = time.perf_counter()
     workers = [threading.Thread(target=reader, args=(i,)) for i in range(threads)]
     for t in workers:
         t.start()
     for t in workers:
         t.join()
-    return time.perf_counter() - t0, sum(reads)
+    return time.perf_counter() - t0
 
 
 def disk_reads(dev: str, text: str | None = None) -> tuple[int, int]:
@@ -234,13 +239,7 @@ def buffered_streams(path: Path, request_bytes: int, threads: int, seconds: floa
         finally:
             os.close(fd)
 
-    t0 = time.perf_counter()
-    workers = [threading.Thread(target=reader, args=(i,)) for i in range(threads)]
-    for t in workers:
-        t.start()
-    for t in workers:
-        t.join()
-    elapsed = time.perf_counter() - t0
+    elapsed = _run_threads(reader, threads)
     fd = os.open(path, os.O_RDONLY)
     try:
         _drop_cached(fd, 0, 0)

@@ -335,6 +335,14 @@ impl BlockDevice {
                 arrived
             }
         } + latency;
+        self.account(op, now, done, parts, bytes, transfer);
+        done
+    }
+
+    /// An I/O of `parts` requests and `bytes` submitted at `now` and done at `done`, its
+    /// transfer stage busy `busy`: /proc/diskstats' counts, and the requests in flight
+    /// until `done` when the device has a queue depth.
+    fn account(&mut self, op: Op, now: Ns, done: Ns, parts: u64, bytes: u64, busy: Ns) {
         let s = &mut self.stats;
         let (ios, bytes_done, ticks) = match op {
             Op::Read => (&mut s.rd_ios, &mut s.rd_bytes, &mut s.rd_ticks_ns),
@@ -343,12 +351,11 @@ impl BlockDevice {
         *ios += parts;
         *bytes_done += bytes;
         *ticks += (done - now) * parts;
-        s.busy_ns += transfer;
+        s.busy_ns += busy;
         if self.queue_depth > 0 {
             self.in_flight.push(Reverse((done, parts as u32)));
             self.nr_in_flight += parts as u32;
         }
-        done
     }
 }
 
@@ -418,19 +425,7 @@ impl BlockDevice {
         self.transfer_free_at = self.transfer_free_at.max(arrived);
         let latency = self.vary(latency as f64, self.latency_jitter) as Ns;
         let done = arrived + latency;
-        let s = &mut self.stats;
-        let (ios, bytes_done, ticks) = match op {
-            Op::Read => (&mut s.rd_ios, &mut s.rd_bytes, &mut s.rd_ticks_ns),
-            Op::Write => (&mut s.wr_ios, &mut s.wr_bytes, &mut s.wr_ticks_ns),
-        };
-        *ios += parts;
-        *bytes_done += bytes;
-        *ticks += (done - now) * parts;
-        s.busy_ns += longest;
-        if self.queue_depth > 0 {
-            self.in_flight.push(Reverse((done, parts as u32)));
-            self.nr_in_flight += parts as u32;
-        }
+        self.account(op, now, done, parts, bytes, longest);
         done
     }
 

@@ -166,8 +166,7 @@ impl Workload for Dd {
         *self.bytes.borrow_mut() = vec![0; p.tasks as usize];
         let ra_pages = (ra_kb / 4).min(p.block_kb / 4).max(1) as usize;
         for i in 0..p.tasks {
-            let nid = i % nodes;
-            let cpu = nid * cpn + (i / nodes) % cpn;
+            let cpu = super::task_cpu(i, nodes, cpn);
             let file = File {
                 slot: i as usize,
                 mapping: i,

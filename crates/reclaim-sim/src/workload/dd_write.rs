@@ -132,8 +132,7 @@ impl Workload for DdWrite {
         let p = &self.params;
         *self.progress.borrow_mut() = vec![Progress::default(); p.tasks as usize];
         for i in 0..p.tasks as u32 {
-            let nid = i % nodes;
-            let cpu = nid * cpn + (i / nodes) % cpn;
+            let cpu = super::task_cpu(i, nodes, cpn);
             let w = Writer {
                 slot: i as usize,
                 dev: i as usize % ndev,

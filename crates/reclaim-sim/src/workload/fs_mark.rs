@@ -206,8 +206,7 @@ impl Workload for FsMark {
         let p = &self.params;
         *self.progress.borrow_mut() = vec![Progress::default(); p.threads as usize];
         for i in 0..p.threads as u32 {
-            let nid = i % nodes;
-            let cpu = nid * cpn + (i / nodes) % cpn;
+            let cpu = super::task_cpu(i, nodes, cpn);
             let th = Thread {
                 slot: i as usize,
                 dev: i as usize % ndev,
