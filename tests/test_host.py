@@ -182,3 +182,39 @@ def test_the_core_fits_the_profiles_device_to_both_read_rates(tmp_path: Path) ->
     assert written["reads"] == reads
     with pytest.raises(ValueError, match=r"reads\.direct_mb_s: expected a positive number"):
         _core.host_profile_toml(json.dumps(profile({**reads, "direct_mb_s": 0.0})))
+
+
+def test_a_fresh_probe_file_is_written_synced_and_removed_even_when_the_probe_fails(tmp_path: Path) -> None:
+    logged: list[str] = []
+    with host.fresh_file(str(tmp_path), 64, logged.append) as f:
+        assert f.parent == tmp_path and f.stat().st_size == 64 << 20
+        with f.open("rb") as r:
+            assert r.read(4096) == bytes(4096)
+    assert not f.exists() and "64 MiB" in logged[0]
+    with pytest.raises(RuntimeError, match="probe failed"):
+        with host.fresh_file(str(tmp_path), 64, logged.append):
+            raise RuntimeError("probe failed")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_fresh_probe_file_refuses_too_small_a_size_a_leftover_and_a_full_disk(tmp_path: Path) -> None:
+    with pytest.raises(host.ProbeError, match="at least 64 MiB"):
+        with host.fresh_file(str(tmp_path), 63, print):
+            pass
+    leftover = tmp_path / host.FRESH_FILE_NAME
+    leftover.write_text("mine")
+    with pytest.raises(host.ProbeError, match="exists"):
+        with host.fresh_file(str(tmp_path), 64, print):
+            pass
+    assert leftover.read_text() == "mine"  # never removed: the probe did not write it
+    leftover.unlink()
+    with pytest.raises(host.ProbeError, match="the probe takes at most half"):
+        with host.fresh_file(str(tmp_path), 1 << 30, print):
+            pass
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_probe_command_refuses_a_fresh_file_too_small_to_measure(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["host", "probe", "--path", str(tmp_path), "--fresh-mb", "10"])
+    assert result.exit_code == 1 and "--fresh-mb 10: the probe reads at least 64 MiB" in result.output
+    assert list(tmp_path.iterdir()) == []

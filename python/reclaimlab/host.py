@@ -19,22 +19,25 @@ CPU costs are measured too, with a swap file the probe adds and removes
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import mmap
 import os
 import platform
 import random
+import shutil
 import socket
 import statistics
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import click
 
 from reclaimlab import _core
+from reclaimlab.interrupts import signals_unwind
 from reclaimlab.live.workloads import latency_us
 
 MiB = 1 << 20
@@ -356,15 +359,60 @@ def thp_mode(path: str = THP_ENABLED) -> str:
     return chosen[0].strip("[]") if chosen else "never"
 
 
-def probe(path: str = "/var/tmp", log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+FRESH_FILE_NAME = ".reclaimlab-probe"
+FRESH_WRITE_CHUNK = 4 * MiB
+
+
+@contextlib.contextmanager
+def fresh_file(path: str, size_mb: int, log: Callable[[str], None]) -> Iterator[Path]:
+    """A zero-filled file of `size_mb` MiB written under `path` and synced (as dd-squeeze's
+    live files are: `dd if=/dev/zero conv=fdatasync`), its pages dropped from the page cache,
+    and removed when the block ends, interrupted or not. The data a live workload reads is
+    what it wrote minutes before, which a VM's host serves from nearer than an image's old
+    file (docs/fidelity/host.md, "The device as buffered readers see it", item 4)."""
+    if size_mb * MiB < PROBE_FILE_MIN:
+        raise ProbeError(f"--fresh-mb {size_mb}: the probe reads at least {PROBE_FILE_MIN // MiB} MiB")
+    target = Path(path) / FRESH_FILE_NAME
+    free = shutil.disk_usage(path).free
+    if size_mb * MiB > free // 2:
+        raise ProbeError(f"--fresh-mb {size_mb}: {path} has {free // MiB} MiB free; the probe takes at most half")
+    log(f"writing {size_mb} MiB to {target} (removed after the probe) …")
+    chunk = bytes(FRESH_WRITE_CHUNK)
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise ProbeError(f"{target} exists (a probe's file left by a killed probe?): remove it first") from None
+    try:
+        try:
+            for _ in range(size_mb * MiB // FRESH_WRITE_CHUNK):
+                os.write(fd, chunk)
+            os.fdatasync(fd)
+            _drop_cached(fd, 0, 0)
+        finally:
+            os.close(fd)
+        yield target
+    finally:
+        target.unlink(missing_ok=True)
+
+
+def probe(path: str = "/var/tmp", log: Callable[[str], None] = lambda s: None, fresh_mb: int = 0) -> dict[str, Any]:
     """This host's profile (the fields of scenario/host.rs's HostProfile); `log` is told each
-    measurement as it starts."""
+    measurement as it starts. `fresh_mb`: read a file of that many MiB written for the probe
+    (`fresh_file`) instead of the largest one found on the filesystem."""
+    if fresh_mb:
+        with fresh_file(path, fresh_mb, log) as target:
+            return _probe(path, target, log)
+    return _probe(path, None, log)
+
+
+def _probe(path: str, probe_file: Path | None, log: Callable[[str], None]) -> dict[str, Any]:
     nodes = sorted(Path("/sys/devices/system/node").glob("node[0-9]*")) or [Path("/")]  # no NUMA: one node
     cpus = os.cpu_count() or 1
     dev = block_device(path)
     q = Path(f"/sys/block/{dev}/queue")
     max_request_kb = int(_read(q / "max_sectors_kb"))
-    probe_file = find_probe_file(path)
+    if probe_file is None:
+        probe_file = find_probe_file(path)
     seconds = BANDWIDTH_SECONDS + BUFFERED_SECONDS + SINGLE_STREAM_SECONDS + IOPS_SECONDS
     log(f"probing {dev}: O_DIRECT and buffered bandwidth, latency and IOPS from reads of {probe_file} (about {seconds:g} s) …")
     reads = probe_reads(probe_file, dev, max_request_kb * 1024)
@@ -431,12 +479,19 @@ def host() -> None:
     is_flag=True,
     help="Also measure the swap path's CPU costs (root: adds a 256 MiB swap file under --path for a few seconds, and removes it).",
 )
+@click.option(
+    "--fresh-mb",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help=f"Write a zero-filled file of this many MiB under --path (at least {PROBE_FILE_MIN // MiB}), read it instead of an existing file, and remove it: the data a live dd run reads is freshly written. 0: read the largest existing file found.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON instead of its TOML (the file written is TOML either way).")
-def probe_command(path: str, swap: bool, as_json: bool) -> None:
+def probe_command(path: str, swap: bool, fresh_mb: int, as_json: bool) -> None:
     """Measure this machine and write (or replace) its host profile: nodes, CPUs, memory per
     node, the watermark sysctls, the block device under --path with its bandwidth and
     latency and IOPS from about four seconds of read-only O_DIRECT reads of an existing
-    file on it and its buffered bandwidth from 1.5 s of buffered reads of the same file
+    file on it (or of a file it writes and removes, with --fresh-mb) and its buffered bandwidth from 1.5 s of buffered reads of the same file
     (whose pages are dropped from the page cache before each pass and after,
     POSIX_FADV_DONTNEED: no other file's), and usemem's CPU costs from about two seconds of live usemem in 256 MiB of
     this process's own memory. With --swap, also what paging out, a swap-cache fault and a
@@ -446,7 +501,8 @@ def probe_command(path: str, swap: bool, as_json: bool) -> None:
     from reclaimlab.live.swap_probe import SwapProbeError, probe_swap_costs
 
     try:
-        profile = probe(path, log=lambda s: click.echo(s, err=True))
+        with signals_unwind():
+            profile = probe(path, log=lambda s: click.echo(s, err=True), fresh_mb=fresh_mb)
         if swap:
             measured = probe_swap_costs(path, log=lambda s: click.echo(s, err=True))
             click.echo(f"swap probe: measured (ns per page; swapin_sys_ns in all) {json.dumps(measured['probe'])}", err=True)
