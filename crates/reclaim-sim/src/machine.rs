@@ -36,6 +36,11 @@ impl Invalid {
     }
 }
 
+/// `LOCAL_DISTANCE`: a node's distance to itself in the SLIT (ACPI's table of distances).
+pub const LOCAL_DISTANCE: u32 = 10;
+/// The SLIT's largest reachable distance (255 means unreachable).
+pub const MAX_DISTANCE: u32 = 254;
+
 /// The most flash dies a device may have: a drive of the largest size with the smallest dies
 /// has a few thousand.
 const MAX_DIES: u32 = 16_384;
@@ -50,6 +55,12 @@ pub struct Machine {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
     pub nodes: u32,
+    /// The distance from each node to each other (the firmware's SLIT, as
+    /// /sys/devices/system/node/nodeN/distance prints it): one row per node, 10 on the
+    /// diagonal. Empty: the kernel's default without a table (10 local, 20 remote).
+    /// The zonelists visit the other nodes nearest first (`mm::numa`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_distances: Vec<Vec<u32>>,
     /// Logical CPUs per node (hardware threads; vmstat percentages are over all of them).
     pub cpus_per_node: u32,
     pub memory_mb_per_node: u64,
@@ -76,6 +87,7 @@ impl Machine {
         if self.cpus_per_node == 0 {
             return Invalid::err("cpus_per_node", "expected at least one CPU per node");
         }
+        self.validate_node_distances()?;
         if self.memory_mb_per_node < 64 {
             return Invalid::err("memory_mb_per_node", "expected at least 64 MB per node");
         }
@@ -107,11 +119,52 @@ impl Machine {
     }
 }
 
+impl Machine {
+    /// `node_distances`: empty, or a row of `nodes` distances per node, as the kernel
+    /// accepts a SLIT (`slit_valid()`): `LOCAL_DISTANCE` on the diagonal, more elsewhere,
+    /// and none unreachable.
+    fn validate_node_distances(&self) -> Result<(), Invalid> {
+        let d = &self.node_distances;
+        if d.is_empty() {
+            return Ok(());
+        }
+        let n = self.nodes as usize;
+        if d.len() != n || d.iter().any(|row| row.len() != n) {
+            return Invalid::err(
+                "node_distances",
+                format!("expected {n} rows of {n} distances (one per node), or none"),
+            );
+        }
+        for (a, row) in d.iter().enumerate() {
+            for (b, &v) in row.iter().enumerate() {
+                let ok = if a == b {
+                    v == LOCAL_DISTANCE
+                } else {
+                    v > LOCAL_DISTANCE && v <= MAX_DISTANCE
+                };
+                if !ok {
+                    let want = if a == b {
+                        format!("{LOCAL_DISTANCE} (a node's distance to itself)")
+                    } else {
+                        format!("{} to {MAX_DISTANCE} between two nodes", LOCAL_DISTANCE + 1)
+                    };
+                    return Invalid::err(
+                        format!("node_distances[{a}][{b}]"),
+                        format!("expected {want}, got {v}"),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Default for Machine {
     fn default() -> Self {
         Machine {
             from: None,
             nodes: 1,
+            node_distances: vec![],
             cpus_per_node: 4,
             memory_mb_per_node: 4096,
             dma32_mb: 0,
@@ -453,5 +506,33 @@ mod tests {
         assert_eq!(e.key, "devices[1].jitter");
         assert_eq!(e.message, "expected a fraction from 0 to 1");
         assert_eq!(Machine::default().validate(), Ok(()));
+    }
+
+    #[test]
+    fn node_distances_are_a_slit_of_one_row_per_node() {
+        let m = |node_distances: Vec<Vec<u32>>| Machine {
+            nodes: 2,
+            node_distances,
+            ..Machine::default()
+        };
+        assert_eq!(m(vec![]).validate(), Ok(()));
+        assert_eq!(m(vec![vec![10, 21], vec![21, 10]]).validate(), Ok(()));
+        let e = m(vec![vec![10, 21]]).validate().unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.message.as_str()),
+            (
+                "node_distances",
+                "expected 2 rows of 2 distances (one per node), or none"
+            )
+        );
+        let e = m(vec![vec![10, 21], vec![21, 11]]).validate().unwrap_err();
+        assert_eq!(e.key, "node_distances[1][1]");
+        assert_eq!(
+            e.message,
+            "expected 10 (a node's distance to itself), got 11"
+        );
+        let e = m(vec![vec![10, 255], vec![21, 10]]).validate().unwrap_err();
+        assert_eq!(e.key, "node_distances[0][1]");
+        assert_eq!(e.message, "expected 11 to 254 between two nodes, got 255");
     }
 }

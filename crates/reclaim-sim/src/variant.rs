@@ -94,6 +94,14 @@ pub struct Variant {
     /// the dirtier writes pages itself and sleeps). mm/page_writeback.rs says how.
     #[serde(skip_serializing_if = "DirtyThrottle::is_default")]
     pub dirty_throttle: DirtyThrottle,
+    /// Seed 004 ("mm, page_alloc: Delete the zonelist_cache", 4.4): before it (`true`)
+    /// `get_page_from_freelist()` remembers, for a second, the zones of a node's zonelist
+    /// that failed an allocation, and once a zone fails skips those for the rest of the walk
+    /// (`mm::numa::Zlc`) — a zone that failed an order-9 watermark check is skipped by the
+    /// order-0 allocations that follow. Since (`false`, the default) every zone is tried.
+    /// Only machines of more than one node have it.
+    #[serde(skip_serializing_if = "is_false")]
+    pub zonelist_cache: bool,
 }
 
 /// When kswapd writes dirty page-cache folios (`variant.kswapd_writes_fs`).
@@ -166,6 +174,7 @@ impl Default for Variant {
             kswapd_writes_fs: KswapdWritesFs::DirtyCongested,
             dirty_tail_pg_reclaim: true,
             dirty_throttle: DirtyThrottle::Ratelimit,
+            zonelist_cache: false,
         }
     }
 }

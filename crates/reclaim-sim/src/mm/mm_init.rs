@@ -9,6 +9,7 @@ use crate::hw::memory::MemoryBandwidth;
 use crate::machine::Machine;
 use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
+use crate::mm::numa::{build_node_orders, Zlc};
 use crate::mm::page::Pages;
 use crate::mm::page_ext::PageExt;
 use crate::mm::zone::{
@@ -38,9 +39,11 @@ pub struct Memory {
     pub zone_lock: Vec<SpinLock>,
     /// `pg_data_t` of each node.
     pub nodes: Vec<PgData>,
-    /// `node_zonelists[ZONELIST_FALLBACK]` per node: zone indices, local node first, each
-    /// node's zones from the highest type down.
+    /// `node_zonelists[ZONELIST_FALLBACK]` per node: zone indices, local node first and the
+    /// others nearest first (`mm::numa`), each node's zones from the highest type down.
     pub zonelists: Vec<Vec<usize>>,
+    /// The zonelist cache of each node's fallback zonelist (`variant.zonelist_cache`).
+    pub zlc: Vec<Zlc>,
     /// `[nid · MAX_NR_ZONES + highest_zoneidx]`: the nodes whose kswapd an allocation from
     /// `nid`'s zonelist wakes ([`zonelist_kswapd_nodes`]).
     pub kswapd_wake_nodes: Vec<Vec<u32>>,
@@ -149,16 +152,17 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
             zones[zi].lowmem_reserve = reserve[zones[zi].zone_idx];
         }
     }
-    let zonelists: Vec<Vec<usize>> = (0..m.nodes)
-        .map(|nid| {
-            let mut order: Vec<u32> = vec![nid];
-            order.extend((0..m.nodes).filter(|&n| n != nid));
+    // build_zonelists_in_node_order(): each node of the order, its zones from the highest.
+    let zonelists: Vec<Vec<usize>> = build_node_orders(&m.node_distances, m.nodes)
+        .iter()
+        .map(|order| {
             order
                 .iter()
                 .flat_map(|&n| nodes[n as usize].zones.iter().rev().copied())
                 .collect()
         })
         .collect();
+    let zlc = zonelists.iter().map(|zl| Zlc::new(zl.len())).collect();
     let kswapd_wake_nodes = zonelists
         .iter()
         .flat_map(|zl| (0..MAX_NR_ZONES).map(|hz| zonelist_kswapd_nodes(&zones, zl, hz)))
@@ -172,6 +176,7 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
         zone_lock,
         nodes,
         zonelists,
+        zlc,
         kswapd_wake_nodes,
         block_zone,
         min_free_kbytes,

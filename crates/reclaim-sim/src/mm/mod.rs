@@ -16,6 +16,7 @@ pub mod mem_cgroup;
 pub mod memcontrol;
 pub mod memory;
 pub mod mm_init;
+pub mod numa;
 pub mod page;
 pub mod page_alloc;
 pub mod page_ext;

@@ -279,6 +279,15 @@ impl Kernel {
     /// ALLOC_NOFRAGMENT, a zone of a remote node, or the zonelist's end with pages still
     /// wanted, restarts the walk without it (so each call's own restart, in a run of calls:
     /// the pages already taken stay taken).
+    ///
+    /// With `variant.zonelist_cache` on a machine of several nodes, the walk is 4.3's: once
+    /// a zone fails its watermark check (`zlc_setup()`: the cache starts being used), each
+    /// zone that fails is marked full and zones marked full within the last second are
+    /// skipped; a walk that used the cache and ends short is made once more without it. A
+    /// zone that stops serving a run of calls has failed for the next call of the run, which
+    /// would meet the same zones first. Each allocation counts `numa_hit`/`numa_miss` against
+    /// the node of its zonelist's first usable zone and `numa_local`/`numa_other` against the
+    /// CPU's node (`zone_statistics()`).
     #[inline]
     pub fn get_page_from_freelist(
         &mut self,
@@ -291,16 +300,24 @@ impl Kernel {
         let cpu_node = self.cpus.node_of(cpu);
         let wmark = (alloc_flags & ALLOC_WMARK_MASK) as usize;
         let hz = ac.highest_zoneidx;
+        let nid = ac.nid as usize;
+        let mut zlc_active = false;
+        let mut did_zlc_setup = false;
         let mut got = 0;
         'retry: loop {
             let no_fallback = alloc_flags & ALLOC_NOFRAGMENT != 0;
-            for i in 0..self.mem.zonelists[ac.nid as usize].len() {
+            let mut preferred_nid = None;
+            for i in 0..self.mem.zonelists[nid].len() {
                 if got == want {
                     break;
                 }
-                let zi = self.mem.zonelists[ac.nid as usize][i];
+                let zi = self.mem.zonelists[nid][i];
                 let z = &self.mem.zones[zi];
                 if z.zone_idx > hz || (ac.gfp & __GFP_THISNODE != 0 && z.nid != ac.nid) {
+                    continue;
+                }
+                let preferred = *preferred_nid.get_or_insert(z.nid);
+                if zlc_active && !self.mem.zlc[nid].zlc_zone_worth_trying(i) {
                     continue;
                 }
                 if no_fallback && z.nid != ac.nid {
@@ -311,9 +328,9 @@ impl Kernel {
                 if alloc_flags & ALLOC_HIGH != 0 {
                     mark -= mark / 2;
                 }
-                let zone_idx = z.zone_idx;
+                let (zone_idx, zone_nid) = (z.zone_idx, z.nid);
+                let limit = mark + z.lowmem_reserve[hz];
                 let n = if ac.order == 0 && ac.migratetype == MIGRATE_MOVABLE {
-                    let limit = mark + z.lowmem_reserve[hz];
                     let pcp = (zi, cpu, cpu_node);
                     self.rmqueue_pcplist_run(pcp, limit, no_fallback, want - got, out)
                 } else {
@@ -322,14 +339,68 @@ impl Kernel {
                 self.stats
                     .events
                     .count_zid(VmEvent::PgallocDma, zone_idx, (n as u64) << ac.order);
+                if n > 0 {
+                    self.zone_statistics(preferred, zone_nid, cpu_node, n as u64);
+                }
                 got += n;
+                if got < want && !no_fallback && self.zlc_used(ac) {
+                    // The zone failed the next call: its watermark (this_zone_full after
+                    // zlc_setup) or its free lists (this_zone_full if the cache is in use).
+                    let z = &self.mem.zones[zi];
+                    let wmark_ok = if ac.order == 0 {
+                        z.zone_page_state_free() > limit
+                    } else {
+                        z.zone_watermark_ok(ac.order, mark, hz)
+                    };
+                    if !wmark_ok && !did_zlc_setup {
+                        let now = self.clock();
+                        self.mem.zlc[nid].zlc_setup(now);
+                        zlc_active = true;
+                        did_zlc_setup = true;
+                    }
+                    if zlc_active {
+                        self.mem.zlc[nid].zlc_mark_zone_full(i);
+                    }
+                }
             }
             if no_fallback && got < want {
                 alloc_flags &= !ALLOC_NOFRAGMENT;
                 continue;
             }
+            if zlc_active && got < want {
+                // Disable the cache for a second scan of the zonelist.
+                zlc_active = false;
+                continue;
+            }
             return got;
         }
+    }
+
+    /// Whether an allocation walks a zonelist with a cache (`variant.zonelist_cache`, a
+    /// machine of several nodes, and not `__GFP_THISNODE`'s zonelist).
+    #[inline]
+    fn zlc_used(&self, ac: &AllocContext) -> bool {
+        self.variant.zonelist_cache && self.mem.nodes.len() > 1 && ac.gfp & __GFP_THISNODE == 0
+    }
+
+    /// `zone_statistics()` (6.x; 4.3 counts the same per allocation): `n` allocations from a
+    /// zone of node `zone_nid` for a zonelist whose first usable zone is on `preferred_nid`,
+    /// made on a CPU of `cpu_node`.
+    #[inline]
+    fn zone_statistics(&mut self, preferred_nid: u32, zone_nid: u32, cpu_node: u32, n: u64) {
+        let ev = &mut self.stats.events;
+        if zone_nid == preferred_nid {
+            ev.count(VmEvent::NumaHit, n);
+        } else {
+            ev.count(VmEvent::NumaMiss, n);
+            ev.count(VmEvent::NumaForeign, n);
+        }
+        let local = if zone_nid == cpu_node {
+            VmEvent::NumaLocal
+        } else {
+            VmEvent::NumaOther
+        };
+        ev.count(local, n);
     }
 
     /// `rmqueue_pcplist()` for up to `n` order-0 pages of zone `zi` in a row, each after
@@ -663,5 +734,77 @@ mod tests {
         let q = k.get_page(&movable, ALLOC_WMARK_MIN, 0).unwrap();
         assert_eq!(k.page_zone(q), normal);
         assert_eq!(k.check_lists(), Ok(()));
+    }
+
+    /// Two nodes of 64 MiB, node 0 with 32 MiB of DMA32, the zonelist cache as `zlc` says;
+    /// node 0's Normal below its low watermark and its DMA32 with half its pages free, all
+    /// order 0: a node-0 allocation of order 0 can be served locally (DMA32), one of order 9
+    /// only by node 1. Returns the kernel and node 0's DMA32 zone.
+    fn two_nodes_local_dma32_fragmented(zlc: bool) -> (Kernel, usize) {
+        use crate::mm::zone::{ZONE_DMA32, ZONE_NORMAL};
+        use crate::testing::{fill_zone, kernel_of, zone_of};
+        let mut k = kernel_of(&format!(
+            "[machine]\nnodes = 2\ncpus_per_node = 1\nmemory_mb_per_node = 64\ndma32_mb = 32\n\
+             [variant]\nzonelist_cache = {zlc}\n[workload]\nkind = \"dd\"\ntasks = 1\n"
+        ));
+        let (dma32, normal) = (zone_of(&k, ZONE_DMA32), zone_of(&k, ZONE_NORMAL));
+        let low = k.mem.zones[normal].wmark_pages(WMARK_LOW);
+        fill_zone(&mut k, normal, low / 2, 0);
+        let n = k.mem.zones[dma32].managed_pages;
+        let start = k.mem.zones[dma32].start_pfn;
+        for _ in 0..n {
+            k.mem.zones[dma32].rmqueue(&mut k.mem.pages, 0).unwrap();
+        }
+        for p in (start..start + n as u32).step_by(2) {
+            k.mem.zones[dma32].free_one_page(&mut k.mem.pages, p, 0);
+        }
+        (k, dma32)
+    }
+
+    #[test]
+    fn with_the_zonelist_cache_a_failed_thp_sends_order_0_allocations_to_the_remote_node() {
+        let thp = AllocContext::new(GFP_TRANSHUGE_LIGHT, 9, 0);
+        let movable = AllocContext::new(GFP_HIGHUSER_MOVABLE, 0, 0);
+        for zlc in [true, false] {
+            let (mut k, dma32) = two_nodes_local_dma32_fragmented(zlc);
+            // The huge page: node 0's zones fail its watermark check, node 1 serves it.
+            let huge = k.get_page(&thp, ALLOC_WMARK_LOW, 0).unwrap();
+            assert_eq!(k.mem.zones[k.page_zone(huge)].nid, 1);
+            assert_eq!(k.mem.zlc[0].full, [zlc, zlc, false]);
+            // An order-0 page: Normal fails; with the cache DMA32 is skipped as full.
+            let p = k.get_page(&movable, ALLOC_WMARK_LOW, 0).unwrap();
+            let remote = k.mem.zones[k.page_zone(p)].nid == 1;
+            assert_eq!(remote, zlc);
+            assert_eq!(k.page_zone(p) == dma32, !zlc);
+            let ev = &k.stats.events;
+            // The huge page and (with the cache) the order-0 page missed node 0.
+            assert_eq!(ev.get(VmEvent::NumaMiss), 1 + u64::from(zlc));
+            assert_eq!(ev.get(VmEvent::NumaForeign), ev.get(VmEvent::NumaMiss));
+            assert_eq!(ev.get(VmEvent::NumaHit), u64::from(!zlc));
+            assert_eq!(ev.get(VmEvent::NumaOther), ev.get(VmEvent::NumaMiss));
+            assert_eq!(ev.get(VmEvent::NumaLocal), ev.get(VmEvent::NumaHit));
+            // A second later the cache is forgotten at the first failure: DMA32 serves.
+            k.now += 1_000_000_001;
+            let q = k.get_page(&movable, ALLOC_WMARK_LOW, 0).unwrap();
+            assert_eq!(k.page_zone(q), dma32);
+            assert_eq!(k.check_lists(), Ok(()));
+        }
+    }
+
+    #[test]
+    fn a_walk_the_zonelist_cache_left_empty_handed_is_made_again_without_it() {
+        let (mut k, dma32) = two_nodes_local_dma32_fragmented(true);
+        // Every zone that could serve was found full less than a second ago.
+        k.mem.zlc[0].zlc_mark_zone_full(1);
+        k.mem.zlc[0].zlc_mark_zone_full(2);
+        let movable = AllocContext::new(GFP_HIGHUSER_MOVABLE, 0, 0);
+        let p = k.get_page(&movable, ALLOC_WMARK_LOW, 0).unwrap();
+        assert_eq!(k.page_zone(p), dma32);
+        assert_eq!(k.stats.events.get(VmEvent::NumaHit), 1);
+        // __GFP_THISNODE walks the node's own zonelist, which has no cache.
+        let thisnode = AllocContext::new(GFP_HIGHUSER_MOVABLE | __GFP_THISNODE, 0, 0);
+        k.mem.zlc[0].zlc_mark_zone_full(1);
+        let q = k.get_page(&thisnode, ALLOC_WMARK_LOW, 0).unwrap();
+        assert_eq!(k.page_zone(q), dma32);
     }
 }

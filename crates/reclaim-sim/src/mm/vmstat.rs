@@ -60,6 +60,12 @@ vm_events! {
     OomKill => "oom_kill",
     SwapRa => "swap_ra",
     SwapRaHit => "swap_ra_hit",
+    NumaHit => "numa_hit",
+    NumaMiss => "numa_miss",
+    NumaForeign => "numa_foreign",
+    NumaInterleave => "numa_interleave",
+    NumaLocal => "numa_local",
+    NumaOther => "numa_other",
 }
 
 impl VmEvent {
