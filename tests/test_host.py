@@ -123,6 +123,16 @@ def test_one_node_without_numa_sysfs_reads_meminfo() -> None:
     assert mb * 1024 == pytest.approx(int(Path("/proc/meminfo").read_text().split()[1]), abs=1024)
 
 
+def test_a_numa_hosts_distances_are_read_one_row_per_node(tmp_path: Path) -> None:
+    nodes = []
+    for i, row in enumerate(["10 21", "21 10"]):
+        (tmp_path / f"node{i}").mkdir()
+        (tmp_path / f"node{i}" / "distance").write_text(row + "\n")
+        nodes.append(tmp_path / f"node{i}")
+    assert host.node_distances(nodes) == [[10, 21], [21, 10]]
+    assert host.node_distances([Path("/")]) == []
+
+
 def test_a_path_on_no_block_device_is_a_clear_error() -> None:
     with pytest.raises(host.ProbeError, match="not on a block device"):
         host.block_device("/proc")

@@ -79,6 +79,14 @@ def memory_per_node_mb(nodes: list[Path]) -> int:
     return min(sizes)
 
 
+def node_distances(nodes: list[Path]) -> list[list[int]]:
+    """Each node's row of distances (nodeN/distance, the firmware's SLIT as the kernel
+    keeps it); none on a host of one node, whose only distance is the default."""
+    if len(nodes) < 2:
+        return []
+    return [[int(d) for d in _read(n / "distance").split()] for n in nodes]
+
+
 def dma32_mb() -> int:
     """ZONE_DMA and ZONE_DMA32 of node 0 (managed pages in /proc/zoneinfo)."""
     pages, zone = 0, None
@@ -406,7 +414,8 @@ def probe(path: str = "/var/tmp", log: Callable[[str], None] = lambda s: None, f
 
 
 def _probe(path: str, probe_file: Path | None, log: Callable[[str], None]) -> dict[str, Any]:
-    nodes = sorted(Path("/sys/devices/system/node").glob("node[0-9]*")) or [Path("/")]  # no NUMA: one node
+    # Node 2 before node 10; no NUMA: one node.
+    nodes = sorted(Path("/sys/devices/system/node").glob("node[0-9]*"), key=lambda n: int(n.name[4:])) or [Path("/")]
     cpus = os.cpu_count() or 1
     dev = block_device(path)
     q = Path(f"/sys/block/{dev}/queue")
@@ -425,6 +434,7 @@ def _probe(path: str, probe_file: Path | None, log: Callable[[str], None]) -> di
         "probed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "path": path,
         "nodes": len(nodes),
+        "node_distances": node_distances(nodes),
         "cpus_per_node": max(1, cpus // len(nodes)),
         "memory_mb_per_node": memory_per_node_mb(nodes),
         "dma32_mb": dma32_mb(),

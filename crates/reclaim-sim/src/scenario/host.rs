@@ -26,6 +26,10 @@ pub struct HostProfile {
     pub probed_at: String,
     pub path: String,
     pub nodes: u32,
+    /// The nodes' distances (/sys/devices/system/node/nodeN/distance), on a host of more
+    /// than one node.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_distances: Vec<Vec<u32>>,
     pub cpus_per_node: u32,
     /// Memory the kernel manages per node (`MemTotal` of the node; the smallest node's when
     /// they differ).
@@ -318,6 +322,12 @@ impl HostProfile {
             ("dma32_mb", (self.dma32_mb as i64).into()),
             ("devices", toml::Value::Array(vec![device])),
         ];
+        // The distances describe the host's nodes: a scenario that sets its own number of
+        // nodes gets the kernel's default distances unless it gives its own.
+        if !self.node_distances.is_empty() && !machine.contains_key("nodes") {
+            let rows = toml::Value::try_from(&self.node_distances).expect("distances serialise");
+            machine.entry("node_distances").or_insert(rows);
+        }
         for (key, value) in from_host {
             machine.entry(key).or_insert(value);
         }
@@ -349,6 +359,7 @@ mod tests {
             probed_at: "2026-11-25T11:00:00Z".into(),
             path: "/var/tmp".into(),
             nodes: 1,
+            node_distances: vec![],
             cpus_per_node: 2,
             memory_mb_per_node: 24105,
             dma32_mb: 3034,
@@ -399,6 +410,31 @@ mod tests {
         assert_eq!(k.min_free_kbytes, 1024, "the scenario's own key wins");
         s.check_backend(crate::scenario::Backend::Live, "h.toml")
             .expect("a live run does not read [machine]");
+    }
+
+    #[test]
+    fn a_numa_hosts_distances_come_with_its_nodes() {
+        let numa = HostProfile {
+            nodes: 2,
+            node_distances: vec![vec![10, 21], vec![21, 10]],
+            ..profile()
+        };
+        let scenario = |machine: &str| {
+            let text = format!("[machine]\nfrom = \"host\"\n{machine}[workload]\nkind = \"dd\"\ntasks = 1\nfile_mb = 64\n");
+            let mut table: toml::Table = text.parse().unwrap();
+            numa.apply(table["machine"].as_table_mut().unwrap());
+            Scenario::from_table(table, "h.toml").unwrap().machine
+        };
+        let m = scenario("");
+        assert_eq!(
+            (m.nodes, m.node_distances.clone()),
+            (2, vec![vec![10, 21], vec![21, 10]])
+        );
+        // A scenario with nodes of its own: the kernel's default distances, or its own.
+        let m = scenario("nodes = 4\n");
+        assert_eq!((m.nodes, m.node_distances.len()), (4, 0));
+        let m = scenario("nodes = 2\nnode_distances = [[10, 31], [31, 10]]\n");
+        assert_eq!(m.node_distances[0][1], 31);
     }
 
     #[test]
