@@ -53,6 +53,7 @@ bench: develop
 	reclaimlab bench
 	reclaimlab bench --swap
 	reclaimlab bench --writeback
+	reclaimlab bench --numa
 	$(PY) -m reclaimlab.tracing.bench
 
 lint: develop

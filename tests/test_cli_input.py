@@ -33,6 +33,7 @@ def invoke(*args: str):
         (["bench", "--duration", "0"], "--duration"),
         (["bench", "--kswapd-threads", "17"], "--kswapd-threads"),
         (["bench", "--swap", "--writeback"], "--writeback"),
+        (["bench", "--numa", "--writeback"], "--numa"),
         (["reproduce", "seed000", "--tasks", "abc"], "--tasks"),
         (["reproduce", "seed000", "--tasks", "0"], "--tasks"),
         (["reproduce", "seed000", "--tests", "5"], "--tests"),

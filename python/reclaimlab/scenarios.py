@@ -25,7 +25,7 @@ def shipped_scenarios(root: Path = SCENARIO_DIR) -> list[tuple[Path, str]]:
             name, description = heading
             about = description or name
             if path.parent == root / "bench":
-                option = {"dd-write.toml": " --writeback"}.get(path.name, "")
+                option = {"dd-write.toml": " --writeback", "numa.toml": " --numa"}.get(path.name, "")
                 about = f"benchmark ({name}): the scenario `reclaimlab bench{option}` simulates, docs/benchmarks.md"
             found.append((path, about))
     return found

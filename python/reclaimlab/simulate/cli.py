@@ -288,28 +288,32 @@ def demo(out: Path | None, jobs: int | None) -> None:
 BENCH_SCENARIO = SCENARIO_DIR / "bench" / "dd.toml"
 # `reclaimlab bench --writeback`'s: dd writers against the dirty limits and the flushers.
 BENCH_WRITEBACK = SCENARIO_DIR / "bench" / "dd-write.toml"
+# `reclaimlab bench --numa`'s: dd readers on four nodes in two sockets, remote fallback.
+BENCH_NUMA = SCENARIO_DIR / "bench" / "numa.toml"
 
 
 @click.command()
 @click.option("--swap", is_flag=True, help="The swap benchmark instead: seed 002's usemem pair at 1/8 of its memory, 10 s (the other options do not apply).")
 @click.option("--writeback", is_flag=True, help="The writeback benchmark instead: 16 dd writers on 2 nodes × 8 GiB, 10 s (scenarios/bench/dd-write.toml; the other options do not apply).")
+@click.option("--numa", is_flag=True, help="The NUMA benchmark instead: 64 dd readers on 4 nodes × 4 GiB in two sockets, the zonelist cache on, 10 s (scenarios/bench/numa.toml; the other options do not apply).")
 @click.option("--memory-gb", default=16.0, show_default=True, type=click.FloatRange(min=1, min_open=True),
               help="Simulated memory per node, above 1 (node 0 has a 1 GiB DMA32 zone).")
 @click.option("--tasks", default=90, show_default=True, type=click.IntRange(min=1), help="dd readers.")
 @click.option("--duration", default=10.0, show_default=True, type=POSITIVE, help="Simulated seconds measured.")
 @click.option("--kswapd-threads", default=1, show_default=True, type=click.IntRange(1, 16))
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-def bench(swap: bool, writeback: bool, memory_gb: float, tasks: int, duration: float, kswapd_threads: int, as_json: bool) -> None:
+def bench(swap: bool, writeback: bool, numa: bool, memory_gb: float, tasks: int, duration: float, kswapd_threads: int, as_json: bool) -> None:
     """Simulator speed: page events per second on one core, peak memory per simulated page,
     and wall time of a seed-000 Test 3 point, or with --swap of seed 002's experiment
-    scaled down, or with --writeback of dd writers (see docs/benchmarks.md)."""
+    scaled down, with --writeback of dd writers, or with --numa of dd readers on four nodes
+    (see docs/benchmarks.md)."""
     import tempfile
 
-    if swap and writeback:
-        raise click.UsageError("--swap and --writeback are two benchmarks: give one")
+    if swap + writeback + numa > 1:
+        raise click.UsageError("--swap, --writeback and --numa are three benchmarks: give one")
     try:
-        if writeback:
-            (point,) = points(BENCH_WRITEBACK, [])
+        if writeback or numa:
+            (point,) = points(BENCH_NUMA if numa else BENCH_WRITEBACK, [])
         elif swap:
             point = next(p for p in points(seed002.SCENARIO, seed002.overrides(*seed002.BENCH)) if p.label.endswith("=vma"))
         else:
@@ -349,6 +353,8 @@ def bench(swap: bool, writeback: bool, memory_gb: float, tasks: int, duration: f
         console.print("scenario: seed 002 at 1/8 of its memory (2 nodes × 2 GiB, 4 + 8 usemem, 8 GiB swap), VMA readahead, 10 s")
     elif writeback:
         console.print("scenario: 2 nodes × 8 GiB, 16 buffered dd writers of 4 GiB files, dirty limits and flushers, 10 s")
+    elif numa:
+        console.print("scenario: 4 nodes × 4 GiB in two sockets, 64 buffered dd readers, the zonelist cache on, 10 s")
     else:
         console.print(f"scenario: 2 nodes × {memory_gb:g} GiB, {tasks} buffered dd readers, {kswapd_threads} kswapd/node, {duration:g} s measured")
     console.print(f"wall time            {figures['wall_s']:.2f} s for {figures['simulated_s']:.1f} simulated s")
