@@ -107,9 +107,7 @@ impl Kernel {
         }
         thrashing
     }
-}
 
-impl Kernel {
     /// `filemap_add_folio()` of large folio `p` of `mapping` (its order on its head, set by
     /// `prep_compound_folio`), by the task on `cpu`: it joins the page cache locked for its
     /// read and the head of its node's inactive file list as one entry of `1 << order`
