@@ -39,9 +39,9 @@
 //!    its place in the file (a seek on a rotating disk), its CPU cost `costs.swap_out_ns`
 //!    (taken as the same as a swap write's);
 //! 7. clean: `__remove_mapping()` takes it out of the page cache (a shadow entry with
-//!    `variant.workingset`, one for a large folio over all its indices) or the swap cache (`__delete_from_swap_cache()`,
-//!    the slot staying with the page table's swap entry, and a shadow left in it), and the
-//!    folio is freed.
+//!    `variant.workingset`, one for a large folio over all its indices) or the swap cache
+//!    (`__delete_from_swap_cache()`, the slot staying with the page table's swap entry, and
+//!    a shadow left in it), and the folio is freed.
 //!
 //! A large page-cache folio (`variant.large_folio_readahead`) is one folio of the batch: the
 //! counts (`nr_taken`, reclaimed, activated, kept) are its pages (`folio_nr_pages`), its CPU
