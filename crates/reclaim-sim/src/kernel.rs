@@ -18,7 +18,7 @@ use crate::mm::backing_dev::Writeback;
 use crate::mm::lru::NR_LRU_LISTS;
 use crate::mm::mem_cgroup::MemCgroups;
 use crate::mm::mm_init::{free_area_init, Memory, PAGE_WAIT_TABLE_SIZE};
-use crate::mm::page::Pages;
+use crate::mm::page::{pg, Pages};
 use crate::mm::pcp::PcpEra;
 use crate::mm::percpu::PerCpu;
 use crate::mm::swapfile::SwapState;
@@ -278,13 +278,14 @@ impl Kernel {
 
     /// The scatter-gather segments of I/O `bio` of `bytes` (`blk_rq_map_sg()`), if its device
     /// charges them (0 if not): one per run of physically contiguous pages of its folios
-    /// (`bvec_try_merge_page()`, 6.x; the simulator's page-cache and anon folios are
-    /// order-0, the pages of a run adjacent page frames), and an I/O without folios, a direct
-    /// I/O into user memory, one per 4 KiB page (a buffer of base pages that are not
-    /// contiguous: the worst case, which a 4 MiB `malloc` under THP `madvise` meets).
-    /// Departure: the 6.x kernel's readahead allocates large folios (`page_cache_ra_order()`),
-    /// contiguous whatever the free lists' order-0 pages are; the model's windows are as
-    /// contiguous as the allocator's runs, so under reclaim they have more segments.
+    /// (`bvec_try_merge_page()`, 6.x: a large folio is one run, and merges with a folio
+    /// that starts where it ends), and an I/O without folios, a direct I/O into user memory,
+    /// one per 4 KiB page (a buffer of base pages that are not contiguous: the worst case,
+    /// which a 4 MiB `malloc` under THP `madvise` meets). Without
+    /// `variant.large_folio_readahead` every page-cache folio is order 0 and a window is as
+    /// contiguous as the allocator's runs, so under reclaim it has more segments than the
+    /// 6.x kernel's large folios (`page_cache_ra_order()`) give. Segments are not split at
+    /// the queue's `max_segment_size`.
     pub(crate) fn bio_segments(&self, bio: u32, bytes: u64) -> u64 {
         let b = &self.block.bios[bio];
         if !self.block.devices[b.dev].charges_segments() {
@@ -292,6 +293,13 @@ impl Kernel {
         }
         if b.pages.is_empty() {
             return bytes.div_ceil(4096);
+        }
+        if self.variant.large_folio_readahead {
+            // A folio's pages are contiguous: the next folio continues the segment if it
+            // starts where this one ends.
+            let pages = &self.mem.pages;
+            let end = |p: u32| p + (1u32 << pages.fields(p).order);
+            return 1 + b.pages.windows(2).filter(|w| w[1] != end(w[0])).count() as u64;
         }
         1 + b.pages.windows(2).filter(|w| w[1] != w[0] + 1).count() as u64
     }
@@ -480,11 +488,17 @@ impl Kernel {
         Ok(())
     }
 
-    /// Walk every list and check the per-zone sizes and flags (slow: tests only).
+    /// Walk every list and check the per-zone sizes (in pages, a large folio counting all
+    /// of its) and flags (slow: tests only).
     pub fn check_lists(&self) -> Result<(), String> {
         for lv in &self.memcg.lruvecs {
             for lru in 0..NR_LRU_LISTS {
-                let walked = self.mem.pages.walk_len(lv.list(lru));
+                let walked: u64 = self
+                    .mem
+                    .pages
+                    .iter(lv.list(lru))
+                    .map(|p| crate::mm::page::folio_nr_pages(self.mem.pages.fields(p)))
+                    .sum();
                 if walked != lv.total(lru) {
                     return Err(format!(
                         "node {} memcg {} lru {lru}: walked {walked} != counted {}",
@@ -497,6 +511,33 @@ impl Kernel {
         }
         for z in &self.mem.zones {
             z.check_free_lists(&self.mem.pages)?;
+        }
+        self.check_large_folios()
+    }
+
+    /// Every tail page belongs to the large folio its owner names (a head, not free, whose
+    /// order covers it), and every large folio's pages after its head are its tails: a page
+    /// is in one place only (slow: tests only).
+    pub fn check_large_folios(&self) -> Result<(), String> {
+        let pages = &self.mem.pages;
+        for p in 0..pages.nr_pages() {
+            let f = pages.fields(p);
+            if f.flags & pg::TAIL != 0 {
+                let head = f.owner;
+                let h = pages.fields(head);
+                if head >= p || h.flags & (pg::TAIL | pg::BUDDY) != 0 || p - head >= 1u32 << h.order
+                {
+                    return Err(format!("tail page {p} outside its folio {head}"));
+                }
+            } else if f.flags & pg::BUDDY == 0 && f.order > 0 {
+                let nr = 1u32 << f.order;
+                if let Some(t) = (p + 1..p + nr).find(|&t| {
+                    let tf = pages.fields(t);
+                    tf.flags != pg::TAIL || tf.owner != p
+                }) {
+                    return Err(format!("page {t} of large folio {p} is not its tail"));
+                }
+            }
         }
         Ok(())
     }

@@ -102,6 +102,15 @@ pub struct Variant {
     /// Only machines of more than one node have it.
     #[serde(skip_serializing_if = "is_false")]
     pub zonelist_cache: bool,
+    /// Large page-cache folios from readahead (mm/readahead.c `page_cache_ra_order()`, read
+    /// at 6.18; since 5.18, the `ra->order` ramp since 6.16): a sequential reader's
+    /// synchronous window is read in order-0 folios, each asynchronous window in folios of
+    /// two orders more than the last, up to MAX_PAGECACHE_ORDER (9, the PMD order of x86-64
+    /// with 4 KiB pages) and the window's size; reclaim then scans and frees them whole
+    /// (mm/filemap.rs). Off: every page-cache folio is order 0, as before 5.18 (and for
+    /// filesystems without large folio support).
+    #[serde(skip_serializing_if = "is_false")]
+    pub large_folio_readahead: bool,
 }
 
 /// When kswapd writes dirty page-cache folios (`variant.kswapd_writes_fs`).
@@ -175,6 +184,7 @@ impl Default for Variant {
             dirty_tail_pg_reclaim: true,
             dirty_throttle: DirtyThrottle::Ratelimit,
             zonelist_cache: false,
+            large_folio_readahead: false,
         }
     }
 }

@@ -175,6 +175,39 @@ impl AddressSpaces {
         }
     }
 
+    /// `__filemap_add_folio()` of a large folio `pfn` of `nr` pages at `index`, `index + 1`,
+    /// … of `mapping` (a multi-index entry: each of its indices loads the folio); returns
+    /// the shadow it replaces (0: none), the last it finds, as `xas_for_each_conflict()`
+    /// leaves `old`: one shadow, one refault, per folio.
+    ///
+    /// Departure: the kernel's multi-index entry of an order ≥ 6 folio sits in an upper node
+    /// of the xarray; the model fills every index's slot, so its leaf nodes, and the shadow
+    /// nodes its eviction leaves, are counted as an order-0 folio's would be.
+    pub fn add_large_folio(&mut self, mapping: u32, index: u64, nr: u64, pfn: u32) -> u64 {
+        let mut shadow = 0;
+        for i in index..index + nr {
+            let old = self.store(mapping, i, u64::from(pfn) + 1);
+            debug_assert!(old == 0 || old & VALUE != 0, "a cached page added again");
+            if old & VALUE != 0 {
+                shadow = old;
+            }
+        }
+        shadow
+    }
+
+    /// `__filemap_remove_folio()` of the large folio of `nr` pages at `index` of `mapping`:
+    /// its one `shadow` (0: none) in its place, at each index it covered; then the
+    /// shrinker's bound.
+    pub fn delete_large_folio(&mut self, mapping: u32, index: u64, nr: u64, shadow: u64) {
+        debug_assert!(shadow == 0 || shadow & VALUE != 0);
+        for i in index..index + nr {
+            self.store(mapping, i, shadow);
+        }
+        while self.nr_shadow_nodes > self.max_shadow_nodes {
+            self.shadow_lru_isolate();
+        }
+    }
+
     /// `shadow_lru_isolate()` of the oldest shadow node: its shadows are dropped.
     fn shadow_lru_isolate(&mut self) {
         while let Some((mapping, n, seq)) = self.shadow_nodes.pop_front() {

@@ -20,6 +20,12 @@
 //! reader reads that folio synchronously (`filemap_create_folio`, with the mapping's own gfp
 //! mask) and copies it before reading further ahead. Off, readahead allocates with the
 //! mapping's mask and retries as long as any allocation would.
+//!
+//! With `variant.large_folio_readahead` the windows are read into large folios as 6.18's
+//! `page_cache_ra_order()` allocates them (`SequentialReader::readahead_large`): a large
+//! folio is one LRU entry and one page-cache entry over its indices, counted by its pages.
+//! Only readahead makes large folios: the written page cache (dd writers, fs_mark, dirty
+//! folios) and anon memory stay order 0.
 
 use std::collections::VecDeque;
 
@@ -29,7 +35,7 @@ use crate::mm::address_space::Entry;
 use crate::mm::gfp::{Gfp, __GFP_NORETRY, __GFP_NOWARN, GFP_HIGHUSER_MOVABLE};
 use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
-use crate::mm::page::pg;
+use crate::mm::page::{folio_nr_pages, pg};
 use crate::mm::page_alloc::alloc_pages;
 use crate::mm::vmscan::SWAP_CLUSTER_MAX;
 use crate::process::{psi_memstall_enter, psi_memstall_leave, wait_on_bio, Cx};
@@ -101,7 +107,61 @@ impl Kernel {
         }
         thrashing
     }
+
+    /// `filemap_add_folio()` of large folio `p` of `mapping` (its order on its head, set by
+    /// `prep_compound_folio`), by the task on `cpu`: it joins the page cache locked for its
+    /// read and the head of its node's inactive file list as one entry of `1 << order`
+    /// pages, which count in the list's size and NR_FILE_PAGES. `folio_add_lru()` of a
+    /// large folio drains the CPU's batch at once (`folio_batch_add_and_move`: "!folio_test_
+    /// large"). The insertion's CPU time is one folio's: the xarray takes one multi-index
+    /// entry.
+    pub fn filemap_add_large_folio(&mut self, mapping: u32, p: u32, cpu: u32) {
+        let cpu_node = self.cpus.node_of(cpu);
+        let work = self.mem.nodes[cpu_node as usize]
+            .memory
+            .scale(self.costs.page_cache_insert_ns);
+        self.charge(work);
+        let zi = self.page_zone(p);
+        let (nid, zone_idx) = (self.mem.zones[zi].nid, self.mem.zones[zi].zone_idx);
+        let lv = self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid);
+        let f = self.mem.pages.fields_mut(p);
+        f.owner = mapping;
+        f.flags = pg::LOCKED;
+        let nr = folio_nr_pages(f);
+        self.memcg.lruvecs[lv].add_folio(&mut self.mem.pages, p, LRU_INACTIVE_FILE, zone_idx);
+        self.mem.nodes[nid as usize].nr_file_pages += nr;
+        self.folio_add_lru_run(cpu, lv, 1);
+        self.folio_batch_move_lru(cpu);
+    }
+
+    /// `__filemap_add_folio()`'s index of large folio `p` at `index` of `mapping`, a file
+    /// of known size: one multi-index entry over its pages; the shadow it replaces, if any,
+    /// is one refault of the folio (`workingset_refault()`), activated as
+    /// [`Kernel::filemap_index_folios`] says. Returns whether it is a restored workingset
+    /// folio.
+    pub fn filemap_index_large_folio(&mut self, mapping: u32, index: u64, p: u32) -> bool {
+        self.mem.page_ext.index_mut()[p as usize] = index as u32;
+        let nr = folio_nr_pages(self.mem.pages.fields(p));
+        let shadow = self.address_spaces.add_large_folio(mapping, index, nr, p);
+        if shadow == 0 {
+            return false;
+        }
+        let flags = self.workingset_refault(p, ROOT_MEM_CGROUP, shadow, true);
+        if flags & pg::ACTIVE != 0 {
+            let zone_idx = self.page_zonenum(p);
+            let lv = self.folio_lruvec(p);
+            let lruvec = &mut self.memcg.lruvecs[lv];
+            lruvec.del_folio(&mut self.mem.pages, p, LRU_INACTIVE_FILE, zone_idx);
+            self.mem.pages.set(p, flags);
+            lruvec.add_folio(&mut self.mem.pages, p, LRU_ACTIVE_FILE, zone_idx);
+        }
+        flags & pg::WORKINGSET != 0
+    }
 }
+
+/// `MAX_PAGECACHE_ORDER` on x86-64 with 4 KiB pages: `HPAGE_PMD_ORDER` (the xarray's
+/// `MAX_XAS_ORDER` is larger).
+pub const MAX_PAGECACHE_ORDER: u32 = 9;
 
 /// A task's sequential buffered read of one file (mapping `mapping` on device `device`).
 pub struct SequentialReader {
@@ -111,9 +171,10 @@ pub struct SequentialReader {
     depth: usize,
     /// The gfp mask readahead allocates with.
     ra_gfp: Gfp,
-    /// Windows read or being read, oldest first (their I/Os, which hold their folios), and
-    /// whether a window holds a restored workingset folio (waiting for it is a stall).
-    in_flight: VecDeque<(u32, bool)>,
+    /// Windows read or being read, oldest first (their I/Os, which hold their folios),
+    /// whether a window holds a restored workingset folio (waiting for it is a stall), and
+    /// its pages.
+    in_flight: VecDeque<(u32, bool, u64)>,
     /// The file's size in pages (0: endless, no index), and the next page to read ahead or
     /// find cached; at the end of the file the reader starts again at 0 (dd in a loop).
     file_pages: u64,
@@ -122,10 +183,30 @@ pub struct SequentialReader {
     filling_thrashing: bool,
     /// The next page is cached but windows before it are in flight: copy them first.
     hit_waits: bool,
-    /// Folios of the window being built.
+    /// Folios of the window being built, and their pages.
     filling: Vec<u32>,
+    filling_pages: usize,
     /// A folio read synchronously is in flight: read no further ahead until it is copied.
     sync_read: Option<u32>,
+    /// `variant.large_folio_readahead`: the window state of `page_cache_ra_order()`.
+    large: Option<LargeRa>,
+}
+
+/// The state of a reader's readahead with large folios (`variant.large_folio_readahead`):
+/// `struct file_ra_state`'s `order` and the window being built.
+#[derive(Clone, Copy, Debug, Default)]
+struct LargeRa {
+    /// `ra->order`: the order of the last window's folios.
+    order: u32,
+    /// The next window is a synchronous one (`page_cache_sync_ra()`: `ra->order = 0`): the
+    /// stream's first, or the first after a hit or a window cut short by a failed
+    /// allocation; otherwise asynchronous (`page_cache_async_ra()`: `ra->order += 2`).
+    sync_next: bool,
+    /// Pages of the window not yet added (0: no window is being built).
+    window_left: usize,
+    /// An order > 0 folio of this window could not be allocated (or would cover a cached
+    /// page): the rest of the window is read in order-0 folios (`do_page_cache_ra()`).
+    fallback: bool,
 }
 
 impl SequentialReader {
@@ -143,12 +224,24 @@ impl SequentialReader {
             },
             in_flight: VecDeque::new(),
             filling: Vec::with_capacity(ra_pages),
+            filling_pages: 0,
             sync_read: None,
+            large: None,
             file_pages: 0,
             index: 0,
             filling_thrashing: false,
             hit_waits: false,
         }
+    }
+
+    /// The reader allocates large folios as `page_cache_ra_order()` does
+    /// (`variant.large_folio_readahead`).
+    pub fn with_large_folios(mut self, on: bool) -> Self {
+        self.large = on.then_some(LargeRa {
+            sync_next: true,
+            ..LargeRa::default()
+        });
+        self
     }
 
     /// A reader of a file of `file_pages` pages (its page-cache index made in `k`), which it
@@ -177,7 +270,7 @@ impl SequentialReader {
         let Some(space) = k.address_spaces.get(self.mapping) else {
             return want;
         };
-        let start = self.index + self.filling.len() as u64;
+        let start = self.index + self.filling_pages as u64;
         let end = (start + want as u64).min(self.file_pages);
         (start..end)
             .take_while(|&i| !matches!(space.load(i), Entry::Folio(_)))
@@ -191,9 +284,13 @@ impl SequentialReader {
             return;
         };
         let end = (self.index + self.ra_pages as u64).min(self.file_pages);
-        for i in self.index..end {
+        let mut i = self.index;
+        while i < end {
             match space.load(i) {
-                Entry::Folio(p) => folios.push(p),
+                Entry::Folio(p) => {
+                    folios.push(p);
+                    i += folio_nr_pages(k.mem.pages.fields(p));
+                }
                 _ => break,
             }
         }
@@ -216,9 +313,16 @@ impl SequentialReader {
             self.hit_waits = true;
             return Some(0);
         }
-        let n = folios.len() as u64;
+        let n = if self.large.is_some() {
+            folios
+                .iter()
+                .map(|&p| folio_nr_pages(k.mem.pages.fields(p)))
+                .sum()
+        } else {
+            folios.len() as u64
+        };
         self.index = (self.index + n) % self.file_pages;
-        self.copy(&mut k, cx, &mut folios, false);
+        self.copy(&mut k, cx, &mut folios, n, false);
         Some(n * 4096)
     }
 
@@ -228,15 +332,27 @@ impl SequentialReader {
     /// (`Kernel::alloc_pages_batch`), each as its own `alloc_pages()` call would be served;
     /// the next one, if any, enters the slow path. Of a file of known size, a cached next
     /// page is a hit instead (copied if nothing is in flight before it: returns the bytes).
+    ///
+    /// With `variant.large_folio_readahead` the window's folios are those of
+    /// [`SequentialReader::readahead_large`]; its order-0 folios come here.
     pub async fn readahead(&mut self, cx: &Cx) -> u64 {
         if let Some(bytes) = self.read_cached(cx) {
+            self.end_window();
             return bytes;
         }
-        let mut want = (SWAP_CLUSTER_MAX as usize).min(self.ra_pages - self.filling.len());
+        let mut want = if self.large.is_some() {
+            match self.readahead_large(cx).await {
+                Some(want) => want,
+                None => return 0,
+            }
+        } else {
+            (SWAP_CLUSTER_MAX as usize).min(self.ra_pages - self.filling.len())
+        };
         if self.file_pages > 0 {
             want = self.uncached_run(&cx.k(), want);
             if want == 0 {
                 self.submit(&mut cx.k());
+                self.end_window();
                 return 0;
             }
         }
@@ -259,6 +375,7 @@ impl SequentialReader {
             }
             None if !self.filling.is_empty() => {
                 self.submit(&mut k);
+                self.end_window();
             }
             None => {
                 // Not even the window's first folio: the reader creates it itself.
@@ -269,23 +386,136 @@ impl SequentialReader {
                 self.filling.push(p);
                 self.add(&mut k, 0, cx.cpu);
                 self.sync_read = self.submit(&mut k);
+                if self.large.is_some() {
+                    // A window whose last page this was is submitted by `add` already.
+                    self.sync_read = self.sync_read.or(self.in_flight.back().map(|w| w.0));
+                    self.end_window();
+                }
             }
         }
         0
+    }
+
+    /// `page_cache_ra_order()` (mm/readahead.c, 6.18) one folio at a time, with
+    /// `page_cache_sync_ra()` / `page_cache_async_ra()` choosing each window's order: the
+    /// synchronous window (the stream's first, and the first after a hit or a cut window)
+    /// has `ra->order = 0`; each asynchronous one `ra->order + 2`, its end rounded down to
+    /// `1 << min(order, ffs(ra_pages) - 1)`; then `new_order = min(order,
+    /// MAX_PAGECACHE_ORDER, ilog2(size))` is stored back in `ra->order`. Each folio takes
+    /// `new_order`, lowered to the index's alignment (`__ffs(index)`) and to what is left of
+    /// the window (and the file); it is allocated with `readahead_gfp_mask()`
+    /// (`ra_alloc_folio()` → `filemap_alloc_folio()`). An order-0 folio is left to the
+    /// order-0 path (returns `Some(want)`); otherwise the folio is added and `None` returned.
+    ///
+    /// When the allocation fails, or the folio would cover a page already cached
+    /// (`filemap_add_folio()`: -EEXIST), the window built so far is submitted (`read_pages`)
+    /// and the rest of it read in order-0 folios (`do_page_cache_ra()`), `ra->order` kept.
+    ///
+    /// The allocation is of a costly order (> PAGE_ALLOC_COSTLY_ORDER from order 4) with
+    /// `__GFP_NORETRY`: the kernel's slow path first tries `__alloc_pages_direct_compact()`
+    /// (INIT_COMPACT_PRIORITY) and, for a costly `__GFP_NORETRY` request, gives up at once
+    /// when compaction was skipped (too few free pages) or deferred, before any reclaim;
+    /// otherwise it reclaims once, compacts once more and gives up. The model's slow path has
+    /// no compaction yet (mm/page_alloc.rs): `alloc_pages()` wakes kswapd, does one round of
+    /// direct reclaim and fails, which is where `__alloc_pages_direct_compact()` goes.
+    async fn readahead_large(&mut self, cx: &Cx) -> Option<usize> {
+        let mut ra = self.large.expect("large folio readahead");
+        let start = self.index + self.filling_pages as u64;
+        if ra.window_left == 0 {
+            let mut size = self.ra_pages;
+            if ra.sync_next || start == 0 {
+                ra.order = 0;
+            } else {
+                ra.order += 2;
+                let align = 1u64 << ra.order.min(self.ra_pages.trailing_zeros());
+                let end = start + size as u64;
+                let aligned_end = end & !(align - 1);
+                if aligned_end > start {
+                    size -= (end - aligned_end) as usize;
+                }
+            }
+            ra.order = ra.order.min(MAX_PAGECACHE_ORDER).min(size.ilog2());
+            if self.file_pages > 0 {
+                size = size.min((self.file_pages - start) as usize);
+            }
+            ra.window_left = size;
+            ra.sync_next = false;
+            ra.fallback = false;
+        }
+        self.large = Some(ra);
+        if ra.fallback || ra.order == 0 {
+            return Some((SWAP_CLUSTER_MAX as usize).min(ra.window_left));
+        }
+        let mut order = ra.order;
+        if start & ((1u64 << order) - 1) != 0 {
+            order = start.trailing_zeros();
+        }
+        let limit = start + ra.window_left as u64 - 1;
+        while order > 0 && start + (1u64 << order) - 1 > limit {
+            order -= 1;
+        }
+        if order == 0 {
+            return Some(1);
+        }
+        let nr = 1usize << order;
+        let page = if self.file_pages > 0 && self.uncached_run(&cx.k(), nr) < nr {
+            None
+        } else {
+            let gfp = readahead_gfp_mask(MAPPING_GFP);
+            alloc_pages(cx, gfp, order, cx.node).await
+        };
+        let mut k = cx.k();
+        let Some(p) = page else {
+            self.large.as_mut().expect("large").fallback = true;
+            self.submit(&mut k);
+            return None;
+        };
+        k.prep_compound_folio(p, order);
+        k.filemap_add_large_folio(self.mapping, p, cx.cpu);
+        if self.file_pages > 0 {
+            self.filling_thrashing |= k.filemap_index_large_folio(self.mapping, start, p);
+        }
+        self.filling.push(p);
+        self.filling_pages += nr;
+        let ra = self.large.as_mut().expect("large");
+        ra.window_left -= nr;
+        if ra.window_left == 0 || start + nr as u64 == self.file_pages {
+            self.submit(&mut k);
+        }
+        None
+    }
+
+    /// With large folios: the window being built ends here (cut short, or met a cached
+    /// page), and the next one is synchronous.
+    fn end_window(&mut self) {
+        if let Some(ra) = &mut self.large {
+            ra.window_left = 0;
+            ra.fallback = false;
+            ra.sync_next = true;
+        }
     }
 
     /// Add `filling[first..]` to the page cache (and, of a file of known size, its index);
     /// submit the window once it is whole or reaches the end of the file.
     fn add(&mut self, k: &mut Kernel, first: usize, cpu: u32) {
         k.filemap_add_folios(self.mapping, &self.filling[first..], cpu);
+        let n = self.filling.len() - first;
         let mut eof = false;
         if self.file_pages > 0 {
-            let start = self.index + first as u64;
+            let start = self.index + self.filling_pages as u64;
             let folios = &self.filling[first..];
             self.filling_thrashing |= k.filemap_index_folios(self.mapping, start, folios);
             eof = start + folios.len() as u64 == self.file_pages;
         }
-        if self.filling.len() == self.ra_pages || eof {
+        self.filling_pages += n;
+        let whole = match &mut self.large {
+            None => self.filling.len() == self.ra_pages,
+            Some(ra) => {
+                ra.window_left = ra.window_left.saturating_sub(n);
+                ra.window_left == 0
+            }
+        };
+        if whole || eof {
             self.submit(k);
         }
     }
@@ -296,21 +526,25 @@ impl SequentialReader {
             return None;
         }
         let bio = k.block.bios.alloc(self.device, Op::Read);
-        let bytes = self.filling.len() as u64 * 4096;
+        let pages = std::mem::take(&mut self.filling_pages) as u64;
+        let bytes = pages * 4096;
         if self.file_pages > 0 {
-            self.index = (self.index + self.filling.len() as u64) % self.file_pages;
+            self.index = (self.index + pages) % self.file_pages;
+        } else if self.large.is_some() {
+            // An endless file's index, for the folios' alignment.
+            self.index += pages;
         }
         std::mem::swap(&mut k.block.bios[bio].pages, &mut self.filling);
         k.submit_bio(bio, bytes);
         let thrashing = std::mem::take(&mut self.filling_thrashing);
-        self.in_flight.push_back((bio, thrashing));
+        self.in_flight.push_back((bio, thrashing, pages));
         Some(bio)
     }
 
     /// `filemap_read()` of the oldest window: wait for its read, mark its folios accessed
     /// and copy them to user space. Returns the bytes copied (0 if nothing was in flight).
     pub async fn read(&mut self, cx: &Cx) -> u64 {
-        let Some(&(bio, thrashing)) = self.in_flight.front() else {
+        let Some(&(bio, thrashing, n)) = self.in_flight.front() else {
             return 0;
         };
         // folio_wait_bit_common(): waiting for a restored workingset folio's read stalls.
@@ -326,8 +560,7 @@ impl SequentialReader {
         }
         let mut k = cx.k();
         let mut folios = std::mem::take(&mut k.block.bios[bio].pages);
-        let n = folios.len() as u64;
-        self.copy(&mut k, cx, &mut folios, true);
+        self.copy(&mut k, cx, &mut folios, n, true);
         folios.clear();
         k.block.bios[bio].pages = folios;
         let now = k.now;
@@ -339,8 +572,8 @@ impl SequentialReader {
     /// accessed (`folio_mark_accessed()`: a second access activates), the memory traffic and
     /// the copy's CPU time. With `variant.workingset` an activation ages the lruvec
     /// (`workingset_activation()`).
-    fn copy(&self, k: &mut Kernel, cx: &Cx, folios: &mut [u32], dma: bool) {
-        let n = folios.len() as u64;
+    /// `n` is their pages.
+    fn copy(&self, k: &mut Kernel, cx: &Cx, folios: &mut [u32], n: u64, dma: bool) {
         // The read's DMA and the copy's read hit the folios' node, the copy's write ours.
         let now = k.now;
         let page_node = folios

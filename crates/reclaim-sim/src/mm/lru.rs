@@ -6,7 +6,7 @@
 //! classic two-list LRU (MGLRU off). The per-CPU LRU-add batch's contents are here too; its
 //! drain, which takes the locks, is in `mm::swap`.
 
-use super::page::{pg, ListId, PageFields, Pages};
+use super::page::{folio_nr_pages, pg, ListId, PageFields, Pages};
 use super::zone::MAX_NR_ZONES;
 use crate::hw::lock::SpinLock;
 
@@ -141,11 +141,11 @@ impl Lruvec {
     }
 
     /// `lruvec_add_folio()` (caller holds lru_lock): folio `p` of zone `zone_idx` goes to the
-    /// head of `lru`, with PG_lru.
+    /// head of `lru`, with PG_lru; the list's size grows by its pages (`folio_nr_pages`).
     #[inline]
     pub fn add_folio(&mut self, pages: &mut Pages, p: u32, lru: usize, zone_idx: usize) {
-        self.zone_size[zone_idx][lru] += 1;
         let d = pages.fields_mut(p);
+        self.zone_size[zone_idx][lru] += folio_nr_pages(d);
         d.flags |= pg::LRU;
         d.lru = lru as u8;
         pages.add_head(self.lists[lru], p);
@@ -178,12 +178,12 @@ impl Lruvec {
     }
 
     /// `lruvec_del_folio()` (caller holds lru_lock): folio `p` of zone `zone_idx` leaves
-    /// `lru`, and PG_lru.
+    /// `lru`, and PG_lru; the list's size shrinks by its pages.
     #[inline]
     pub fn del_folio(&mut self, pages: &mut Pages, p: u32, lru: usize, zone_idx: usize) {
         pages.unlink(p);
         pages.clear(p, pg::LRU);
-        self.zone_size[zone_idx][lru] -= 1;
+        self.zone_size[zone_idx][lru] -= folio_nr_pages(pages.fields(p));
     }
 }
 

@@ -30,10 +30,24 @@ pub mod pg {
     pub const LOCKED: u16 = 1 << 10;
     /// PG_uptodate: its data has been read.
     pub const UPTODATE: u16 = 1 << 12;
+    /// PageTail: a page of a large folio other than its first (`compound_head` is the
+    /// folio's head, whose `PageDesc::order` is the folio's order). A tail page is on no
+    /// list, is neither free nor a folio of its own, and carries no other flag; `owner`
+    /// holds the head's pfn (mm/page_alloc.rs `prep_compound_folio`).
+    pub const TAIL: u16 = 1 << 14;
+}
+
+/// `folio_nr_pages()`: the pages of the folio whose head has fields `f` (`1 << order`).
+#[inline(always)]
+pub fn folio_nr_pages(f: &PageFields) -> u64 {
+    1u64 << f.order
 }
 
 /// What a page is, apart from its list links: the fields the rest of the model reads and
 /// writes. `lru` is the list the page is on (an `LruList` index) while `pg::LRU` is set.
+/// `order` is a free block's order on a buddy list (`pg::BUDDY`) and, on an allocated
+/// folio's head, the folio's order (`folio_order()`; 0 for the order-0 folios that are all
+/// the model had before large page-cache folios).
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
 pub struct PageFields {

@@ -33,6 +33,7 @@
 use crate::engine::Ns;
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::gfp::*;
+use crate::mm::page::pg;
 use crate::mm::percpu::STAT_INTERVAL_NS;
 use crate::mm::vmscan::try_to_free_pages;
 use crate::mm::vmstat::VmEvent;
@@ -611,6 +612,55 @@ impl Kernel {
         z.free_one_page(&mut self.mem.pages, p, order);
         self.percpu.pcp.mod_free(z, zi, cpu, 1i64 << order);
         self.count(VmEvent::Pgfree, 1u64 << order);
+    }
+
+    /// `prep_compound_page()` (`folio_alloc()` → `prep_new_page()` with `__GFP_COMP`, 6.x) of the block of `order` at `p` just allocated: the head keeps
+    /// the folio's order, every other page becomes a tail (`pg::TAIL`, its owner the head's
+    /// pfn) that nothing takes for a free page or a folio of its own. Order 0: nothing to do.
+    pub fn prep_compound_folio(&mut self, p: u32, order: u32) {
+        if order == 0 {
+            return;
+        }
+        self.mem.pages.fields_mut(p).order = order as u8;
+        for t in p + 1..p + (1u32 << order) {
+            let f = self.mem.pages.fields_mut(t);
+            debug_assert_eq!(f.flags, 0, "a tail page of a block just allocated");
+            f.flags = pg::TAIL;
+            f.owner = p;
+        }
+    }
+
+    /// The end of `free_unref_folios()` (6.x) for large folio `p`, reclaimed or put by the
+    /// task on `cpu`: its tail pages are cleared (`free_tail_page_prepare`) and the folio
+    /// goes back to its zone's buddy lists under zone->lock as one block of its order
+    /// (`free_one_page()`, merging with its buddies). The caller counts PGFREE, as for
+    /// [`Kernel::free_unref_folios`].
+    /// Departure: 6.x keeps orders up to PAGE_ALLOC_COSTLY_ORDER and the PMD order on the
+    /// per-CPU lists too (`pcp_allowed_order`); the model's per-CPU lists hold order-0 pages
+    /// only (`mm::pcp`), and its order > 0 allocations take blocks from the buddy lists, so
+    /// frees go there alike.
+    pub fn free_large_folio(&mut self, p: u32, cpu: u32) {
+        let order = u32::from(self.mem.pages.fields(p).order);
+        debug_assert!(order > 0);
+        self.vmstat_update();
+        for t in p + 1..p + (1u32 << order) {
+            let f = self.mem.pages.fields_mut(t);
+            debug_assert_eq!(f.flags, pg::TAIL, "pfn {t} is a tail of {p}");
+            f.flags = 0;
+            f.owner = crate::mm::page::NO_OWNER;
+        }
+        let f = self.mem.pages.fields_mut(p);
+        f.flags = 0;
+        f.owner = crate::mm::page::NO_OWNER;
+        f.order = 0;
+        let zi = self.page_zone(p);
+        let at = self.clock();
+        let cpu_node = self.cpus.node_of(cpu);
+        let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
+        self.charge(lock.total());
+        let z = &mut self.mem.zones[zi];
+        z.free_one_page(&mut self.mem.pages, p, order);
+        self.percpu.pcp.mod_free(z, zi, cpu, 1i64 << order);
     }
 
     /// `wake_all_kswapds()`: wake the kswapd of each node in the zonelist once.

@@ -4,7 +4,7 @@
 
 use crate::kernel::Kernel;
 use crate::mm::lru::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON};
-use crate::mm::page::pg;
+use crate::mm::page::{folio_nr_pages, pg};
 use crate::mm::vmstat::VmEvent;
 
 impl Kernel {
@@ -82,7 +82,7 @@ impl Kernel {
     }
 
     /// A read into `folios` has completed: each folio still owned by `owner` is unlocked,
-    /// marked uptodate and then `folio_mark_accessed()`, in order. Returns how many were
+    /// marked uptodate and then `folio_mark_accessed()`, in order. Returns the pages of those
     /// activated (the caller charges the lru_lock). `folios` is reordered.
     ///
     /// The first step of `folio_mark_accessed()`, which every folio of a streaming read
@@ -109,7 +109,8 @@ impl Kernel {
         }
         let mut activated = 0;
         for &p in &folios[..referenced] {
-            activated += u64::from(self.folio_activate(p, self.mem.pages.flags(p)));
+            let nr = folio_nr_pages(self.mem.pages.fields(p));
+            activated += nr * u64::from(self.folio_activate(p, self.mem.pages.flags(p)));
         }
         activated
     }
@@ -141,7 +142,8 @@ impl Kernel {
             lru + 1
         };
         lruvec.add_folio(&mut self.mem.pages, p, active, zone_idx);
-        self.count(VmEvent::Pgactivate, 1);
+        let nr = folio_nr_pages(self.mem.pages.fields(p));
+        self.count(VmEvent::Pgactivate, nr);
         true
     }
 }

@@ -35,7 +35,7 @@ use crate::mm::compaction::compaction_ready;
 use crate::mm::gfp::{gfp_zone, Gfp};
 use crate::mm::lru::*;
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
-use crate::mm::page::pg;
+use crate::mm::page::{folio_nr_pages, pg};
 use crate::mm::page_alloc::PAGE_ALLOC_COSTLY_ORDER;
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{MAX_NR_ZONES, WMARK_MIN, ZONE_NORMAL};
@@ -140,6 +140,7 @@ pub struct Isolated {
     n: usize,
     lru: usize,
     nr_scanned: u64,
+    nr_taken: u64,
 }
 
 impl Isolated {
@@ -148,9 +149,14 @@ impl Isolated {
         &self.pages[..self.n]
     }
 
-    /// Folios scanned to take them.
+    /// Pages scanned to take them.
     pub fn nr_scanned(&self) -> u64 {
         self.nr_scanned
+    }
+
+    /// Pages taken (`nr_taken`: the folios' `folio_nr_pages()`).
+    pub fn nr_taken(&self) -> u64 {
+        self.nr_taken
     }
 
     /// The list they were taken from.
@@ -165,6 +171,7 @@ impl Isolated {
             n: 0,
             lru,
             nr_scanned: 0,
+            nr_taken: 0,
         }
     }
 }
@@ -706,6 +713,9 @@ impl Kernel {
         sc: &ScanControl,
         dst: &mut Isolated,
     ) -> (u64, u64) {
+        if self.variant.large_folio_readahead {
+            return self.isolate_lru_folios_nr_pages(lv, nr_to_scan, lru, sc, dst);
+        }
         let list = self.memcg.lruvecs[lv].list(lru);
         let mut scan = 0;
         let mut total_scan = 0;
@@ -758,6 +768,60 @@ impl Kernel {
         (total_scan, dst.n as u64)
     }
 
+    /// `isolate_lru_folios()` (6.x) where folios may be large: one folio at a time from the
+    /// tail, each counted by its pages (`nr_pages = folio_nr_pages(folio)`) in `total_scan`,
+    /// in `scan` unless its zone is above reclaim_idx (skipped), and in `nr_taken`; the loop
+    /// ends once `scan` reaches `nr_to_scan`, so one order-9 folio ends a 32-page request
+    /// at 512 scanned. Returns `(total_scan, nr_taken)`, in pages. The order-0 model's
+    /// [`Kernel::isolate_lru_folios`] counts the same way, a run at a time.
+    fn isolate_lru_folios_nr_pages(
+        &mut self,
+        lv: usize,
+        nr_to_scan: u64,
+        lru: usize,
+        sc: &ScanControl,
+        dst: &mut Isolated,
+    ) -> (u64, u64) {
+        let list = self.memcg.lruvecs[lv].list(lru);
+        let (mut scan, mut total_scan, mut nr_taken) = (0, 0, 0);
+        let mut skipped = [0u64; MAX_NR_ZONES];
+        let mut taken = [0u64; MAX_NR_ZONES];
+        let mut skip_head: Vec<u32> = Vec::new();
+        while scan < nr_to_scan && dst.n < dst.pages.len() {
+            let Some(p) = self.mem.pages.tail(list) else {
+                break;
+            };
+            let nr_pages = folio_nr_pages(self.mem.pages.fields(p));
+            let zone_idx = self.page_zonenum(p);
+            total_scan += nr_pages;
+            self.mem.pages.unlink(p);
+            if zone_idx > sc.reclaim_idx {
+                skipped[zone_idx] += nr_pages;
+                skip_head.push(p);
+                continue;
+            }
+            scan += nr_pages;
+            self.mem.pages.clear(p, pg::LRU);
+            nr_taken += nr_pages;
+            taken[zone_idx] += nr_pages;
+            dst.pages[dst.n] = p;
+            dst.n += 1;
+        }
+        let zone_size = &mut self.memcg.lruvecs[lv].zone_size;
+        for (z, &t) in taken.iter().enumerate() {
+            zone_size[z][lru] -= t;
+        }
+        for (z, &n) in skipped.iter().enumerate() {
+            if n > 0 {
+                self.stats.events.count_zid(VmEvent::PgskipDma, z, n);
+            }
+        }
+        for p in skip_head {
+            self.mem.pages.add_head(list, p);
+        }
+        (total_scan, nr_taken)
+    }
+
     /// The first half of `shrink_inactive_list()`: isolate a batch under lru_lock into
     /// `batch` (left empty if nothing was taken) and count it.
     fn isolate_batch(
@@ -792,6 +856,7 @@ impl Kernel {
         self.count(VmEvent::pgscan_type(file), nr_scanned);
         sc.nr_scanned += nr_scanned;
         batch.nr_scanned = nr_scanned;
+        batch.nr_taken = nr_taken;
     }
 
     /// A PGSCAN_*/PGSTEAL_* count of reclaim on lruvec `lv`: in /proc/vmstat unless it is
@@ -821,7 +886,8 @@ impl Kernel {
     }
 
     /// `shrink_active_list()`: every folio that is not an executable mapped file folio is
-    /// deactivated (PG_workingset set, head of the inactive list).
+    /// deactivated (PG_workingset set, head of the inactive list). `nr_to_scan` and the
+    /// counts are pages, a large folio counting all of its.
     pub(crate) fn shrink_active_list(
         &mut self,
         lv: usize,
@@ -838,6 +904,7 @@ impl Kernel {
                 break;
             };
             let zone_idx = self.page_zonenum(p);
+            let nr_pages = folio_nr_pages(self.mem.pages.fields(p));
             let lruvec = &mut self.memcg.lruvecs[lv];
             lruvec.del_folio(&mut self.mem.pages, p, lru, zone_idx);
             self.mem.pages.clear(p, pg::ACTIVE);
@@ -850,7 +917,7 @@ impl Kernel {
                 self.mm.test_and_clear_young(idx);
                 mapped += 1;
             }
-            taken += 1;
+            taken += nr_pages;
         }
         self.count(VmEvent::Pgrefill, taken);
         self.count(VmEvent::Pgdeactivate, taken);
@@ -873,3 +940,7 @@ impl Kernel {
 #[cfg(test)]
 #[path = "vmscan_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "large_folio_tests.rs"]
+mod large_folio_tests;

@@ -38,10 +38,16 @@
 //!    PG_reclaim, `nr_vmscan_write`, `mm_vmscan_write_folio`, and a write of that one page at
 //!    its place in the file (a seek on a rotating disk), its CPU cost `costs.swap_out_ns`
 //!    (taken as the same as a swap write's);
-//! 7. clean: `__remove_mapping()` takes it out of the page cache (no shadow entry: the
-//!    page-cache workingset is not modelled) or the swap cache (`__delete_from_swap_cache()`,
-//!    the slot staying with the page table's swap entry, and a shadow left in it), and the
-//!    folio is freed.
+//! 7. clean: `__remove_mapping()` takes it out of the page cache (a shadow entry with
+//!    `variant.workingset`, one for a large folio over all its indices) or the swap cache
+//!    (`__delete_from_swap_cache()`, the slot staying with the page table's swap entry, and
+//!    a shadow left in it), and the folio is freed.
+//!
+//! A large page-cache folio (`variant.large_folio_readahead`) is one folio of the batch: the
+//! counts (`nr_taken`, reclaimed, activated, kept) are its pages (`folio_nr_pages`), its CPU
+//! work one folio's, and a freed one goes back to the buddy lists as one block of its order
+//! (`Kernel::free_large_folio`). Departure: the kernel's freeing touches each tail page
+//! (`free_tail_page_prepare`), which the model does not charge.
 //!
 //! Departures: swap-out waits for the device's tags (`vmscan::swap_wait_for_tag`) rather
 //! than through `reclaim_throttle()`; the per-filesystem `->writepage` behaviours (xfs,
@@ -60,7 +66,7 @@
 use crate::kernel::Kernel;
 use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};
 use crate::mm::lru::{folio_lru_list, is_file_lru};
-use crate::mm::page::{pg, PageFields, NO_OWNER};
+use crate::mm::page::{folio_nr_pages, pg, PageFields, NO_OWNER};
 use crate::mm::vma::{swp_entry, swp_pte};
 use crate::mm::vmscan::{Isolated, ReclaimNr, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::VmEvent;
@@ -130,6 +136,11 @@ impl Kernel {
         let cpu = self.sched.tasks[self.current as usize].cpu;
         let mut freed = [0u32; BATCH];
         let mut nr_freed = 0;
+        // Large folios freed (page cache, `variant.large_folio_readahead`), and the pages
+        // of all freed.
+        let mut freed_large = [0u32; BATCH];
+        let mut nr_freed_large = 0;
+        let mut reclaimed = 0u64;
         let mut back = [0u32; BATCH];
         let mut nr_back = 0;
         // The index in `back` of each folio to write (its swap entry says where): small, as
@@ -139,10 +150,19 @@ impl Kernel {
         let (mut nr_activate, mut nr_ref_keep) = (0u64, 0u64);
         for (k, &p) in batch.pages().iter().enumerate() {
             self.mem.pages.prefetch_ahead(batch.pages(), k);
-            match self.folio_verdict(p, cpu, sc, &mut state) {
+            let verdict = self.folio_verdict(p, cpu, sc, &mut state);
+            // The folio's pages (`folio_nr_pages`): its order outlives the verdict.
+            let nr_pages = folio_nr_pages(self.mem.pages.fields(p));
+            match verdict {
                 Verdict::Free => {
-                    freed[nr_freed] = p;
-                    nr_freed += 1;
+                    reclaimed += nr_pages;
+                    if nr_pages > 1 {
+                        freed_large[nr_freed_large] = p;
+                        nr_freed_large += 1;
+                    } else {
+                        freed[nr_freed] = p;
+                        nr_freed += 1;
+                    }
                     continue;
                 }
                 Verdict::Pageout => {
@@ -155,10 +175,10 @@ impl Kernel {
                 }
                 Verdict::Activate => {
                     self.activate_locked(p);
-                    nr_activate += 1;
+                    nr_activate += nr_pages;
                 }
-                Verdict::Keep => nr_ref_keep += 1,
-                Verdict::KeepLocked => nr_ref_keep += u64::from(!file),
+                Verdict::Keep => nr_ref_keep += nr_pages,
+                Verdict::KeepLocked => nr_ref_keep += nr_pages * u64::from(!file),
             }
             back[nr_back] = p;
             nr_back += 1;
@@ -169,10 +189,12 @@ impl Kernel {
         let c = &self.costs;
         // Memory-bound: struct page, mapping and xarray cache misses, slower as the node's
         // memory load grows (hw/memory.rs), as the copy to user space is. An anon folio's
-        // reverse map is walked (`folio_referenced()`), a page-cache folio's is empty.
-        let nr = batch.pages().len() as u64;
-        let rmap_walks = if file { 0 } else { nr };
-        let work = nr * c.shrink_folio_ns
+        // reverse map is walked (`folio_referenced()`), a page-cache folio's is empty. The
+        // work is per folio, however large; the counts below are of pages (`nr_taken`).
+        let nr_folios = batch.pages().len() as u64;
+        let nr = batch.nr_taken();
+        let rmap_walks = if file { 0 } else { nr_folios };
+        let work = nr_folios * c.shrink_folio_ns
             + rmap_walks * c.folio_referenced_ns
             + (unmapped.folios + nr_file_writes as u64) * c.swap_out_ns
             + unmapped.remote_flushes * c.tlb_flush_ipi_ns;
@@ -207,6 +229,7 @@ impl Kernel {
                         self.remove_mapping(p, area, slot, sc.target_mem_cgroup);
                         freed[nr_freed] = p;
                         nr_freed += 1;
+                        reclaimed += 1;
                         back[i as usize] = FREED;
                     }
                 }
@@ -216,6 +239,9 @@ impl Kernel {
             self.pageout_file_folios(&back, &file_writes[..nr_file_writes]);
         }
         self.free_isolated_folios(&freed[..nr_freed], cpu_node);
+        for &p in &freed_large[..nr_freed_large] {
+            self.free_large_folio(p, cpu);
+        }
         // move_folios_to_lru(): lru_lock is taken even for an empty list. Kept folios go
         // back to the head of their list, activated ones to the active list, each
         // activation ageing the lruvec (5.9 on: workingset_age_nonresident).
@@ -234,7 +260,6 @@ impl Kernel {
         if !self.variant.anon_lru_before_5_9 && nr_activate > 0 {
             self.workingset_age_nonresident(lv, nr_activate);
         }
-        let reclaimed = nr_freed as u64;
         let pgdat = &mut self.mem.nodes[nid as usize];
         pgdat.nr_isolated[file as usize] -= nr;
         if file {
@@ -545,8 +570,15 @@ impl Kernel {
         } else {
             0
         };
-        self.address_spaces
-            .delete_folio(mapping, u64::from(index), shadow);
+        let nr = folio_nr_pages(self.mem.pages.fields(p));
+        if nr > 1 {
+            // One shadow for the folio, over all its indices.
+            self.address_spaces
+                .delete_large_folio(mapping, u64::from(index), nr, shadow);
+        } else {
+            self.address_spaces
+                .delete_folio(mapping, u64::from(index), shadow);
+        }
         remove_page_cache_folio(self.mem.pages.fields_mut(p))
     }
 }

@@ -33,7 +33,7 @@
 use crate::kernel::Kernel;
 use crate::mm::lru::{LRU_ACTIVE_ANON, LRU_ACTIVE_FILE, LRU_INACTIVE_ANON, LRU_INACTIVE_FILE};
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
-use crate::mm::page::pg;
+use crate::mm::page::{folio_nr_pages, pg};
 
 /// A shadow is present (a slot without one holds 0).
 const SHADOW_PRESENT: u64 = 1 << 63;
@@ -61,11 +61,13 @@ impl Kernel {
 
     /// `workingset_eviction()` of folio `p` (anon, or page cache), reclaimed for
     /// `target_memcg`: its shadow, which ages the lruvec.
+    /// A large folio leaves one shadow and ages the lruvec by its pages.
     pub fn workingset_eviction(&mut self, p: u32, target_memcg: u16) -> u64 {
         let nid = self.mem.zones[self.page_zone(p)].nid;
         let lv = self.mem_cgroup_lruvec(target_memcg, nid);
         let age = self.memcg.lruvecs[lv].nonresident_age & AGE_MASK;
-        self.workingset_age_nonresident(lv, 1);
+        let nr = folio_nr_pages(self.mem.pages.fields(p));
+        self.workingset_age_nonresident(lv, nr);
         let workingset = if self.mem.pages.flags(p) & pg::WORKINGSET != 0 {
             SHADOW_WORKINGSET
         } else {
@@ -109,21 +111,23 @@ impl Kernel {
     /// shadow `shadow` was, before it goes on an LRU: counted, and activated if it was
     /// evicted recently (PG_workingset restored if it had it). Returns the flags the caller
     /// sets on the folio (PG_active, PG_workingset).
+    /// A large folio's counts are its pages (`folio_nr_pages`, 6.x).
     pub fn workingset_refault(&mut self, p: u32, memcg: u16, shadow: u64, file: bool) -> u16 {
         let nid = self.mem.zones[self.page_zone(p)].nid;
-        self.mem.nodes[nid as usize].workingset.refault[usize::from(file)] += 1;
+        let nr = folio_nr_pages(self.mem.pages.fields(p));
+        self.mem.nodes[nid as usize].workingset.refault[usize::from(file)] += nr;
         let (recent, workingset) = self.workingset_test_recent(shadow, file);
         if !recent {
             return 0;
         }
         let lv = self.mem_cgroup_lruvec(memcg, nid);
-        self.workingset_age_nonresident(lv, 1);
+        self.workingset_age_nonresident(lv, nr);
         let ws = &mut self.mem.nodes[nid as usize].workingset;
-        ws.activate[usize::from(file)] += 1;
+        ws.activate[usize::from(file)] += nr;
         if workingset {
-            ws.restore[usize::from(file)] += 1;
+            ws.restore[usize::from(file)] += nr;
             // lru_note_cost_refault(): the restored folio's I/O counts as its list's cost.
-            self.memcg.lruvecs[lv].note_cost(file, 1, 0);
+            self.memcg.lruvecs[lv].note_cost(file, nr, 0);
             pg::ACTIVE | pg::WORKINGSET
         } else {
             pg::ACTIVE

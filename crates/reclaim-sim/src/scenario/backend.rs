@@ -116,10 +116,13 @@ impl Scenario {
                 }
             }
             Backend::Live => {
-                // `workingset` is the kernel's own (every 6.x kernel keeps page-cache shadows):
-                // a scenario that models it, or leaves it out, runs live as it is.
+                // `workingset` and `large_folio_readahead` are the kernel's own (every 6.x
+                // kernel keeps page-cache shadows, and reads ahead into large folios on a
+                // filesystem that supports them): a scenario that models them, or leaves them
+                // out, runs live as it is.
                 let live_kernel = Variant {
                     workingset: self.variant.workingset,
+                    large_folio_readahead: self.variant.large_folio_readahead,
                     ..Variant::default()
                 };
                 if let Some(key) = first_difference(&self.variant, &live_kernel) {

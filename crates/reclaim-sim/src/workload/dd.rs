@@ -4,7 +4,9 @@
 //! * `iflag=direct`: each read is one request of `bs` bytes DMAed into the user buffer; the
 //!   page cache is not touched.
 //! * buffered: reads go through the page cache (`mm::filemap::SequentialReader`): readahead
-//!   windows of `read_ahead_kb` (at most `bs`), `readahead_depth` of them in flight.
+//!   windows of `read_ahead_kb` (at most `bs`), `readahead_depth` of them in flight, in
+//!   large folios with `variant.large_folio_readahead`; a window's copy marks each folio it
+//!   spans accessed once.
 //!
 //! Tasks alternate between nodes and fill each node's CPUs from the first, as the seed's
 //! script starts them; each reads its own file (mapping).
@@ -152,7 +154,7 @@ struct Dd {
 
 impl Workload for Dd {
     fn start(&mut self, sim: &mut Sim) {
-        let (nodes, cpn, ndev, ra_kb, noretry) = {
+        let (nodes, cpn, ndev, ra_kb, noretry, large) = {
             let k = sim.k();
             (
                 k.mem.nodes.len() as u32,
@@ -160,6 +162,7 @@ impl Workload for Dd {
                 k.block.devices.len(),
                 k.sysctl.read_ahead_kb,
                 k.variant.readahead_noretry,
+                k.variant.large_folio_readahead,
             )
         };
         let p = &self.params;
@@ -186,6 +189,7 @@ impl Workload for Dd {
                     p.readahead_depth as usize,
                     noretry,
                 )
+                .with_large_folios(large)
                 .with_file(&mut sim.k(), p.file_mb * 256);
                 sim.spawn("dd".into(), cpu, TaskClass::Workload, move |cx| {
                     dd_buffered(cx, file, reader, bytes)

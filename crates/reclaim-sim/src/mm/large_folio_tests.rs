@@ -1,0 +1,283 @@
+//! Unit tests of large page-cache folios (`variant.large_folio_readahead`): the readahead
+//! order ramp of `page_cache_ra_order()`, reclaim counting a folio's pages, the fallback to
+//! order 0, one place for every page, and determinism.
+
+use crate::kernel::Kernel;
+use crate::mm::gfp::GFP_HIGHUSER_MOVABLE;
+use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
+use crate::mm::page::pg;
+use crate::mm::vmscan::{try_to_free_pages, Isolated, ScanControl};
+use crate::mm::vmstat::VmEvent;
+use crate::mm::zone::ZONE_NORMAL;
+use crate::process::Sim;
+use crate::sched::TaskClass;
+use crate::testing::*;
+use crate::workload;
+
+const LARGE: &str = "[variant]\nlarge_folio_readahead = true\n";
+
+/// A dd reader (one task, depth 2) with `bs` = `block_kb` of a file of `file_mb`.
+fn add_reader(sim: &mut Sim, block_kb: i64, file_mb: i64) {
+    let mut table = toml::Table::new();
+    table.insert("tasks".into(), 1.into());
+    table.insert("block_kb".into(), block_kb.into());
+    table.insert("file_mb".into(), file_mb.into());
+    let mut dd = workload::dd::REGISTRATION.build.expect("dd is simulated")(&table);
+    dd.start(sim);
+}
+
+fn pgpgin_kb(sim: &Sim) -> u64 {
+    sim.k().stats.events.get(VmEvent::PgpginKb)
+}
+
+/// Runs events until `kb` KiB have been read (at most `limit` events).
+fn read_kb(sim: &mut Sim, kb: u64, limit: usize) {
+    for _ in 0..limit {
+        if pgpgin_kb(sim) >= kb {
+            return;
+        }
+        run_next(sim);
+    }
+    panic!("read {} KiB of {kb} in {limit} events", pgpgin_kb(sim));
+}
+
+/// The page-cache folios of node 0's file lists as (file index, order), by index.
+fn cached_folios(k: &mut Kernel) -> Vec<(u32, u8)> {
+    let folios: Vec<u32> = [LRU_INACTIVE_FILE, LRU_ACTIVE_FILE]
+        .iter()
+        .flat_map(|&lru| k.mem.pages.iter(k.memcg.lruvecs[0].list(lru)))
+        .collect();
+    let mut v: Vec<(u32, u8)> = folios
+        .into_iter()
+        .map(|p| {
+            let index = k.mem.page_ext.index_mut()[p as usize];
+            (index, k.mem.pages.fields(p).order)
+        })
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// The orders the windows of `window` pages were read in, from the cached folios of a file
+/// read once (each window's folios must all be of one order and tile it).
+fn window_orders(k: &mut Kernel, window: u32) -> Vec<u8> {
+    let folios = cached_folios(k);
+    let mut orders: Vec<u8> = Vec::new();
+    let mut next = 0;
+    for (index, order) in folios {
+        assert_eq!(index, next, "folios tile the file");
+        next += 1 << order;
+        let w = (index / window) as usize;
+        if w == orders.len() {
+            orders.push(order);
+        }
+        assert_eq!(orders[w], order, "window {w} of one order");
+    }
+    orders
+}
+
+fn check_places(k: &Kernel) {
+    assert_eq!(k.check_lists(), Ok(()));
+    assert_eq!(k.check_conservation(0), Ok(()));
+}
+
+#[test]
+fn the_order_ramps_by_two_a_window_to_the_pmd_order() {
+    // read_ahead_kb 8192 and bs = 8 MiB: windows of 2048 pages. The first (index 0) is the
+    // synchronous one, `page_cache_sync_ra()`: ra->order = 0. Each next one is asynchronous,
+    // `page_cache_async_ra()`: ra->order += 2, then page_cache_ra_order() keeps
+    // min(order, MAX_PAGECACHE_ORDER = 9, ilog2(2048) = 11): 2, 4, 6, 8, min(10, 9) = 9, and
+    // 9 + 2 capped to 9 again. Each window is aligned (a multiple of 2048), so no folio is
+    // lowered for alignment. The measured host file read (2048 order-0, 512 order-2, 128
+    // order-4, 32 order-6, 8 order-8, then order-9 folios) is this sequence.
+    let mut sim = Sim::new(kernel_with(
+        512,
+        0,
+        &format!("{LARGE}[sysctl]\nread_ahead_kb = 8192\n"),
+    ));
+    add_reader(&mut sim, 8192, 64);
+    read_kb(&mut sim, 64 << 10, 1_000_000);
+    let mut k = sim.k();
+    assert_eq!(window_orders(&mut k, 2048), [0, 2, 4, 6, 8, 9, 9, 9]);
+    let folios = cached_folios(&mut k);
+    assert_eq!(folios.len(), 2048 + 512 + 128 + 32 + 8 + 3 * 4);
+    assert_eq!(
+        k.mem.nodes[0].nr_file_pages, 16384,
+        "NR_FILE_PAGES counts pages"
+    );
+    assert_eq!(
+        k.memcg.lruvecs[0].total(LRU_INACTIVE_FILE),
+        16384,
+        "the list's size counts pages"
+    );
+    check_places(&k);
+}
+
+#[test]
+fn the_order_is_capped_by_the_window() {
+    // Windows of 64 pages (read_ahead_kb 256, bs 256 KiB): 0, 2, 4, then 6 = ilog2(64), and
+    // 6 + 2 = 8 capped to 6 from then on.
+    let mut sim = Sim::new(kernel_with(
+        64,
+        0,
+        &format!("{LARGE}[sysctl]\nread_ahead_kb = 256\n"),
+    ));
+    add_reader(&mut sim, 256, 2);
+    read_kb(&mut sim, 2 << 10, 1_000_000);
+    let mut k = sim.k();
+    assert_eq!(window_orders(&mut k, 64), [0, 2, 4, 6, 6, 6, 6, 6]);
+    check_places(&k);
+}
+
+#[test]
+fn without_the_switch_every_folio_is_order_0() {
+    let mut sim = Sim::new(kernel_with(64, 0, "[sysctl]\nread_ahead_kb = 256\n"));
+    add_reader(&mut sim, 256, 2);
+    read_kb(&mut sim, 2 << 10, 1_000_000);
+    assert_eq!(window_orders(&mut sim.k(), 64), [0; 8]);
+}
+
+/// A kernel whose Normal zone holds `nr` order-9 page-cache folios on the inactive file
+/// list (of an endless file: no index), clean and unreferenced, and a task to reclaim.
+fn order9_lru(nr: u32) -> (Sim, Vec<u32>) {
+    let mut k = kernel_with(512, 0, LARGE);
+    let normal = zone_of(&k, ZONE_NORMAL);
+    let mut folios = Vec::new();
+    for _ in 0..nr {
+        let p = k.mem.zones[normal].rmqueue(&mut k.mem.pages, 9).unwrap();
+        k.prep_compound_folio(p, 9);
+        k.mem.pages.fields_mut(p).owner = 0;
+        k.memcg.lruvecs[0].add_folio(&mut k.mem.pages, p, LRU_INACTIVE_FILE, ZONE_NORMAL);
+        k.mem.nodes[0].nr_file_pages += 512;
+        folios.push(p);
+    }
+    k.percpu.pcp.fold_all(&mut k.mem.zones);
+    let sim = Sim::new(k);
+    (sim, folios)
+}
+
+#[test]
+fn a_32_page_batch_takes_one_order9_folio_and_frees_it_whole() {
+    let (sim, folios) = order9_lru(4);
+    let mut guard = sim.k();
+    let k = &mut *guard;
+    k.current = k.add_task("reclaimer".into(), 0, TaskClass::Workload);
+    let normal = zone_of(k, ZONE_NORMAL);
+    let free_before = k.mem.zones[normal].nr_free_pages;
+    let mut sc = ScanControl::new(false, 32, 0, ZONE_NORMAL);
+    let mut batch = Isolated::empty(LRU_INACTIVE_FILE);
+    // isolate_lru_folios(): scan < 32 before the tail folio, 512 after it: the loop ends.
+    k.isolate_batch(0, 32, &mut sc, 0, &mut batch);
+    assert_eq!(batch.pages(), &folios[..1], "the oldest folio, alone");
+    assert_eq!((batch.nr_scanned(), batch.nr_taken()), (512, 512));
+    assert_eq!(k.mem.nodes[0].nr_isolated[1], 512);
+    assert_eq!(k.memcg.lruvecs[0].total(LRU_INACTIVE_FILE), 3 * 512);
+    let reclaimed = k.shrink_folio_list(0, &batch, &mut sc, 0);
+    assert_eq!(reclaimed, 512);
+    assert_eq!(k.stats.events.get(VmEvent::PgscanDirect), 512);
+    assert_eq!(k.stats.events.get(VmEvent::PgstealDirect), 512);
+    assert_eq!(k.stats.events.get(VmEvent::Pgfree), 512);
+    assert_eq!(k.mem.nodes[0].nr_isolated[1], 0);
+    assert_eq!(k.mem.nodes[0].nr_file_pages, 3 * 512);
+    // One block of order 9 back on the buddy lists, not 512 pages on a per-CPU list.
+    assert_eq!(k.mem.zones[normal].nr_free_pages, free_before + 512);
+    assert_eq!(k.percpu.pcp.total(), 0);
+    let p = folios[0];
+    assert!((p..p + 512).all(|q| k.mem.pages.flags(q) & pg::TAIL == 0));
+    check_places(k);
+}
+
+#[test]
+fn direct_reclaim_stops_once_one_folio_passes_nr_to_reclaim() {
+    // 64 order-9 folios (32768 pages), no swap: get_scan_count() scans the inactive file list
+    // only, 32768 >> DEF_PRIORITY (12) = 8 pages. shrink_lruvec() asks shrink_list() for
+    // min(8, SWAP_CLUSTER_MAX) = 8; isolate_lru_folios() takes the tail folio (scan 0 < 8),
+    // 512 pages, and stops. 512 reclaimed ≥ nr_to_reclaim (32): do_try_to_free_pages()
+    // returns after the one priority, having scanned and reclaimed 512 pages (an order-0
+    // LRU would have given 8 at this priority and gone on to the next).
+    let (mut sim, _) = order9_lru(64);
+    let done = std::rc::Rc::new(std::cell::Cell::new(None));
+    let out = std::rc::Rc::clone(&done);
+    let id = sim.spawn(
+        "direct".into(),
+        0,
+        TaskClass::Workload,
+        move |cx| async move {
+            let n = try_to_free_pages(&cx, 0, 0, GFP_HIGHUSER_MOVABLE).await;
+            out.set(Some(n));
+        },
+    );
+    sim.k().sched.wake(id, 0);
+    for _ in 0..10_000 {
+        if done.get().is_some() {
+            break;
+        }
+        run_next(&mut sim);
+    }
+    assert_eq!(done.get(), Some(512));
+    let k = sim.k();
+    assert_eq!(k.stats.events.get(VmEvent::PgscanDirect), 512);
+    assert_eq!(k.stats.events.get(VmEvent::PgstealDirect), 512);
+    assert_eq!(allocstalls(&k), 1);
+    check_places(&k);
+}
+
+#[test]
+fn with_no_block_of_the_order_free_the_window_falls_back_to_order_0() {
+    // Every other page of the Normal zone held: 0-order free pages only, so every order > 0
+    // allocation fails (after its one round of direct reclaim, which finds only the locked
+    // pages of the window in flight) and page_cache_ra_order() reads the rest of its window
+    // in order-0 folios (do_page_cache_ra()).
+    let mut k = kernel_with(64, 0, &format!("{LARGE}[sysctl]\nread_ahead_kb = 256\n"));
+    let normal = zone_of(&k, ZONE_NORMAL);
+    let taken = fill_zone(&mut k, normal, 0, 0);
+    let (odd, even): (Vec<u32>, Vec<u32>) = taken.iter().partition(|&&p| p & 1 == 1);
+    for p in odd {
+        k.mem.zones[normal].free_one_page(&mut k.mem.pages, p, 0);
+    }
+    k.percpu.pcp.fold_all(&mut k.mem.zones);
+    assert!(k.mem.zones[normal].nr_free[1..].iter().all(|&n| n == 0));
+    let held = even.len() as u64;
+    let mut sim = Sim::new(k);
+    add_reader(&mut sim, 256, 1);
+    read_kb(&mut sim, 1 << 10, 1_000_000);
+    let mut k = sim.k();
+    let folios = cached_folios(&mut k);
+    assert_eq!(folios.len(), 256, "the whole file, page by page");
+    assert!(folios.iter().all(|&(_, order)| order == 0));
+    assert!(
+        allocstalls(&k) >= 3,
+        "each window's order > 0 attempt reclaimed once"
+    );
+    assert_eq!(k.stats.nr_oom_retries, 0, "__GFP_NORETRY: no retry");
+    assert_eq!(k.check_lists(), Ok(()));
+    assert_eq!(k.check_conservation(held), Ok(()));
+}
+
+/// A squeezed reader of large folios run for `events` events: its counters and the order of
+/// its inactive list.
+fn squeezed_run(events: usize) -> (Vec<u64>, Vec<u32>) {
+    let mut sim = Sim::new(kernel_with(
+        64,
+        0,
+        &format!("{LARGE}workingset = true\n[sysctl]\nread_ahead_kb = 1024\n"),
+    ));
+    add_kswapd(&mut sim);
+    add_reader(&mut sim, 1024, 128);
+    for _ in 0..events {
+        run_next(&mut sim);
+    }
+    let k = sim.k();
+    check_places(&k);
+    let list = k.memcg.lruvecs[0].list(LRU_INACTIVE_FILE);
+    (k.stats.events.v.to_vec(), k.mem.pages.iter(list).collect())
+}
+
+#[test]
+fn a_reader_under_reclaim_is_deterministic_and_keeps_every_page_in_one_place() {
+    // A 128 MiB file through 64 MiB of memory: kswapd and direct reclaim free large folios
+    // while the reader allocates them.
+    let a = squeezed_run(200_000);
+    assert!(a.0[VmEvent::PgstealKswapd as usize] + a.0[VmEvent::PgstealDirect as usize] > 0);
+    assert_eq!(a, squeezed_run(200_000));
+}
