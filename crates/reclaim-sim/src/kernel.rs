@@ -265,10 +265,10 @@ impl Kernel {
     /// `submit_bio()` of I/O `bio` at the current task's clock: the device takes it and says
     /// when it completes.
     pub fn submit_bio(&mut self, bio: u32, bytes: u64) {
-        let (dev, op) = (self.block.bios[bio].dev, self.block.bios[bio].op);
+        let op = self.block.bios[bio].op;
         let at = self.clock();
         let segments = self.bio_segments(bio, bytes);
-        self.block.bios[bio].done_at = self.block.devices[dev].submit_sg(op, at, bytes, segments);
+        self.block.submit_bio(bio, at, bytes, None, segments);
         if op == Op::Read {
             self.count(VmEvent::PgpginKb, bytes / 1024);
         } else {
@@ -307,11 +307,11 @@ impl Kernel {
     /// `submit_bio()` of swap I/O `bio` at byte `offset` of its device, with its completion
     /// queued (`Bio::end_io`); a rotational device seeks to a non-contiguous offset.
     pub fn submit_bio_endio_at(&mut self, bio: u32, bytes: u64, offset: u64) {
-        let (dev, op) = (self.block.bios[bio].dev, self.block.bios[bio].op);
+        let op = self.block.bios[bio].op;
         let at = self.clock();
         let segments = self.bio_segments(bio, bytes);
-        self.block.bios[bio].done_at =
-            self.block.devices[dev].submit_sg_at(op, at, bytes, offset, segments);
+        self.block
+            .submit_bio(bio, at, bytes, Some(offset), segments);
         if op == Op::Read {
             self.count(VmEvent::PgpginKb, bytes / 1024);
         } else {

@@ -228,9 +228,20 @@ pub struct Device {
     /// request that does not start where the previous one ended (swap I/O, whose offsets
     /// the model knows; 0: none, as for flash).
     pub seek_us: f64,
+    /// The distance (MB) over which a seek costs the whole `seek_us`; shorter ones cost
+    /// `seek_us · sqrt(distance / span)` (hw/elevator.rs). 0: every seek costs `seek_us`.
+    /// Used with the elevator only.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub seek_span_mb: f64,
     /// The queue's `rotational` flag: a swap area on it turns VMA swap readahead off
     /// (unless `[swap] nonrotational` marks it otherwise for the run).
     pub rotational: bool,
+    /// The I/O scheduler: `"deadline"` (hw/elevator.rs: requests sorted and merged, one at
+    /// a time on each disk, the seek priced by distance), the default on a rotational
+    /// device with a seek, or `"none"` (a FIFO transfer stage, each request costing
+    /// `seek_us` off the previous one's end), the default otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elevator: Option<ElevatorKind>,
     /// A RAID-0 (md `raid0`) of this many member disks, each with the keys above (its
     /// bandwidth, seek, request cost); none if absent. An I/O is split by stripe across
     /// the members, each with its own transfer stage and head (hw/block.rs).
@@ -241,6 +252,14 @@ pub struct Device {
     pub stripe_kb: Option<u64>,
 }
 
+/// `[machine] devices` `elevator`: the queue's I/O scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ElevatorKind {
+    None,
+    Deadline,
+}
+
 /// The most member disks a RAID-0 may have.
 pub const MAX_RAID0_DISKS: u32 = 64;
 
@@ -248,6 +267,15 @@ impl Device {
     /// Write bandwidth: `write_bandwidth_mb_s`, else the read bandwidth.
     pub fn write_mb_s(&self) -> f64 {
         self.write_bandwidth_mb_s.unwrap_or(self.bandwidth_mb_s)
+    }
+
+    /// Whether the queue has the deadline elevator: `elevator`, or by default a rotational
+    /// device with a seek.
+    pub fn has_elevator(&self) -> bool {
+        match self.elevator {
+            Some(e) => e == ElevatorKind::Deadline,
+            None => self.rotational && self.seek_us > 0.0,
+        }
     }
 
     /// What one program of a flash die writes: `program_us` of the write bandwidth, shared
@@ -278,6 +306,25 @@ impl Device {
             if !(0.0..=1.0).contains(&v) {
                 return Invalid::err(key, "expected a fraction from 0 to 1");
             }
+        }
+        if self.seek_us < 0.0 || !self.seek_us.is_finite() {
+            return Invalid::err("seek_us", "expected a non-negative number");
+        }
+        if self.seek_span_mb < 0.0 || !self.seek_span_mb.is_finite() {
+            return Invalid::err("seek_span_mb", "expected a non-negative number of MB");
+        }
+        if self.seek_span_mb > 0.0 && !self.has_elevator() {
+            return Invalid::err(
+                "seek_span_mb",
+                "expected the deadline elevator with a seek span (a rotational device with \
+                 `seek_us`, or `elevator = \"deadline\"`)",
+            );
+        }
+        if self.has_elevator() && self.dies > 0 {
+            return Invalid::err(
+                "elevator",
+                "expected no flash dies behind the deadline elevator",
+            );
         }
         if self.program_us < 0.0 || !self.program_us.is_finite() {
             return Invalid::err("program_us", "expected a non-negative number");
@@ -354,7 +401,9 @@ impl Default for Device {
             dies: 0,
             program_us: 0.0,
             seek_us: 0.0,
+            seek_span_mb: 0.0,
             rotational: false,
+            elevator: None,
             raid0_disks: None,
             stripe_kb: None,
         }

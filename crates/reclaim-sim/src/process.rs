@@ -230,6 +230,16 @@ impl Sim {
     /// completion event's turn (so among events of the same nanosecond it runs in the order
     /// it began to wait).
     pub fn complete_io(&mut self, bio: u32, at: Ns) {
+        {
+            // Behind an elevator, requests sorted ahead of the I/O's since its event was
+            // queued have moved its completion later: its event goes there.
+            let mut k = self.k();
+            let due = k.block.bios[bio].done_at;
+            if due > at {
+                k.sched.queue.push(due, crate::engine::EventKind::Io(bio));
+                return;
+            }
+        }
         let mut waiters = std::mem::take(&mut self.io_waiters);
         {
             let mut k = self.k();

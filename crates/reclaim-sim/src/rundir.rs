@@ -170,6 +170,8 @@ pub(crate) struct Baseline {
 /// The counters at `k.now`; the pressure totals as a read of /proc/pressure/memory then
 /// would aggregate them.
 pub(crate) fn baseline(k: &mut Kernel) -> Baseline {
+    let now = k.now;
+    k.block.sync(now);
     let (lock_acq, lock_contended) = k.memcg.lru_lock_counts();
     let psi_total = k.psi.read(k.now);
     Baseline {
@@ -263,6 +265,8 @@ fn push_json_line<T: Serialize>(out: &mut String, record: &T) {
 
 impl Samples {
     pub(crate) fn take(&mut self, k: &mut Kernel, prev: &Baseline, window_start: Ns) {
+        let now = k.now;
+        k.block.sync(now);
         let dt = secs(k.now - prev.at).max(1e-9);
         let t = secs(k.now - window_start);
         let total = k.psi.read(k.now);

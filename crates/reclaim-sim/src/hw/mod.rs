@@ -3,5 +3,6 @@
 
 pub mod block;
 pub mod cpu;
+pub mod elevator;
 pub mod lock;
 pub mod memory;

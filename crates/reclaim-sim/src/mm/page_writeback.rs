@@ -771,6 +771,46 @@ mod tests {
     }
 
     #[test]
+    fn a_turn_that_removes_its_inode_wraps_over_the_inodes_left() {
+        // Three files on device 0; the flusher's turn is at the second, closed, whose one
+        // dirty entry reclaim has written meanwhile (stale). That turn writes nothing and
+        // removes the inode, leaving two: the next turn's index (2) is past them and wraps
+        // to the first, whose pages go out. (Before the fix: an index out of bounds, the
+        // panic of seed 001's simple-wb USB run.)
+        let mut k = kernel_with(64, 0, "");
+        let zi = k.mem.zonelists[0][0];
+        let pages: Vec<u32> = (0..5)
+            .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
+            .collect();
+        for (mapping, range) in [(1u32, 0..2), (2, 2..3), (3, 3..5)] {
+            k.wb_new_inode(mapping, 0);
+            k.filemap_add_folios(mapping, &pages[range.clone()], 0);
+            k.generic_perform_write(mapping, 0, &pages[range], 0);
+        }
+        k.folio_start_writeback(pages[2]);
+        k.wb.written_by_reclaim += PAGE_SIZE;
+        k.wb_close_inode(2);
+        assert_eq!(k.wb.inodes.len(), 3);
+        k.wb.wbs[0].next_inode = 1;
+        let now = k.clock();
+        let (written, _) = k.writeback_chunk(0, now, MIN_WRITEBACK_PAGES).unwrap();
+        assert_eq!(written, 2);
+        let left: Vec<u32> = k.wb.inodes.iter().map(|i| i.mapping).collect();
+        assert_eq!(left, vec![1, 3]);
+        assert!(pages[..2]
+            .iter()
+            .all(|&p| k.mem.pages.flags(p) & pg::WRITEBACK != 0));
+        assert!(pages[3..]
+            .iter()
+            .all(|&p| k.mem.pages.flags(p) & pg::DIRTY != 0));
+        // The next chunk takes the third file's.
+        let (written, _) = k.writeback_chunk(0, now, MIN_WRITEBACK_PAGES).unwrap();
+        assert_eq!(written, 2);
+        assert_eq!(k.vmstat().stat("nr_dirty"), 0);
+        k.check_writeback().unwrap();
+    }
+
+    #[test]
     fn the_poll_interval_is_the_square_root_of_the_distance_to_the_limit() {
         assert_eq!(dirty_poll_interval(0, 1 << 20), 1 << 10);
         assert_eq!(dirty_poll_interval(1000, 1000 + 255), 1 << 3);

@@ -472,6 +472,8 @@ async fn shrink_inactive_list(
     }
     if !is_file_lru(lru) {
         swap_wait_for_tag(cx).await;
+    } else {
+        file_wait_for_request(cx).await;
     }
     let nr_reclaimed = cx.k().shrink_folio_list(lv, &batch, sc, cx.node);
     cond_resched(cx).await;
@@ -492,6 +494,24 @@ async fn swap_wait_for_tag(cx: &Cx) {
                 Some(dev) => k.block.devices[dev].tags_full(now),
                 None => None,
             }
+        };
+        match until {
+            Some(t) => sleep_until(cx, t).await,
+            None => return,
+        }
+    }
+}
+
+/// `pageout()` → `submit_bio()` of a dirty file folio sleeps in `get_request_wait()` (3.2)
+/// while a disk behind an elevator has `nr_requests` queued (hw/elevator.rs): reclaim's
+/// single-page writes queue without bound otherwise. Checked once before each file batch's
+/// `shrink_folio_list`, on every device with an elevator (devices without one: nothing).
+async fn file_wait_for_request(cx: &Cx) {
+    loop {
+        let until = {
+            let mut k = cx.k();
+            let now = k.clock();
+            k.block.request_wait(now)
         };
         match until {
             Some(t) => sleep_until(cx, t).await,
