@@ -449,12 +449,13 @@ impl Kernel {
             stats,
             workingset_file,
             events: self.stats.events.v,
+            compaction: self.mem.nodes.iter().any(|n| n.kcompactd.is_some()),
         }
     }
 
     /// Pages are conserved: every page is free (on the buddy or per-CPU lists), on an LRU
-    /// list, isolated, reserved by a
-    /// squeeze's hugetlb pages, or in flight in a task's hands (`held`). Checked in debug builds during every test run.
+    /// list, isolated, a hugetlb page's, a compaction's migration target, or in flight in
+    /// a task's hands (`held`). Checked in debug builds during every test run.
     pub fn check_conservation(&self, held: u64) -> Result<(), String> {
         let free = self.nr_free_pages();
         let on_lru: u64 = self
@@ -473,6 +474,7 @@ impl Kernel {
         // A squeeze's hugetlb pages left the buddy lists but stay managed.
         let held = held
             + self.mem.hugetlb_pages
+            + self.mem.compaction_freepages
             + self.percpu.pcp.total()
             + self
                 .percpu
@@ -483,6 +485,84 @@ impl Kernel {
         if free + on_lru + isolated + held != managed {
             return Err(format!(
                 "pages not conserved: free {free} + lru {on_lru} + isolated {isolated} + held {held} != managed {managed}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every page frame is in exactly one place (slow: tests only): inside one free block on
+    /// a buddy list, on one per-CPU list, in a folio on one LRU list (a large folio's tails
+    /// with it), in one CPU's LRU-add batch, in a compound page nobody owns (a hugetlb
+    /// page), or in `held` (pages the caller knows a task holds) — but for the isolated
+    /// folios and compactions' targets, which tasks hold in lists of their own: the pages in
+    /// no place are exactly as many.
+    pub fn check_page_places(&self, held: &[u32]) -> Result<(), String> {
+        use crate::mm::page::NO_OWNER;
+        use crate::mm::zone::{MIGRATE_TYPES, NR_PAGE_ORDERS};
+        let isolated: u64 = self
+            .mem
+            .nodes
+            .iter()
+            .map(|n| n.nr_isolated[0] + n.nr_isolated[1])
+            .sum();
+        let unlisted = isolated + self.mem.compaction_freepages;
+        let pages = &self.mem.pages;
+        let mut places = vec![0u8; pages.nr_pages() as usize];
+        let mut put = |p: u32, n: u32| {
+            for q in p..p + n {
+                places[q as usize] += 1;
+            }
+        };
+        for z in &self.mem.zones {
+            for o in 0..NR_PAGE_ORDERS {
+                for mt in 0..MIGRATE_TYPES {
+                    for p in pages.iter(z.free_lists[o][mt]) {
+                        put(p, 1 << o);
+                    }
+                }
+            }
+        }
+        for i in 0..self.percpu.pcp.count.len() {
+            for p in self.percpu.pcp.pages(i) {
+                put(p, 1);
+            }
+        }
+        for lv in &self.memcg.lruvecs {
+            for lru in 0..NR_LRU_LISTS {
+                for p in pages.iter(lv.list(lru)) {
+                    put(p, 1 << pages.fields(p).order);
+                }
+            }
+        }
+        for batch in &self.percpu.lru_add_anon {
+            for &p in batch {
+                put(p, 1);
+            }
+        }
+        for p in 0..pages.nr_pages() {
+            let f = pages.fields(p);
+            if f.order > 0 && f.flags & (pg::BUDDY | pg::TAIL | pg::LRU) == 0 && f.owner == NO_OWNER
+            {
+                put(p, 1 << f.order);
+            }
+        }
+        for &p in held {
+            put(p, 1);
+        }
+        if let Some(p) = places.iter().position(|&n| n > 1) {
+            return Err(format!(
+                "pfn {p} is in {} places (flags {:#x})",
+                places[p],
+                pages.flags(p as u32)
+            ));
+        }
+        let nowhere = places.iter().filter(|&&n| n == 0).count() as u64;
+        if nowhere != unlisted {
+            let p = places.iter().position(|&n| n == 0).unwrap_or(0);
+            return Err(format!(
+                "{nowhere} pages in no place (the first pfn {p}, flags {:#x}) != {isolated} isolated + {} compaction targets",
+                pages.flags(p as u32),
+                self.mem.compaction_freepages
             ));
         }
         Ok(())

@@ -68,12 +68,12 @@ pub fn page_state_bytes_needed(s: &Scenario) -> u64 {
         + swap
 }
 
-/// The workload's `(kind, resolved table)` and its background's, as `setup` builds them.
+/// The workload's `(kind, resolved table)` and its backgrounds', as `setup` builds them.
 fn workload_tables(s: &Scenario) -> Vec<(String, toml::Table)> {
     let mut params = s.workload.params.clone();
     params.remove("background");
     let mut tables = vec![(s.workload.kind.clone(), params)];
-    if let Some(bg) = s.workload.background() {
+    for (_, bg) in s.workload.backgrounds() {
         let mut bg = bg.clone();
         let kind = bg.remove("kind").and_then(|k| k.as_str().map(String::from));
         tables.push((kind.unwrap_or_default(), bg));
@@ -152,10 +152,11 @@ fn setup(s: &Scenario) -> (Sim, Box<dyn Workload>) {
     };
     let tables = workload_tables(s);
     let mut w = build(&tables[0]);
-    if let Some(bg) = tables.get(1) {
+    if tables.len() > 1 {
         w = Box::new(WithBackground {
             foreground: w,
-            background: build(bg),
+            background: tables[1..].iter().map(build).collect(),
+            list: s.workload.background().is_none(),
         });
     }
     w.start(&mut sim);

@@ -18,6 +18,8 @@ pub enum TaskClass {
     Kswapd,
     /// A device's flusher (a writeback kworker).
     Flusher,
+    /// A node's kcompactd thread.
+    Kcompactd,
 }
 
 impl TaskClass {
@@ -26,6 +28,7 @@ impl TaskClass {
             TaskClass::Workload => "workload",
             TaskClass::Kswapd => "kswapd",
             TaskClass::Flusher => "flusher",
+            TaskClass::Kcompactd => "kcompactd",
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The vmscan tracepoints the simulated kernel emits (include/trace/events/vmscan.h, 6.x
-//! layouts), written by reclaim-trace's `TraceWriter` in the live kernel's ftrace text
-//! format, so the same postprocessing reads real and simulated traces and what is printed
-//! is what the parser decodes. Tracing is opt-in per run.
+//! layouts) and the compaction ones (include/trace/events/compaction.h, 6.6), written by
+//! reclaim-trace's `TraceWriter` in the live kernel's ftrace text format, so the same
+//! postprocessing reads real and simulated traces and what is printed is what the parser
+//! decodes. Tracing is opt-in per run.
 
 use std::io::Write;
 
@@ -13,8 +14,10 @@ use reclaim_trace::writer::{Context, TraceWriter};
 
 use crate::engine::{Ns, NSEC_PER_USEC};
 use crate::kernel::Kernel;
+use crate::mm::compaction::{CompactControl, CompactPriority, CompactResult};
 use crate::mm::gfp::{show_gfp_flags, Gfp};
 use crate::mm::vmscan::ReclaimNr;
+use crate::mm::zone::ZONE_PROC_NAMES;
 
 pub type Tracer = TraceWriter<Box<dyn Write>>;
 
@@ -211,5 +214,189 @@ impl Kernel {
             usec_delayed: (delayed / NSEC_PER_USEC) as i64,
             reason: ThrottleReason(ThrottleReason::WRITEBACK),
         }));
+    }
+
+    /// An `mm_compaction_*` event: its name's suffix and its TP_printk text.
+    fn trace_compaction(&mut self, kind: &str, fields: &str) {
+        self.trace(Event::Compaction { kind, fields });
+    }
+
+    /// `mm_compaction_isolate_migratepages` / `mm_compaction_isolate_freepages` (`kind`):
+    /// a scanner's range, pages looked at and pages taken.
+    pub fn trace_compaction_isolate(
+        &mut self,
+        kind: &str,
+        start_pfn: u32,
+        end_pfn: u32,
+        nr_scanned: u64,
+        nr_taken: u64,
+    ) {
+        if self.tracer.is_none() {
+            return;
+        }
+        let fields = format!(
+            "range=({start_pfn:#x} ~ {end_pfn:#x}) nr_scanned={nr_scanned} nr_taken={nr_taken}"
+        );
+        self.trace_compaction(kind, &fields);
+    }
+
+    /// `mm_compaction_migratepages`.
+    pub fn trace_compaction_migratepages(&mut self, nr_migrated: u64, nr_failed: u64) {
+        if self.tracer.is_none() {
+            return;
+        }
+        let fields = format!("nr_migrated={nr_migrated} nr_failed={nr_failed}");
+        self.trace_compaction("migratepages", &fields);
+    }
+
+    /// `mm_compaction_begin` and `mm_compaction_end` (with `status`) of `cc`'s zone.
+    fn trace_compaction_range(
+        &mut self,
+        cc: &CompactControl,
+        sync: bool,
+        status: Option<CompactResult>,
+    ) {
+        let z = &self.mem.zones[cc.zone];
+        let mut fields = format!(
+            "zone_start={:#x} migrate_pfn={:#x} free_pfn={:#x} zone_end={:#x}, mode={}",
+            z.start_pfn,
+            cc.migrate_pfn,
+            cc.free_pfn,
+            z.end_pfn(),
+            if sync { "sync" } else { "async" }
+        );
+        let kind = match status {
+            Some(s) => {
+                fields.push_str(" status=");
+                fields.push_str(s.name());
+                "end"
+            }
+            None => "begin",
+        };
+        self.trace_compaction(kind, &fields);
+    }
+
+    pub fn trace_compaction_begin(&mut self, cc: &CompactControl, sync: bool) {
+        if self.tracer.is_some() {
+            self.trace_compaction_range(cc, sync, None);
+        }
+    }
+
+    pub fn trace_compaction_end(&mut self, cc: &CompactControl, sync: bool, status: CompactResult) {
+        if self.tracer.is_some() {
+            self.trace_compaction_range(cc, sync, Some(status));
+        }
+    }
+
+    /// `mm_compaction_try_to_compact_pages`.
+    pub fn trace_compaction_try_to_compact_pages(
+        &mut self,
+        order: u32,
+        gfp: Gfp,
+        prio: CompactPriority,
+    ) {
+        if self.tracer.is_none() {
+            return;
+        }
+        let fields = format!(
+            "order={order} gfp_mask={} priority={}",
+            show_gfp_flags(gfp),
+            prio as i32
+        );
+        self.trace_compaction("try_to_compact_pages", &fields);
+    }
+
+    /// `mm_compaction_finished` (`kind`) or `mm_compaction_suitable` of zone `zi`.
+    pub fn trace_compaction_zone_result(
+        &mut self,
+        kind: &str,
+        zi: usize,
+        order: u32,
+        ret: CompactResult,
+    ) {
+        if self.tracer.is_none() {
+            return;
+        }
+        let z = &self.mem.zones[zi];
+        let fields = format!(
+            "node={} zone={:<8} order={order} ret={}",
+            z.nid,
+            ZONE_PROC_NAMES[z.zone_idx],
+            ret.name()
+        );
+        self.trace_compaction(kind, &fields);
+    }
+
+    /// `mm_compaction_suitable` of `compaction_suitable(zone zi, order, highest_zoneidx)`,
+    /// which said `suitable`: CONTINUE, NOT_SUITABLE_ZONE when the fragmentation index
+    /// refused it, SKIPPED when the watermark did.
+    pub fn trace_compaction_suitable(
+        &mut self,
+        zi: usize,
+        order: u32,
+        highest_zoneidx: usize,
+        suitable: bool,
+    ) {
+        if self.tracer.is_none() {
+            return;
+        }
+        let z = &self.mem.zones[zi];
+        let ret = if suitable {
+            CompactResult::Continue
+        } else if crate::mm::compaction::__compaction_suitable(
+            z,
+            order,
+            highest_zoneidx,
+            z.zone_page_state_free(),
+        ) {
+            CompactResult::NotSuitableZone
+        } else {
+            CompactResult::Skipped
+        };
+        self.trace_compaction_zone_result("suitable", zi, order, ret);
+    }
+
+    /// `mm_compaction_deferred`, `mm_compaction_defer_compaction` or
+    /// `mm_compaction_defer_reset` (`kind`): zone `zi`'s deferral state after the change.
+    pub fn trace_compaction_defer(&mut self, kind: &str, zi: usize, order: u32) {
+        if self.tracer.is_none() {
+            return;
+        }
+        let z = &self.mem.zones[zi];
+        let fields = format!(
+            "node={} zone={:<8} order={order} order_failed={} consider={} limit={}",
+            z.nid,
+            ZONE_PROC_NAMES[z.zone_idx],
+            z.compact_order_failed,
+            z.compact_considered,
+            1u64 << z.compact_defer_shift
+        );
+        self.trace_compaction(kind, &fields);
+    }
+
+    /// `mm_compaction_kcompactd_sleep`.
+    pub fn trace_compaction_kcompactd_sleep(&mut self, nid: u32) {
+        if self.tracer.is_none() {
+            return;
+        }
+        self.trace_compaction("kcompactd_sleep", &format!("nid={nid}"));
+    }
+
+    /// `mm_compaction_wakeup_kcompactd` or `mm_compaction_kcompactd_wake` (`kind`).
+    pub fn trace_compaction_kcompactd_wake(
+        &mut self,
+        kind: &str,
+        nid: u32,
+        order: u32,
+        highest_zoneidx: usize,
+    ) {
+        if self.tracer.is_none() {
+            return;
+        }
+        let fields = format!(
+            "nid={nid} order={order} classzone_idx={:<8}",
+            ZONE_PROC_NAMES[highest_zoneidx]
+        );
+        self.trace_compaction(kind, &fields);
     }
 }

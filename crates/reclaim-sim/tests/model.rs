@@ -69,9 +69,16 @@ fn a_run_its_caller_stops_ends_there_without_a_result() {
 fn event_counters_never_decrease() {
     let s = scenario(20, 1, false, 512, 2.0, "kswapd_wake");
     let out = reclaim_sim::run(&s, None, &mut |_| {});
+    // The event lines (a kernel that does not compact leaves its compaction events out).
     let events_at = |block: &str| -> Vec<u64> {
+        let names: Vec<&str> = block
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(n, _)| n)
+            .collect();
         let c = counters(block);
-        c[c.len() - VM_EVENT_NAMES.len()..].to_vec()
+        let first = names.iter().position(|&n| n == VM_EVENT_NAMES[0]).unwrap();
+        c[first..].to_vec()
     };
     let mut prev = events_at(&out.vmstat_before);
     let blocks: Vec<&str> = out
@@ -84,7 +91,7 @@ fn event_counters_never_decrease() {
         let body = b.split_once('\n').unwrap().1;
         let now = events_at(body);
         for (i, (a, b)) in prev.iter().zip(&now).enumerate() {
-            assert!(b >= a, "{} went from {a} to {b}", VM_EVENT_NAMES[i]);
+            assert!(b >= a, "event {i} went from {a} to {b}");
         }
         prev = now;
     }

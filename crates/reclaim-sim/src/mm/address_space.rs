@@ -165,6 +165,17 @@ impl AddressSpaces {
         }
     }
 
+    /// `folio_migrate_mapping()`'s `xas_store()`: the folio cached at `index` of `mapping`
+    /// is now at page frame `pfn` (the node's counts stay: a folio for a folio).
+    pub fn replace_folio(&mut self, mapping: u32, index: u64, pfn: u32) {
+        let space = self.spaces[mapping as usize]
+            .as_mut()
+            .expect("a tracked mapping");
+        let e = &mut space.i_pages[index as usize];
+        debug_assert!(*e != 0 && *e & VALUE == 0, "a cached folio");
+        *e = u64::from(pfn) + 1;
+    }
+
     /// `__filemap_remove_folio()` → `page_cache_delete()`: the folio at `index` of `mapping`
     /// leaves, `shadow` (0: none) in its place; then the shrinker's bound.
     pub fn delete_folio(&mut self, mapping: u32, index: u64, shadow: u64) {

@@ -412,12 +412,12 @@ impl SequentialReader {
     /// and the rest of it read in order-0 folios (`do_page_cache_ra()`), `ra->order` kept.
     ///
     /// The allocation is of a costly order (> PAGE_ALLOC_COSTLY_ORDER from order 4) with
-    /// `__GFP_NORETRY`: the kernel's slow path first tries `__alloc_pages_direct_compact()`
-    /// (INIT_COMPACT_PRIORITY) and, for a costly `__GFP_NORETRY` request, gives up at once
-    /// when compaction was skipped (too few free pages) or deferred, before any reclaim;
-    /// otherwise it reclaims once, compacts once more and gives up. The model's slow path has
-    /// no compaction yet (mm/page_alloc.rs): `alloc_pages()` wakes kswapd, does one round of
-    /// direct reclaim and fails, which is where `__alloc_pages_direct_compact()` goes.
+    /// `__GFP_NORETRY`: the slow path (mm/page_alloc.rs) first tries
+    /// `__alloc_pages_direct_compact()` (INIT_COMPACT_PRIORITY) and, for a costly
+    /// `__GFP_NORETRY` request, gives up at once when compaction was skipped (too few free
+    /// pages) or deferred, before any reclaim; otherwise it reclaims once, compacts once more
+    /// (async) and gives up. (The dd workload starts kcompactd when its readahead allocates
+    /// large folios.)
     async fn readahead_large(&mut self, cx: &Cx) -> Option<usize> {
         let mut ra = self.large.expect("large folio readahead");
         let start = self.index + self.filling_pages as u64;

@@ -10,6 +10,8 @@
 //!   and all, each node in turn ([`HugetlbPool`]). This is how stress-highalloc asks for
 //!   huge pages on the live machine.
 
+use std::cell::RefCell;
+
 use crate::kernel::Kernel;
 use crate::mm::gfp::{
     Gfp, __GFP_COMP, __GFP_NOWARN, __GFP_RETRY_MAYFAIL, __GFP_THISNODE, GFP_HIGHUSER_MOVABLE,
@@ -51,7 +53,10 @@ pub fn hugetlb_reserve(k: &mut Kernel, available_pages: u64) -> u64 {
             });
             match zone.and_then(|zi| k.mem.zones[zi].rmqueue(&mut k.mem.pages, HUGETLB_PAGE_ORDER))
             {
-                Some(_) => got += 1,
+                Some(p) => {
+                    k.prep_compound_folio(p, HUGETLB_PAGE_ORDER);
+                    got += 1;
+                }
                 None => exhausted[nid] = true,
             }
         }
@@ -80,28 +85,16 @@ pub struct HugetlbPool {
 }
 
 /// `alloc_buddy_hugetlb_folio()` (6.x) on node `nid`: `__GFP_COMP | __GFP_NOWARN`, and
-/// `__GFP_RETRY_MAYFAIL` unless the last hard try on this node failed with no success
-/// since (`node_alloc_noretry`), so a loop of allocations does not reclaim hard again and
-/// again on a node that has nothing to give. Returns the huge page's first pfn.
-pub async fn alloc_buddy_hugetlb_folio(
-    cx: &Cx,
-    gfp: Gfp,
-    nid: u32,
-    noretry: &mut [bool],
-) -> Option<u32> {
-    let try_hard = !noretry[nid as usize];
+/// `__GFP_RETRY_MAYFAIL` if `try_hard` (unless the last hard try on this node failed with no
+/// success since: the pool's `node_alloc_noretry`, which the caller keeps, so a loop of
+/// allocations does not reclaim hard again and again on a node that has nothing to give).
+/// Returns the huge page's first pfn.
+pub async fn alloc_buddy_hugetlb_folio(cx: &Cx, gfp: Gfp, nid: u32, try_hard: bool) -> Option<u32> {
     let mut gfp = gfp | __GFP_COMP | __GFP_NOWARN;
     if try_hard {
         gfp |= __GFP_RETRY_MAYFAIL;
     }
-    let page = alloc_pages(cx, gfp, HUGETLB_PAGE_ORDER, nid).await;
-    if page.is_some() && !try_hard {
-        noretry[nid as usize] = false;
-    }
-    if page.is_none() && try_hard {
-        noretry[nid as usize] = true;
-    }
-    page
+    alloc_pages(cx, gfp, HUGETLB_PAGE_ORDER, nid).await
 }
 
 impl HugetlbPool {
@@ -109,23 +102,33 @@ impl HugetlbPool {
     /// (`for_each_node_mask_to_alloc`, starting at `next_nid_to_alloc`), the first node
     /// that gives one; counts HTLB_BUDDY_PGALLOC or HTLB_BUDDY_PGALLOC_FAIL per try. False
     /// if no node could. (The kernel's two vm events are kept in the pool, not in
-    /// /proc/vmstat's model, whose lines would change for every run.)
-    pub async fn alloc_pool_huge_folio(&mut self, cx: &Cx) -> bool {
+    /// /proc/vmstat's model, whose lines would change for every run.) The pool is borrowed
+    /// around each allocation, never across it, so that others read it meanwhile.
+    pub async fn alloc_pool_huge_folio(pool: &RefCell<HugetlbPool>, cx: &Cx) -> bool {
         let nr_nodes = cx.k().mem.nodes.len() as u32;
-        self.node_alloc_noretry.resize(nr_nodes as usize, false);
+        pool.borrow_mut()
+            .node_alloc_noretry
+            .resize(nr_nodes as usize, false);
         for _ in 0..nr_nodes {
-            let nid = self.next_nid_to_alloc % nr_nodes;
-            self.next_nid_to_alloc = (nid + 1) % nr_nodes;
-            let page =
-                alloc_buddy_hugetlb_folio(cx, HTLB_ALLOC_GFP, nid, &mut self.node_alloc_noretry)
-                    .await;
-            if let Some(p) = page {
+            let (nid, try_hard) = {
+                let mut p = pool.borrow_mut();
+                let nid = p.next_nid_to_alloc % nr_nodes;
+                p.next_nid_to_alloc = (nid + 1) % nr_nodes;
+                (nid, !p.node_alloc_noretry[nid as usize])
+            };
+            let page = alloc_buddy_hugetlb_folio(cx, HTLB_ALLOC_GFP, nid, try_hard).await;
+            let mut p = pool.borrow_mut();
+            // A hard try that failed, or an easy one that succeeded, changes the node's mark.
+            if page.is_none() == try_hard {
+                p.node_alloc_noretry[nid as usize] = try_hard;
+            }
+            if let Some(page) = page {
                 cx.k().mem.hugetlb_pages += 1 << HUGETLB_PAGE_ORDER;
-                self.htlb_buddy_alloc_success += 1;
-                self.pages.push(p);
+                p.htlb_buddy_alloc_success += 1;
+                p.pages.push(page);
                 return true;
             }
-            self.htlb_buddy_alloc_fail += 1;
+            p.htlb_buddy_alloc_fail += 1;
         }
         false
     }
@@ -134,14 +137,15 @@ impl HugetlbPool {
     /// `nr_hugepages` does: allocate one at a time until there are `count` or an allocation
     /// fails, with `cond_resched()` between them. Returns the pool's size after. (Lowering
     /// it frees the newest pages: [`HugetlbPool::shrink`].)
-    pub async fn set_max_huge_pages(&mut self, cx: &Cx, count: u64) -> u64 {
-        while (self.pages.len() as u64) < count {
-            if !self.alloc_pool_huge_folio(cx).await {
+    pub async fn set_max_huge_pages(pool: &RefCell<HugetlbPool>, cx: &Cx, count: u64) -> u64 {
+        while (pool.borrow().pages.len() as u64) < count {
+            if !HugetlbPool::alloc_pool_huge_folio(pool, cx).await {
                 break;
             }
             cond_resched(cx).await;
         }
-        self.pages.len() as u64
+        let n = pool.borrow().pages.len() as u64;
+        n
     }
 
     /// `set_max_huge_pages()` lowering the pool to `count`: each surplus huge page goes back
@@ -223,14 +227,14 @@ mod tests {
     fn write_nr_hugepages(k: Kernel, pool: HugetlbPool, count: u64) -> (Kernel, HugetlbPool) {
         use crate::process::Sim;
         use crate::sched::TaskClass;
-        use std::{cell::RefCell, rc::Rc};
+        use std::rc::Rc;
         let mut sim = Sim::new(k);
         let done = Rc::new(RefCell::new(None));
         let out = Rc::clone(&done);
         let id = sim.spawn("sh".into(), 0, TaskClass::Workload, move |cx| async move {
-            let mut pool = pool;
-            pool.set_max_huge_pages(&cx, count).await;
-            *out.borrow_mut() = Some(pool);
+            let pool = RefCell::new(pool);
+            HugetlbPool::set_max_huge_pages(&pool, &cx, count).await;
+            *out.borrow_mut() = Some(pool.into_inner());
         });
         sim.k().sched.wake(id, 0);
         for _ in 0..1_000_000 {

@@ -58,21 +58,31 @@ async fn kswapd(cx: Cx, nid: u32) {
         let pflags = psi_memstall_enter(&cx);
         let reclaim_order = balance_pgdat(&cx, nid, alloc_order, highest_zoneidx).await;
         psi_memstall_leave(&cx, pflags);
-        kswapd_try_to_sleep(&cx, nid, reclaim_order, highest_zoneidx).await;
+        kswapd_try_to_sleep(&cx, nid, alloc_order, reclaim_order, highest_zoneidx).await;
     }
 }
 
-/// `kswapd_try_to_sleep()`: if the node is balanced, nap HZ/10 on `kswapd_wait`; woken
+/// `kswapd_try_to_sleep()`: if the node is balanced, clear the compaction skip bits a
+/// direct compaction left (`reset_isolation_suitable`), ask kcompactd to compact for the
+/// order kswapd was woken for (`wakeup_kcompactd`), and nap HZ/10 on `kswapd_wait`; woken
 /// during the nap, go back to work (`kswapd_low_wmark_hit_quickly`); otherwise, if it is
 /// still balanced, sleep until woken (`mm_vmscan_kswapd_sleep`). Not balanced at either
 /// check: back to work (`kswapd_high_wmark_hit_quickly`).
-async fn kswapd_try_to_sleep(cx: &Cx, nid: u32, reclaim_order: u32, highest_zoneidx: usize) {
+async fn kswapd_try_to_sleep(
+    cx: &Cx,
+    nid: u32,
+    alloc_order: u32,
+    reclaim_order: u32,
+    highest_zoneidx: usize,
+) {
     {
         let mut k = cx.k();
         if !k.prepare_kswapd_sleep(nid, reclaim_order, highest_zoneidx) {
             k.count(VmEvent::KswapdHighWmarkHitQuickly, 1);
             return;
         }
+        k.reset_isolation_suitable(nid);
+        k.wakeup_kcompactd(nid, alloc_order, highest_zoneidx);
         k.mem.nodes[nid as usize].kswapd_wait.add(cx.tid);
     }
     let remaining = schedule_timeout(cx, NSEC_PER_SEC / HZ * (HZ / 10)).await;
@@ -232,7 +242,9 @@ impl Kernel {
     }
 
     /// `wakeup_kswapd()` for a zone of node `nid`: merge the request, then wake every thread
-    /// waiting on kswapd_wait unless the node is balanced or hopeless.
+    /// waiting on kswapd_wait unless the node is balanced or hopeless (then, for an
+    /// allocation that cannot reclaim itself, wake kcompactd: the memory may be there, only
+    /// not together).
     pub fn wakeup_kswapd(&mut self, nid: u32, order: u32, highest_zoneidx: usize, gfp: Gfp) {
         let pgdat = &mut self.mem.nodes[nid as usize];
         if pgdat.kswapd_highest_zoneidx == MAX_NR_ZONES
@@ -247,6 +259,9 @@ impl Kernel {
         if pgdat.kswapd_failures >= MAX_RECLAIM_RETRIES
             || self.pgdat_balanced(nid, order, highest_zoneidx)
         {
+            if gfp & crate::mm::gfp::__GFP_DIRECT_RECLAIM == 0 {
+                self.wakeup_kcompactd(nid, order, highest_zoneidx);
+            }
             return;
         }
         self.trace_wakeup_kswapd(nid, highest_zoneidx, order, gfp);

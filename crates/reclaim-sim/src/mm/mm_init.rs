@@ -53,6 +53,9 @@ pub struct Memory {
     pub min_free_kbytes: u64,
     /// Base pages held by reserved hugetlb pages (`mm::hugetlb`, a memory squeeze).
     pub hugetlb_pages: u64,
+    /// Free pages compactions in progress hold as migration targets (their
+    /// `cc->freepages`): off the free lists and out of NR_FREE_PAGES.
+    pub compaction_freepages: u64,
 }
 
 /// The pages of `mb` megabytes, in whole MAX_ORDER blocks (what a node or zone of that size
@@ -111,6 +114,12 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
             kswapd_highest_zoneidx: MAX_NR_ZONES,
             kswapd_failures: 0,
             pfmemalloc_wait: WaitQueue::default(),
+            kcompactd: None,
+            kcompactd_wait: WaitQueue::default(),
+            kcompactd_max_order: 0,
+            // kcompactd() sets it to `pgdat->nr_zones - 1` as it starts: the node's
+            // highest zone.
+            kcompactd_highest_zoneidx: ZONE_NORMAL,
             nr_isolated: [0; 2],
             nr_file_pages: 0,
             nr_anon_mapped: 0,
@@ -181,6 +190,7 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
         block_zone,
         min_free_kbytes,
         hugetlb_pages: 0,
+        compaction_freepages: 0,
     };
     (memory, lruvecs)
 }

@@ -15,6 +15,7 @@ pub mod lru;
 pub mod mem_cgroup;
 pub mod memcontrol;
 pub mod memory;
+pub mod migrate;
 pub mod mm_init;
 pub mod numa;
 pub mod page;

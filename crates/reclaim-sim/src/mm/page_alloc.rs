@@ -13,17 +13,22 @@
 //! reads the snapshot, as 4.16 and 6.x do.
 //!
 //! Every allocation takes blocks of its gfp's migratetype (`mm::zone`, fallbacks included);
-//! an order > 0 request goes to the buddy lists (`rmqueue_buddy()`), and the slow path gives
-//! up on it as 6.2 does: after one round of reclaim for `__GFP_NORETRY`, at once for a costly
-//! order (> 3) without `__GFP_RETRY_MAYFAIL`, and otherwise when `should_reclaim_retry()`
-//! finds no zone whose free and reclaimable pages could pass the min watermark at that order
-//! (a costly order's reclaim never counts as progress). The fast path adds
+//! an order > 0 request goes to the buddy lists (`rmqueue_buddy()`), and the slow path
+//! compacts for it as 6.6 does (`__alloc_pages_direct_compact()`, `mm::compaction`): async
+//! compaction before reclaim for a costly order (or a non-movable one), compaction at
+//! `compact_priority` after each round of reclaim, and `should_compact_retry()` once
+//! `should_reclaim_retry()` gives up. It gives up on the request after one round of reclaim
+//! and compaction for `__GFP_NORETRY` (a costly one before reclaim, if compaction was
+//! skipped or deferred), at once for a costly order (> 3) without `__GFP_RETRY_MAYFAIL`,
+//! and otherwise when neither `should_reclaim_retry()` (no zone whose free and reclaimable
+//! pages could pass the min watermark at that order; a costly order's reclaim never counts
+//! as progress) nor `should_compact_retry()` retries. The fast path adds
 //! ALLOC_NOFRAGMENT where the kernel does (`alloc_flags_nofragment`). `__GFP_THISNODE` keeps the
 //! allocation and `should_reclaim_retry()` to the node's own zones (ZONELIST_NOFALLBACK);
 //! departure: its direct reclaim and kswapd wake-ups still follow the node's full zonelist,
 //! which differs on machines of several nodes only.
 //!
-//! Not modelled: compaction (an order > 0 request does no direct compaction), the OOM killer
+//! Not modelled: page capture by direct compaction (`compaction_capture()`), the OOM killer
 //! (an allocation whose retries run out is counted in `Kernel::nr_oom_retries` and retries,
 //! as it would after the killer freed memory), cpusets, `__GFP_MEMALLOC`/PF_MEMALLOC reserves,
 //! highatomic reserves (`unreserve_highatomic_pageblock()` before the drain has none to
@@ -32,6 +37,10 @@
 
 use crate::engine::Ns;
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
+use crate::mm::compaction::{
+    try_to_compact_pages, CompactPriority, CompactResult, DEF_COMPACT_PRIORITY,
+    INIT_COMPACT_PRIORITY, MIN_COMPACT_COSTLY_PRIORITY, MIN_COMPACT_PRIORITY,
+};
 use crate::mm::gfp::*;
 use crate::mm::page::pg;
 use crate::mm::percpu::STAT_INTERVAL_NS;
@@ -113,17 +122,51 @@ pub async fn alloc_pages(cx: &Cx, gfp: Gfp, order: u32, nid: u32) -> Option<u32>
     __alloc_pages_slowpath(cx, &ac).await
 }
 
-/// `__alloc_pages_slowpath()`.
+/// `__alloc_pages_slowpath()` (6.6 for order > 0's compaction).
 async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
     let gfp = ac.gfp;
     let can_direct_reclaim = gfp & __GFP_DIRECT_RECLAIM != 0;
+    // gfp_compaction_allowed(): migration may need I/O.
+    let can_compact = gfp & __GFP_IO != 0;
     let costly_order = ac.order > PAGE_ALLOC_COSTLY_ORDER;
     let alloc_flags = gfp_to_alloc_flags(gfp);
     let mut no_progress_loops = 0;
+    let mut compact_priority = DEF_COMPACT_PRIORITY;
+    let mut compact_result = CompactResult::Skipped;
+    let mut compaction_retries = 0;
     // restart: wake the kswapds, then the min watermark.
     let page = cx.k().wake_kswapds_and_get_page(ac, alloc_flags, cx.cpu);
     if page.is_some() {
         return page;
+    }
+    // A costly order (or an order > 0 that is not movable) tries async compaction before
+    // reclaim: there may be free pages enough, only not together.
+    if can_direct_reclaim
+        && can_compact
+        && (costly_order || (ac.order > 0 && ac.migratetype != MIGRATE_MOVABLE))
+    {
+        let page = __alloc_pages_direct_compact(
+            cx,
+            ac,
+            alloc_flags,
+            INIT_COMPACT_PRIORITY,
+            &mut compact_result,
+        )
+        .await;
+        if page.is_some() {
+            return page;
+        }
+        if costly_order && gfp & __GFP_NORETRY != 0 {
+            // A whole pageblock is not worth reclaim when compaction could not run or was
+            // deferred; otherwise go on, compacting async only.
+            if matches!(
+                compact_result,
+                CompactResult::Skipped | CompactResult::Deferred
+            ) {
+                return None;
+            }
+            compact_priority = INIT_COMPACT_PRIORITY;
+        }
     }
     loop {
         // retry: wake the kswapds again so that they do not sleep while we loop.
@@ -152,15 +195,36 @@ async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
                 return page;
             }
         }
+        // Then direct compaction (order > 0 only).
+        let page = __alloc_pages_direct_compact(
+            cx,
+            ac,
+            alloc_flags,
+            compact_priority,
+            &mut compact_result,
+        )
+        .await;
+        if page.is_some() {
+            return page;
+        }
         if gfp & __GFP_NORETRY != 0 {
             return None;
         }
-        if costly_order && gfp & __GFP_RETRY_MAYFAIL == 0 {
+        if costly_order && (!can_compact || gfp & __GFP_RETRY_MAYFAIL == 0) {
             return None;
         }
-        let retry = cx
-            .k()
-            .should_reclaim_retry(ac, progress > 0, &mut no_progress_loops);
+        let retry = {
+            let k = cx.k();
+            k.should_reclaim_retry(ac, progress > 0, &mut no_progress_loops)
+                || (progress > 0
+                    && can_compact
+                    && k.should_compact_retry(
+                        ac,
+                        compact_result,
+                        &mut compact_priority,
+                        &mut compaction_retries,
+                    ))
+        };
         if !retry {
             // __alloc_pages_may_oom(): the OOM killer is skipped for __GFP_RETRY_MAYFAIL;
             // otherwise it would free memory (not modelled) and the allocation retries.
@@ -174,6 +238,48 @@ async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
         cond_resched(cx).await;
     }
 }
+
+/// `__alloc_pages_direct_compact()` (6.6): for order > 0, compact at `prio` in a memory
+/// stall (`try_to_compact_pages`), then try the free lists again. Unless compaction was
+/// skipped everywhere, counts a COMPACTSTALL and then a COMPACTSUCCESS (the zone's
+/// deferral reset and its skip bits kept) or a COMPACTFAIL. `compact_result` is left with
+/// what compaction did (untouched for order 0).
+async fn __alloc_pages_direct_compact(
+    cx: &Cx,
+    ac: &AllocContext,
+    alloc_flags: AllocFlags,
+    prio: CompactPriority,
+    compact_result: &mut CompactResult,
+) -> Option<u32> {
+    if ac.order == 0 {
+        return None;
+    }
+    let pflags = psi_memstall_enter(cx);
+    *compact_result = try_to_compact_pages(cx, ac, alloc_flags, prio).await;
+    psi_memstall_leave(cx, pflags);
+    if *compact_result == CompactResult::Skipped {
+        return None;
+    }
+    {
+        let mut k = cx.k();
+        k.count(VmEvent::CompactStall, 1);
+        // No page capture (compaction_capture): the free lists again.
+        let page = k.get_page(ac, alloc_flags, cx.cpu);
+        if let Some(p) = page {
+            let zi = k.page_zone(p);
+            k.mem.zones[zi].compact_blockskip_flush = false;
+            k.compaction_defer_reset(zi, ac.order, true);
+            k.count(VmEvent::CompactSuccess, 1);
+            return page;
+        }
+        k.count(VmEvent::CompactFail, 1);
+    }
+    cond_resched(cx).await;
+    None
+}
+
+/// MAX_COMPACT_RETRIES: compactions that reported success the allocation may retry after.
+pub const MAX_COMPACT_RETRIES: u32 = 16;
 
 /// One allocation's result, for the functions that append pages to a collection.
 #[derive(Default)]
@@ -517,12 +623,22 @@ impl Kernel {
     /// one after another, at the caller's cost (a departure that overstates its wait).
     pub fn drain_all_pages(&mut self) {
         for zi in 0..self.mem.zones.len() {
-            for cpu in 0..self.percpu.pcp.nr_cpus as u32 {
-                let n = self.percpu.pcp.count[self.percpu.pcp.idx(zi, cpu)];
-                if n > 0 {
-                    self.free_pcppages_bulk(zi, cpu, n);
-                }
-            }
+            self.drain_all_pages_zone(zi);
+        }
+    }
+
+    /// `drain_all_pages(zone)`: every CPU's list of zone `zi`, as `drain_all_pages()`.
+    pub fn drain_all_pages_zone(&mut self, zi: usize) {
+        for cpu in 0..self.percpu.pcp.nr_cpus as u32 {
+            self.drain_pages_zone(cpu, zi);
+        }
+    }
+
+    /// `drain_pages_zone(cpu, zone)`: `cpu`'s list of zone `zi` back to the buddy lists.
+    pub fn drain_pages_zone(&mut self, cpu: u32, zi: usize) {
+        let n = self.percpu.pcp.count[self.percpu.pcp.idx(zi, cpu)];
+        if n > 0 {
+            self.free_pcppages_bulk(zi, cpu, n);
         }
     }
 
@@ -573,6 +689,9 @@ impl Kernel {
             // __mod_zone_freepage_state(zone, -(1 << order)) on this CPU.
             let z = &mut self.mem.zones[zi];
             self.percpu.pcp.mod_free(z, zi, cpu, -(1i64 << order));
+            if order > 0 && ac.gfp & __GFP_COMP != 0 {
+                self.prep_compound_folio(page, order);
+            }
             out.extend(std::iter::once(page));
             n += 1;
         }
@@ -605,9 +724,14 @@ impl Kernel {
         let cpu_node = self.cpus.node_of(cpu);
         let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
         self.charge(lock.total());
+        if order > 0 && self.mem.pages.fields(p).order > 0 {
+            // A compound page (a huge page of the pool).
+            self.free_tail_pages(p, order);
+        }
         let f = self.mem.pages.fields_mut(p);
         f.owner = crate::mm::page::NO_OWNER;
         f.flags = 0;
+        f.order = 0;
         let z = &mut self.mem.zones[zi];
         z.free_one_page(&mut self.mem.pages, p, order);
         self.percpu.pcp.mod_free(z, zi, cpu, 1i64 << order);
@@ -630,6 +754,17 @@ impl Kernel {
         }
     }
 
+    /// `free_tail_page_prepare()` of each tail of the compound page `p` of `order`: plain
+    /// pages again, for the buddy lists.
+    fn free_tail_pages(&mut self, p: u32, order: u32) {
+        for t in p + 1..p + (1u32 << order) {
+            let f = self.mem.pages.fields_mut(t);
+            debug_assert_eq!(f.flags, pg::TAIL, "pfn {t} is a tail of {p}");
+            f.flags = 0;
+            f.owner = crate::mm::page::NO_OWNER;
+        }
+    }
+
     /// The end of `free_unref_folios()` (6.x) for large folio `p`, reclaimed or put by the
     /// task on `cpu`: its tail pages are cleared (`free_tail_page_prepare`) and the folio
     /// goes back to its zone's buddy lists under zone->lock as one block of its order
@@ -643,12 +778,7 @@ impl Kernel {
         let order = u32::from(self.mem.pages.fields(p).order);
         debug_assert!(order > 0);
         self.vmstat_update();
-        for t in p + 1..p + (1u32 << order) {
-            let f = self.mem.pages.fields_mut(t);
-            debug_assert_eq!(f.flags, pg::TAIL, "pfn {t} is a tail of {p}");
-            f.flags = 0;
-            f.owner = crate::mm::page::NO_OWNER;
-        }
+        self.free_tail_pages(p, order);
         let f = self.mem.pages.fields_mut(p);
         f.flags = 0;
         f.owner = crate::mm::page::NO_OWNER;
@@ -670,6 +800,53 @@ impl Kernel {
             let nid = self.mem.kswapd_wake_nodes[list][i];
             self.wakeup_kswapd(nid, ac.order, ac.highest_zoneidx, ac.gfp);
         }
+    }
+
+    /// `should_compact_retry()` (6.6) after a compaction that gave `compact_result`: an
+    /// order > 0 allocation retries when compaction was skipped for lack of free pages and
+    /// reclaim could fix that (`compaction_zonelist_suitable`), when it succeeded but the
+    /// allocation still failed (up to MAX_COMPACT_RETRIES times, a quarter of that for a
+    /// costly order), or otherwise at the next priority, down to sync-light for a costly
+    /// order and sync-full for the others.
+    pub fn should_compact_retry(
+        &self,
+        ac: &AllocContext,
+        compact_result: CompactResult,
+        compact_priority: &mut CompactPriority,
+        compaction_retries: &mut u32,
+    ) -> bool {
+        if ac.order == 0 {
+            return false;
+        }
+        let costly = ac.order > PAGE_ALLOC_COSTLY_ORDER;
+        if compact_result == CompactResult::Skipped {
+            return self.compaction_zonelist_suitable(ac);
+        }
+        if compact_result == CompactResult::Success {
+            let max_retries = if costly {
+                MAX_COMPACT_RETRIES / 4
+            } else {
+                MAX_COMPACT_RETRIES
+            };
+            *compaction_retries += 1;
+            if *compaction_retries <= max_retries {
+                return true;
+            }
+        }
+        let min_priority = if costly {
+            MIN_COMPACT_COSTLY_PRIORITY
+        } else {
+            MIN_COMPACT_PRIORITY
+        };
+        if *compact_priority > min_priority {
+            *compact_priority = match *compact_priority {
+                CompactPriority::Async => CompactPriority::SyncLight,
+                _ => CompactPriority::SyncFull,
+            };
+            *compaction_retries = 0;
+            return true;
+        }
+        false
     }
 
     /// `should_reclaim_retry()`: retry while any zone could reach its min watermark with

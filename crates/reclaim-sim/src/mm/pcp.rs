@@ -268,6 +268,12 @@ impl PerCpuPages {
         self.count[i] -= n;
     }
 
+    /// The pages on list `i`, head first (checks).
+    pub fn pages(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
+        let (base, mask, head) = (self.base[i], self.mask[i], self.head[i]);
+        (0..self.count[i]).map(move |k| self.ring[(base + (head.wrapping_add(k) & mask)) as usize])
+    }
+
     /// The pages on every list (they are free but in no zone's NR_FREE_PAGES).
     pub fn total(&self) -> u64 {
         self.count.iter().map(|&c| u64::from(c)).sum()

@@ -84,6 +84,14 @@ pub fn swp_pte(area: usize, slot: u32) -> Pte {
     ((area as Pte) << SWP_TYPE_SHIFT) | (slot + 1)
 }
 
+/// The present entry `pte` pointing at page frame `pfn` instead, its accessed bit kept:
+/// `remove_migration_pte()` once a migrated folio is at its new place.
+#[inline]
+pub fn pte_remap(pte: Pte, pfn: u32) -> Pte {
+    debug_assert!(pte_present(pte) && pfn <= PFN_MASK);
+    (pte & !PFN_MASK) | pfn
+}
+
 #[inline]
 pub fn pte_present(pte: Pte) -> bool {
     pte & PTE_PRESENT != 0

@@ -21,13 +21,13 @@
 //! PGDAT_WRITEBACK / PGDAT_DIRTY and throttles itself (`reclaim_throttle(WRITEBACK)`) when
 //! it met folios it had marked for immediate reclaim still under writeback.
 //!
-//! Reclaim for an order > 0 request stops where the kernel would hand over to compaction
-//! (`compaction_ready` in `shrink_zones`, `should_continue_reclaim` in `shrink_node`,
-//! `mm::compaction`); compaction itself is not modelled yet.
+//! Reclaim for an order > 0 request stops where the kernel hands over to compaction
+//! (`compaction_ready` in `shrink_zones`, `should_continue_reclaim` in `shrink_node`),
+//! which `mm::compaction` does.
 //!
 //! Left out so far (each noted where it would act): direct reclaim's CONGESTED, ISOLATED
 //! and NOPROGRESS throttling and the older `congestion_wait` / `wait_iff_congested`, slab
-//! shrinkers, compaction, memory.min/low protection, the retry with `force_deactivate`.
+//! shrinkers, memory.min/low protection, the retry with `force_deactivate`.
 
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};

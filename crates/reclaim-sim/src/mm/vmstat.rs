@@ -58,6 +58,17 @@ vm_events! {
     Pgrotated => "pgrotated",
     DropPagecache => "drop_pagecache",
     OomKill => "oom_kill",
+    PgmigrateSuccess => "pgmigrate_success",
+    PgmigrateFail => "pgmigrate_fail",
+    CompactMigrateScanned => "compact_migrate_scanned",
+    CompactFreeScanned => "compact_free_scanned",
+    CompactIsolated => "compact_isolated",
+    CompactStall => "compact_stall",
+    CompactFail => "compact_fail",
+    CompactSuccess => "compact_success",
+    CompactDaemonWake => "compact_daemon_wake",
+    CompactDaemonMigrateScanned => "compact_daemon_migrate_scanned",
+    CompactDaemonFreeScanned => "compact_daemon_free_scanned",
     SwapRa => "swap_ra",
     SwapRaHit => "swap_ra_hit",
     NumaHit => "numa_hit",
@@ -67,6 +78,13 @@ vm_events! {
     NumaLocal => "numa_local",
     NumaOther => "numa_other",
 }
+
+/// The migration and compaction events (CONFIG_MIGRATION's and CONFIG_COMPACTION's, from
+/// `pgmigrate_success` to `compact_daemon_free_scanned`): printed only by a kernel that
+/// compacts (`VmstatSnapshot::compaction`), so that the run directories of the others stay
+/// as they were.
+pub const COMPACTION_EVENTS: std::ops::RangeInclusive<usize> =
+    VmEvent::PgmigrateSuccess as usize..=VmEvent::CompactDaemonFreeScanned as usize;
 
 impl VmEvent {
     /// PGSCAN_KSWAPD or PGSCAN_DIRECT.
@@ -153,6 +171,9 @@ pub struct VmstatSnapshot {
     /// `WORKINGSET_FILE_ITEMS`, with `variant.workingset`.
     pub workingset_file: Option<[u64; WORKINGSET_FILE_ITEMS.len()]>,
     pub events: [u64; NR_VM_EVENTS],
+    /// Whether the `COMPACTION_EVENTS` are printed: in a run whose workload allocates
+    /// above order 0 (it starts kcompactd, `mm::compaction`).
+    pub compaction: bool,
 }
 
 impl VmstatSnapshot {
@@ -170,7 +191,10 @@ impl VmstatSnapshot {
             s.push_str(&v.to_string());
             s.push('\n');
         }
-        for (name, v) in VM_EVENT_NAMES.iter().zip(self.events.iter()) {
+        for (i, (name, v)) in VM_EVENT_NAMES.iter().zip(self.events.iter()).enumerate() {
+            if !self.compaction && COMPACTION_EVENTS.contains(&i) {
+                continue;
+            }
             s.push_str(name);
             s.push(' ');
             s.push_str(&v.to_string());

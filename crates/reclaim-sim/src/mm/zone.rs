@@ -46,6 +46,24 @@ pub const MAX_ORDER_NR_PAGES: u32 = 1 << (NR_PAGE_ORDERS - 1);
 pub const PAGEBLOCK_ORDER: u32 = 9;
 pub const PAGEBLOCK_NR_PAGES: u32 = 1 << PAGEBLOCK_ORDER;
 
+/// `pageblock_start_pfn()`: the first page frame of `pfn`'s pageblock.
+#[inline]
+pub const fn pageblock_start_pfn(pfn: u32) -> u32 {
+    pfn & !(PAGEBLOCK_NR_PAGES - 1)
+}
+
+/// `pageblock_end_pfn()`: the first page frame after `pfn`'s pageblock.
+#[inline]
+pub const fn pageblock_end_pfn(pfn: u32) -> u32 {
+    pageblock_start_pfn(pfn) + PAGEBLOCK_NR_PAGES
+}
+
+/// `pageblock_aligned()`.
+#[inline]
+pub const fn pageblock_aligned(pfn: u32) -> bool {
+    pfn & (PAGEBLOCK_NR_PAGES - 1) == 0
+}
+
 /// `enum migratetype` (6.2 order). The model has the three MIGRATE_PCPTYPES only.
 pub const MIGRATE_UNMOVABLE: usize = 0;
 pub const MIGRATE_MOVABLE: usize = 1;
@@ -101,6 +119,27 @@ pub struct Zone {
     pub pageblock_mt: Vec<u8>,
     /// The pageblocks of each migratetype (what /proc/pagetypeinfo counts by walking them).
     pub nr_pageblock_mt: [u64; MIGRATE_TYPES],
+    /// Each pageblock's PB_migrate_skip bit (`pageblock_flags`' fourth bit), 64 a word:
+    /// compaction's skip hints (`mm::compaction`). A bit per 2 MiB, so not counted in
+    /// `Kernel::page_state_bytes`.
+    pub pageblock_skip: Vec<u64>,
+    /// Where the free scanner starts next (`compact_cached_free_pfn`) and where async
+    /// (`[0]`) and sync (`[1]`) compaction's migrate scanner does
+    /// (`compact_cached_migrate_pfn`).
+    pub compact_cached_free_pfn: u32,
+    pub compact_cached_migrate_pfn: [u32; 2],
+    /// Where `__reset_isolation_suitable` last found a source and a target pageblock
+    /// (`compact_init_migrate_pfn`, `compact_init_free_pfn`).
+    pub compact_init_migrate_pfn: u32,
+    pub compact_init_free_pfn: u32,
+    /// Deferred compaction (`defer_compaction`): compactions skipped since the last
+    /// failure, the log2 of how many to skip, and the lowest order that failed.
+    pub compact_considered: u32,
+    pub compact_defer_shift: u32,
+    pub compact_order_failed: i32,
+    /// A direct compaction's scanners met: kswapd clears the skip bits when it next
+    /// sleeps (`compact_blockskip_flush`).
+    pub compact_blockskip_flush: bool,
 }
 
 /// A NUMA node: `pg_data_t`.
@@ -123,6 +162,13 @@ pub struct PgData {
     /// Direct reclaimers throttled by `throttle_direct_reclaim`; kswapd's `wake_up_all`
     /// empties it.
     pub pfmemalloc_wait: WaitQueue,
+    /// The node's kcompactd thread, started by a workload that allocates above order 0
+    /// (`mm::compaction::kcompactd_run`), asleep on `kcompactd_wait`; what it is asked to
+    /// compact for (`kcompactd_max_order`, `kcompactd_highest_zoneidx`).
+    pub kcompactd: Option<u32>,
+    pub kcompactd_wait: WaitQueue,
+    pub kcompactd_max_order: u32,
+    pub kcompactd_highest_zoneidx: usize,
     /// NR_ISOLATED_ANON, NR_ISOLATED_FILE.
     pub nr_isolated: [u64; 2],
     /// NR_FILE_PAGES.
@@ -174,7 +220,7 @@ impl Zone {
         free_lists: FreeLists,
     ) -> Zone {
         let nr_pageblocks = managed_pages.div_ceil(u64::from(PAGEBLOCK_NR_PAGES));
-        Zone {
+        let mut z = Zone {
             zone_idx,
             nid,
             start_pfn,
@@ -189,7 +235,46 @@ impl Zone {
             free_lists,
             pageblock_mt: vec![MIGRATE_MOVABLE as u8; nr_pageblocks as usize],
             nr_pageblock_mt: [0, nr_pageblocks, 0],
-        }
+            pageblock_skip: vec![0; nr_pageblocks.div_ceil(64) as usize],
+            compact_cached_free_pfn: 0,
+            compact_cached_migrate_pfn: [0; 2],
+            compact_init_migrate_pfn: 0,
+            compact_init_free_pfn: 0,
+            compact_considered: 0,
+            compact_defer_shift: 0,
+            compact_order_failed: 0,
+            compact_blockskip_flush: false,
+        };
+        // The kernel's zone starts zeroed, which on x86-64 puts the cached scanners outside
+        // every zone (pfn 0 is in none) and the first compaction resets them; the model's
+        // first zone starts at pfn 0, so they start reset.
+        z.reset_cached_positions();
+        z
+    }
+
+    /// `reset_cached_positions()`: both scanners back to the zone's ends.
+    pub fn reset_cached_positions(&mut self) {
+        self.compact_cached_migrate_pfn = [self.start_pfn; 2];
+        self.compact_cached_free_pfn = pageblock_start_pfn(self.end_pfn().saturating_sub(1));
+    }
+
+    /// `get_pageblock_skip()`: the skip bit of the pageblock of `pfn`.
+    #[inline]
+    pub fn get_pageblock_skip(&self, pfn: u32) -> bool {
+        let b = ((pfn - self.start_pfn) >> PAGEBLOCK_ORDER) as usize;
+        self.pageblock_skip[b / 64] & (1 << (b % 64)) != 0
+    }
+
+    /// `set_pageblock_skip()`.
+    pub fn set_pageblock_skip(&mut self, pfn: u32) {
+        let b = ((pfn - self.start_pfn) >> PAGEBLOCK_ORDER) as usize;
+        self.pageblock_skip[b / 64] |= 1 << (b % 64);
+    }
+
+    /// `clear_pageblock_skip()`.
+    pub fn clear_pageblock_skip(&mut self, pfn: u32) {
+        let b = ((pfn - self.start_pfn) >> PAGEBLOCK_ORDER) as usize;
+        self.pageblock_skip[b / 64] &= !(1 << (b % 64));
     }
 
     /// `wmark_pages(z, i)`. The kernel adds `watermark_boost`, which is never raised here
@@ -449,6 +534,31 @@ impl Zone {
             moved += 1 << f.order;
         }
         (moved, movable)
+    }
+
+    /// `__isolate_free_page()` (6.6) of the free block `page` of `order`, for compaction's
+    /// free scanner: refused (0) unless the zone would stay above its min watermark plus the
+    /// block (`zone_watermark_ok` at order 0); otherwise off its free list and out of the
+    /// zone's free pages (the caller moves NR_FREE_PAGES on its CPU), and a block of half a
+    /// pageblock or more makes its pageblocks movable. Returns the pages taken.
+    pub fn __isolate_free_page(&mut self, pages: &mut Pages, page: u32, order: u32) -> u32 {
+        let watermark = self.wmark_pages(WMARK_MIN) + (1 << order);
+        if !self.zone_watermark_ok(0, watermark, 0) {
+            return 0;
+        }
+        self.del_from_free_list(pages, page, order as usize);
+        self.nr_free_pages -= 1 << order;
+        if order >= PAGEBLOCK_ORDER - 1 {
+            let end = page + (1 << order) - 1;
+            let mut p = page;
+            while p < end {
+                if self.get_pageblock_migratetype(p) != MIGRATE_MOVABLE {
+                    self.set_pageblock_migratetype(p, MIGRATE_MOVABLE);
+                }
+                p += PAGEBLOCK_NR_PAGES;
+            }
+        }
+        1 << order
     }
 
     /// `n` consecutive order-0 `__rmqueue()` calls of type `mt`, their pages appended to

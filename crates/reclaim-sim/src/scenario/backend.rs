@@ -97,11 +97,11 @@ impl Scenario {
                         ),
                     );
                 }
-                if let Some(bg) = self.workload.background() {
+                for (at, bg) in self.workload.backgrounds() {
                     let kind = bg.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
                     if workload::lookup(kind).is_ok_and(|r| r.build.is_none()) {
                         return refuse(
-                            "workload.background.kind",
+                            &format!("{at}.kind"),
                             &format!("workload `{kind}` is not simulated yet (live runs only)"),
                         );
                     }
@@ -130,6 +130,38 @@ impl Scenario {
                         &format!("variant.{key}"),
                         "a kernel variant is simulated only (the live kernel is the one it runs); remove it or run it simulated",
                     );
+                }
+                let simulated_only = |kind: &str| workload::lookup(kind).is_ok_and(|r| !r.live);
+                if simulated_only(&self.workload.kind) {
+                    return refuse(
+                        "workload.kind",
+                        &format!(
+                            "workload `{}` is simulated only so far; run it simulated",
+                            self.workload.kind
+                        ),
+                    );
+                }
+                if self
+                    .workload
+                    .params
+                    .get("background")
+                    .is_some_and(|b| b.is_array())
+                {
+                    return refuse(
+                        "workload.background",
+                        "a live run starts one background workload; give one [workload.background] table",
+                    );
+                }
+                if let Some(bg) = self.workload.background() {
+                    let kind = bg.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
+                    if simulated_only(kind) {
+                        return refuse(
+                            "workload.background.kind",
+                            &format!(
+                                "workload `{kind}` is simulated only so far; run it simulated"
+                            ),
+                        );
+                    }
                 }
                 if self.run.start_at != StartAt::Start {
                     return refuse(

@@ -67,7 +67,8 @@ fn default_seed() -> u64 {
 
 /// The `[workload]` table: its `kind` (one of `workload::REGISTRY`) and that workload's keys,
 /// every default filled in once the scenario is read; `[workload.background]`, a second
-/// workload started alongside (its metrics are not the run's), is one of the keys.
+/// workload started alongside (its metrics are not the run's), is one of the keys, or
+/// `[[workload.background]]`, several (simulated runs only).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WorkloadSpec {
     pub kind: String,
@@ -76,9 +77,23 @@ pub struct WorkloadSpec {
 }
 
 impl WorkloadSpec {
-    /// `[workload.background]`, if the scenario has one.
+    /// `[workload.background]`, if the scenario has one (as a table, not a list).
     pub fn background(&self) -> Option<&toml::Table> {
         self.params.get("background").and_then(|b| b.as_table())
+    }
+
+    /// Every background workload, in order, with the key that names it: `[workload.background]`
+    /// or each `[[workload.background]]` (`workload.background[i]`).
+    pub fn backgrounds(&self) -> Vec<(String, &toml::Table)> {
+        match self.params.get("background") {
+            Some(toml::Value::Table(t)) => vec![("workload.background".into(), t)],
+            Some(toml::Value::Array(a)) => a
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| Some((format!("workload.background[{i}]"), v.as_table()?)))
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 }
 
@@ -384,15 +399,27 @@ fn resolve_workload(w: &mut toml::Value, file: &str) -> Result<(), ScenarioError
     out.insert("kind".into(), toml::Value::String(kind));
     out.extend(std::mem::take(&mut resolved));
     if let Some(mut b) = background {
-        resolve_workload(&mut b, file).map_err(|e| ScenarioError {
-            key: e.key.replacen("workload", "workload.background", 1),
-            ..e
-        })?;
-        if b.get("background").is_some() {
-            return Err(err(
-                "background.background",
-                "a background workload has none".into(),
-            ));
+        let resolve_background = |b: &mut toml::Value, at: &str| {
+            resolve_workload(b, file).map_err(|e| ScenarioError {
+                key: e.key.replacen("workload", at, 1),
+                ..e
+            })?;
+            if b.get("background").is_some() {
+                return Err(ScenarioError {
+                    file: file.into(),
+                    key: format!("{at}.background"),
+                    message: "a background workload has none".into(),
+                });
+            }
+            Ok(())
+        };
+        match &mut b {
+            toml::Value::Array(list) => {
+                for (i, item) in list.iter_mut().enumerate() {
+                    resolve_background(item, &format!("workload.background[{i}]"))?;
+                }
+            }
+            table => resolve_background(table, "workload.background")?,
         }
         out.insert("background".into(), b);
     }
@@ -741,6 +768,30 @@ mod tests {
         let s = Scenario::parse(&live_only, "bg.toml", &[]).unwrap();
         let e = s.check_backend(Backend::Simulator, "bg.toml").unwrap_err();
         assert_eq!(e.key, "workload.background.kind");
+    }
+
+    #[test]
+    fn several_background_workloads_are_each_checked_and_simulated_only() {
+        let text = "[workload]\nkind = \"usemem\"\n[[workload.background]]\nkind = \"dd\"\ntasks = 1\n[[workload.background]]\nkind = \"usemem\"\nrandom = \"yes\"\n";
+        let e = Scenario::parse(text, "bg.toml", &[]).unwrap_err();
+        assert_eq!(e.key, "workload.background[1].random", "{e}");
+        let s = Scenario::parse(&text.replace("\"yes\"", "true"), "bg.toml", &[]).unwrap();
+        let bgs = s.workload.backgrounds();
+        assert_eq!(bgs.len(), 2);
+        assert_eq!(bgs[0].0, "workload.background[0]");
+        assert_eq!(bgs[0].1["kind"].as_str(), Some("dd"));
+        assert_eq!(
+            bgs[1].1["size_mb"].as_integer(),
+            Some(256),
+            "defaults filled in"
+        );
+        assert!(s.workload.background().is_none());
+        s.check_backend(Backend::Simulator, "bg.toml").unwrap();
+        let e = s.check_backend(Backend::Live, "bg.toml").unwrap_err();
+        assert_eq!(e.key, "workload.background");
+        // The resolved text says what was read, and reads back the same.
+        let again = Scenario::parse(&s.to_toml(), "bg.toml", &[]).unwrap();
+        assert_eq!(again.to_toml(), s.to_toml());
     }
 
     #[test]

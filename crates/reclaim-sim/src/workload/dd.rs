@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::{resolve_params, Column, Metrics, Registration, Workload, WorkloadError};
 use crate::engine::Ns;
 use crate::hw::block::Op;
+use crate::mm::compaction::kcompactd_run;
 use crate::mm::filemap::SequentialReader;
 use crate::process::{cond_resched, wait_on_bio, Cx, Sim};
 use crate::sched::TaskClass;
@@ -67,6 +68,7 @@ pub const REGISTRATION: Registration = Registration {
         },
     ],
     mappings: super::no_mappings,
+    live: true,
 };
 
 /// The most dd tasks a scenario may start (far beyond any machine's CPUs).
@@ -165,6 +167,12 @@ impl Workload for Dd {
                 k.variant.large_folio_readahead,
             )
         };
+        if large && !self.params.direct {
+            // Readahead allocates large folios, compacting for them: the nodes' kcompactd.
+            for nid in 0..nodes {
+                kcompactd_run(sim, nid);
+            }
+        }
         let p = &self.params;
         *self.bytes.borrow_mut() = vec![0; p.tasks as usize];
         let ra_pages = (ra_kb / 4).min(p.block_kb / 4).max(1) as usize;

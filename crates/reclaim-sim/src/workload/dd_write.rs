@@ -34,6 +34,7 @@ pub const REGISTRATION: Registration = Registration {
     // backends, as usemem's.
     columns: &[],
     mappings: super::no_mappings,
+    live: true,
 };
 
 /// The first mapping id of the writers' files (the dd readers' are their task numbers).

@@ -37,6 +37,7 @@ pub const REGISTRATION: Registration = Registration {
     build: Some(build),
     columns: COLUMNS,
     mappings: super::no_mappings,
+    live: true,
 };
 
 const COLUMNS: &[super::Column] = &[

@@ -12,6 +12,7 @@ pub const REGISTRATION: Registration = Registration {
     build: None,
     columns: &[],
     mappings: super::no_mappings,
+    live: true,
 };
 
 /// The `[workload]` keys of `kind = "mapped-file-stream"`.

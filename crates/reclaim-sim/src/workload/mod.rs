@@ -19,6 +19,7 @@ use crate::process::Sim;
 pub mod dd;
 pub mod dd_write;
 pub mod fs_mark;
+pub mod hugetlb;
 pub mod mapped_file_stream;
 pub mod stutter;
 pub mod usemem;
@@ -36,30 +37,43 @@ pub trait Workload {
     fn metrics(&self, elapsed_s: f64) -> Metrics;
 }
 
-/// A workload with `[workload.background]` beside it: both run; the metrics are the
-/// foreground's, with the background's under `"background"`.
+/// A workload with `[workload.background]` beside it (or several,
+/// `[[workload.background]]`): all run, started in order; the metrics are the foreground's,
+/// with the background's under `"background"` (a list of them, in order, for a list).
 pub struct WithBackground {
     pub foreground: Box<dyn Workload>,
-    pub background: Box<dyn Workload>,
+    pub background: Vec<Box<dyn Workload>>,
+    /// The scenario gave a list of background workloads.
+    pub list: bool,
 }
 
 impl Workload for WithBackground {
     fn start(&mut self, sim: &mut Sim) {
         self.foreground.start(sim);
-        self.background.start(sim);
+        for b in &mut self.background {
+            b.start(sim);
+        }
     }
 
     fn window_started(&mut self, now: Ns) {
         self.foreground.window_started(now);
-        self.background.window_started(now);
+        for b in &mut self.background {
+            b.window_started(now);
+        }
     }
 
     fn metrics(&self, elapsed_s: f64) -> Metrics {
         let mut m = self.foreground.metrics(elapsed_s);
-        m.insert(
-            "background".into(),
-            self.background.metrics(elapsed_s).into(),
-        );
+        let mut each = self
+            .background
+            .iter()
+            .map(|b| serde_json::Value::from(b.metrics(elapsed_s)));
+        let background = if self.list {
+            serde_json::Value::Array(each.collect())
+        } else {
+            each.next().unwrap_or_default()
+        };
+        m.insert("background".into(), background);
         m
     }
 }
@@ -110,6 +124,8 @@ pub struct Registration {
     /// The VMAs and the pages in them that a resolved table's processes map, `(vmas,
     /// pages)`: the page-table state a run of it needs (`run::page_state_bytes_needed`).
     pub mappings: fn(&toml::Table) -> (u64, u64),
+    /// Whether a live run can run it (python/reclaimlab/live/workloads.py has it).
+    pub live: bool,
 }
 
 /// [`Registration::mappings`] of a workload that maps no anonymous memory.
@@ -125,6 +141,7 @@ pub const REGISTRY: &[Registration] = &[
     usemem::REGISTRATION,
     mapped_file_stream::REGISTRATION,
     stutter::REGISTRATION,
+    hugetlb::REGISTRATION,
 ];
 
 /// The registration of workload `kind`, or an error listing the kinds there are.

@@ -13,6 +13,7 @@ pub const REGISTRATION: Registration = Registration {
     build: None,
     columns: &[],
     mappings: super::no_mappings,
+    live: true,
 };
 
 /// The `[workload]` keys of `kind = "stutter"`.

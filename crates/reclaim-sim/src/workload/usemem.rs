@@ -37,6 +37,7 @@ pub const REGISTRATION: Registration = Registration {
     // Empty: the command line's usemem table (with ra_hit%) serves both backends.
     columns: &[],
     mappings,
+    live: true,
 };
 
 /// The `[workload]` keys of `kind = "usemem"`.
