@@ -61,7 +61,7 @@ fn find_next_best_node(
         let mut val = node_distance(distances, node, n) as u64 + u64::from(n < node);
         val += PENALTY_FOR_NODE_WITH_CPUS;
         val = val * MAX_NUMNODES + node_load[n as usize];
-        if best.map_or(true, |(min, _)| val < min) {
+        if best.is_none_or(|(min, _)| val < min) {
             best = Some((val, n));
         }
     }
