@@ -381,12 +381,10 @@ impl BlockDevice {
         self.segment_ns > 0
     }
 
-    #[inline(always)]
-    fn transfer(&mut self, op: Op, now: Ns, bytes: u64, seek: Ns, segments: u64) -> Ns {
-        let parts = bytes.div_ceil(self.max_request_bytes).max(1);
-        let mut start = self.transfer_free_at.max(now);
-        // Requests that completed by now have left the queue; beyond the queue depth, wait
-        // for the first to complete.
+    /// When `parts` more requests, ready at `start`, can enter the queue: requests that
+    /// completed by `now` leave it, and beyond the queue depth each waits for the first in
+    /// flight to complete.
+    fn wait_for_queue(&mut self, now: Ns, parts: u64, mut start: Ns) -> Ns {
         while let Some(&Reverse((done, n))) = self.in_flight.peek() {
             let full =
                 self.queue_depth > 0 && self.nr_in_flight as u64 + parts > self.queue_depth as u64;
@@ -397,10 +395,22 @@ impl BlockDevice {
             self.in_flight.pop();
             self.nr_in_flight -= n;
         }
-        let (bandwidth, latency) = match op {
+        start
+    }
+
+    /// The bandwidth and completion latency of `op`.
+    fn rate(&self, op: Op) -> (f64, Ns) {
+        match op {
             Op::Read => (self.read_bandwidth, self.latency),
             Op::Write => (self.write_bandwidth, self.write_latency),
-        };
+        }
+    }
+
+    #[inline(always)]
+    fn transfer(&mut self, op: Op, now: Ns, bytes: u64, seek: Ns, segments: u64) -> Ns {
+        let parts = bytes.div_ceil(self.max_request_bytes).max(1);
+        let start = self.wait_for_queue(now, parts, self.transfer_free_at.max(now));
+        let (bandwidth, latency) = self.rate(op);
         let mean = bytes as f64 / bandwidth;
         let transfer = self.vary(mean, self.jitter) as Ns
             + parts * self.request_ns
@@ -465,21 +475,8 @@ impl BlockDevice {
             .map(|r| r.1.div_ceil(self.max_request_bytes))
             .sum::<u64>()
             .max(1);
-        let mut start = now;
-        while let Some(&Reverse((done, n))) = self.in_flight.peek() {
-            let full =
-                self.queue_depth > 0 && self.nr_in_flight as u64 + parts > self.queue_depth as u64;
-            if done > now && !full {
-                break;
-            }
-            start = start.max(done);
-            self.in_flight.pop();
-            self.nr_in_flight -= n;
-        }
-        let (bandwidth, latency) = match op {
-            Op::Read => (self.read_bandwidth, self.latency),
-            Op::Write => (self.write_bandwidth, self.write_latency),
-        };
+        let start = self.wait_for_queue(now, parts, now);
+        let (bandwidth, latency) = self.rate(op);
         let (mut arrived, mut longest) = (start, 0);
         for (m, &(moff, mbytes)) in runs.iter().enumerate() {
             if mbytes == 0 {
