@@ -93,17 +93,7 @@ impl Kernel {
             if shadow == 0 {
                 continue;
             }
-            let flags = self.workingset_refault(p, ROOT_MEM_CGROUP, shadow, true);
-            if flags & pg::ACTIVE != 0 {
-                // lru_add: PG_active puts the folio on the active list.
-                let zone_idx = self.page_zonenum(p);
-                let lv = self.folio_lruvec(p);
-                let lruvec = &mut self.memcg.lruvecs[lv];
-                lruvec.del_folio(&mut self.mem.pages, p, LRU_INACTIVE_FILE, zone_idx);
-                self.mem.pages.set(p, flags);
-                lruvec.add_folio(&mut self.mem.pages, p, LRU_ACTIVE_FILE, zone_idx);
-            }
-            thrashing |= flags & pg::WORKINGSET != 0;
+            thrashing |= self.page_cache_refault(p, shadow);
         }
         thrashing
     }
@@ -146,6 +136,13 @@ impl Kernel {
         if shadow == 0 {
             return false;
         }
+        self.page_cache_refault(p, shadow)
+    }
+
+    /// A page-cache folio `p` just added over `shadow`: `workingset_refault()`, and if that
+    /// activates it, lru_add's PG_active puts it on the active list. Returns whether it is
+    /// a restored workingset folio (thrashing).
+    fn page_cache_refault(&mut self, p: u32, shadow: u64) -> bool {
         let flags = self.workingset_refault(p, ROOT_MEM_CGROUP, shadow, true);
         if flags & pg::ACTIVE != 0 {
             let zone_idx = self.page_zonenum(p);

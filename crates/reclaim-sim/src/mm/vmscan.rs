@@ -35,7 +35,7 @@ use crate::mm::compaction::compaction_ready;
 use crate::mm::gfp::{gfp_zone, Gfp};
 use crate::mm::lru::*;
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
-use crate::mm::page::{folio_nr_pages, pg};
+use crate::mm::page::{folio_nr_pages, pg, ListId};
 use crate::mm::page_alloc::PAGE_ALLOC_COSTLY_ORDER;
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{MAX_NR_ZONES, WMARK_MIN, ZONE_NORMAL};
@@ -770,7 +770,24 @@ impl Kernel {
             skip_head.push(p);
         }
         dst.n = n;
-        // update_lru_sizes(): the per-zone counts, once for the batch.
+        self.isolate_done(lv, lru, list, &taken, &skipped, skip_head);
+        (total_scan, dst.n as u64)
+    }
+
+    /// The end of an isolation pass: `update_lru_sizes()` (the per-zone counts of what was
+    /// taken, once for the batch), `pgskip_*` for what was skipped, and the list_splice()
+    /// of the folios_skipped list (each list_move()d to its head) back onto the head, so
+    /// that the oldest skipped folio stays the nearest the tail.
+    #[inline]
+    fn isolate_done(
+        &mut self,
+        lv: usize,
+        lru: usize,
+        list: ListId,
+        taken: &[u64; MAX_NR_ZONES],
+        skipped: &[u64; MAX_NR_ZONES],
+        skip_head: Vec<u32>,
+    ) {
         let zone_size = &mut self.memcg.lruvecs[lv].zone_size;
         for (z, &t) in taken.iter().enumerate() {
             zone_size[z][lru] -= t;
@@ -780,12 +797,9 @@ impl Kernel {
                 self.stats.events.count_zid(VmEvent::PgskipDma, z, n);
             }
         }
-        // list_splice() of the folios_skipped list (each list_move()d to its head) back onto
-        // the head: the oldest skipped folio stays the nearest the tail.
         for p in skip_head {
             self.mem.pages.add_head(list, p);
         }
-        (total_scan, dst.n as u64)
     }
 
     /// `isolate_lru_folios()` (6.x) where folios may be large: one folio at a time from the
@@ -827,18 +841,7 @@ impl Kernel {
             dst.pages[dst.n] = p;
             dst.n += 1;
         }
-        let zone_size = &mut self.memcg.lruvecs[lv].zone_size;
-        for (z, &t) in taken.iter().enumerate() {
-            zone_size[z][lru] -= t;
-        }
-        for (z, &n) in skipped.iter().enumerate() {
-            if n > 0 {
-                self.stats.events.count_zid(VmEvent::PgskipDma, z, n);
-            }
-        }
-        for p in skip_head {
-            self.mem.pages.add_head(list, p);
-        }
+        self.isolate_done(lv, lru, list, &taken, &skipped, skip_head);
         (total_scan, nr_taken)
     }
 
