@@ -67,6 +67,25 @@ def test_the_probe_describes_this_machine_and_a_host_scenario_uses_it(host_profi
     machine = tomllib.loads(point.toml)["machine"]
     assert machine["memory_mb_per_node"] == profile["memory_mb_per_node"]
     assert machine["devices"][0]["name"] == profile["device"]["name"]
+    # It read a file it did not write: no write measured, reads and writes share a bandwidth.
+    assert "writes" not in profile and "write_bandwidth_mb_s" not in profile["device"]
+
+
+def test_a_probe_that_writes_its_own_file_measures_the_devices_writeback(host_profile: Path) -> None:
+    try:
+        host.block_device("/var/tmp")
+    except host.ProbeError as e:
+        pytest.skip(f"no disk to write to here: {e}")
+    result = CliRunner().invoke(cli, ["host", "probe", "--fresh-mb", "64"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert not (Path("/var/tmp") / host.FRESH_FILE_NAME).exists()
+    profile = tomllib.loads(host_profile.read_text())
+    writes = profile["writes"]
+    assert writes["file_mb"] == 64 and writes["buffered_mb_s"] > 0 and writes["writeback_request_kb"] > 0
+    assert profile["device"]["write_bandwidth_mb_s"] == writes["writeback_mb_s"] > 0
+    (point,) = points(ROOT / "scenarios/live/dd-squeeze.toml", ["workload.tasks=1"])
+    device = tomllib.loads(point.toml)["machine"]["devices"][0]
+    assert device["write_bandwidth_mb_s"] == writes["writeback_mb_s"]
 
 
 def test_many_native_readers_measure_the_devices_small_read_rate(tmp_path: Path) -> None:
@@ -162,6 +181,18 @@ def test_diskstats_give_the_mean_read_request_of_the_whole_disk() -> None:
     assert host.request_kb(before, before) == 0.0
     with pytest.raises(host.ProbeError, match="sdz: not in /proc/diskstats"):
         host.disk_reads("sdz", DISKSTATS)
+    # Writes: fields 7 and 9 of the line (ten writes, 80 sectors).
+    assert host.disk_writes("vda", DISKSTATS) == (10, 80)
+
+
+def test_a_fresh_files_writeback_rate_is_the_sectors_the_sync_wrote_over_its_time() -> None:
+    # 2 GiB written in 0.5 s; the sync took 1 s and the disk wrote 1 GiB meanwhile in 512
+    # requests (the rest went out before the sync began: neither counted).
+    before, after = (100, 1000), (612, 1000 + (1 << 30) // 512)
+    w = host.write_rates(2048, 0.5, 1.0, before, after)
+    assert w == {"buffered_mb_s": 4295.0, "writeback_mb_s": 1073.7, "writeback_request_kb": 2048.0, "file_mb": 2048}
+    # A sync that wrote nothing (no disk under the file, or all written before it): no figure.
+    assert host.write_rates(2048, 0.5, 1.0, before, before) is None
 
 
 def test_buffered_streams_read_their_own_parts_and_leave_nothing_cached(tmp_path: Path) -> None:
@@ -196,7 +227,9 @@ def test_the_core_fits_the_profiles_device_to_both_read_rates(tmp_path: Path) ->
 
 def test_a_fresh_probe_file_is_written_synced_and_removed_even_when_the_probe_fails(tmp_path: Path) -> None:
     logged: list[str] = []
-    with host.fresh_file(str(tmp_path), 64, logged.append) as f:
+    with host.fresh_file(str(tmp_path), 64, logged.append) as fresh:
+        f = fresh.path
+        assert fresh.writes is None  # no device named: the write is not measured
         assert f.parent == tmp_path and f.stat().st_size == 64 << 20
         with f.open("rb") as r:
             assert r.read(4096) == bytes(4096)

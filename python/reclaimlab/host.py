@@ -10,7 +10,10 @@ latency and in many native ones for the IOPS (`request_us`), then the same seque
 buffered, through the page cache (the file's pages dropped before each pass with
 POSIX_FADV_DONTNEED, and after the probe), for the rate buffered readers get: on a VM the
 two differ by the host's time per scatter-gather segment, which the core fits
-(`[reads]`, scenario/host.rs). The profile is
+(`[reads]`, scenario/host.rs). With `--fresh-mb` the probe writes the file it reads, and
+measures that write (`[writes]`): the rate `write()` fills the page cache at and the rate
+the disk takes the file's writeback at, which becomes the device's write bandwidth. The
+profile is
 written by the core (its schema is crates/reclaim-sim/src/scenario/host.rs) to
 `_core.host_profile_file()`, which later runs reuse. With `--swap` (root) the swap path's
 CPU costs are measured too, with a swap file the probe adds and removes
@@ -20,6 +23,7 @@ CPU costs are measured too, with a swap file the probe adds and removes
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import mmap
@@ -200,18 +204,30 @@ def _run_threads(reader: Callable[[int], None], threads: int) -> float:
     return time.perf_counter() - t0
 
 
-def disk_reads(dev: str, text: str | None = None) -> tuple[int, int]:
-    """(reads completed, sectors read) of whole-disk `dev` in /proc/diskstats (or `text`)."""
+def _diskstats(dev: str, ios_field: int, text: str | None) -> tuple[int, int]:
+    """(I/Os completed, sectors) of whole-disk `dev` in /proc/diskstats (or `text`): the
+    fields from `ios_field` (3 for reads, 7 for writes) and two after it."""
     text = _read("/proc/diskstats") if text is None else text
     for line in text.splitlines():
         fields = line.split()
-        if len(fields) >= 6 and fields[2] == dev:
-            return int(fields[3]), int(fields[5])
+        if len(fields) > ios_field + 2 and fields[2] == dev:
+            return int(fields[ios_field]), int(fields[ios_field + 2])
     raise ProbeError(f"{dev}: not in /proc/diskstats")
 
 
+def disk_reads(dev: str, text: str | None = None) -> tuple[int, int]:
+    """(reads completed, sectors read) of whole-disk `dev` in /proc/diskstats (or `text`)."""
+    return _diskstats(dev, 3, text)
+
+
+def disk_writes(dev: str, text: str | None = None) -> tuple[int, int]:
+    """(writes completed, sectors written) of whole-disk `dev` in /proc/diskstats (or `text`)."""
+    return _diskstats(dev, 7, text)
+
+
 def request_kb(before: tuple[int, int], after: tuple[int, int]) -> float:
-    """The mean read request between two `disk_reads`, in KiB (0 if none completed)."""
+    """The mean request between two `disk_reads` (or `disk_writes`), in KiB (0 if none
+    completed)."""
     ios, sectors = after[0] - before[0], after[1] - before[1]
     return sectors * 512 / 1024 / ios if ios > 0 else 0.0
 
@@ -371,13 +387,26 @@ FRESH_FILE_NAME = ".reclaimlab-probe"
 FRESH_WRITE_CHUNK = 4 * MiB
 
 
+@dataclasses.dataclass
+class FreshFile:
+    """The probe's own file (`fresh_file`) and, when its device was named, how it was
+    written (`[writes]` of the profile)."""
+
+    path: Path
+    writes: dict[str, Any] | None
+
+
 @contextlib.contextmanager
-def fresh_file(path: str, size_mb: int, log: Callable[[str], None]) -> Iterator[Path]:
+def fresh_file(path: str, size_mb: int, log: Callable[[str], None], dev: str | None = None) -> Iterator[FreshFile]:
     """A zero-filled file of `size_mb` MiB written under `path` and synced (as dd-squeeze's
     live files are: `dd if=/dev/zero conv=fdatasync`), its pages dropped from the page cache,
     and removed when the block ends, interrupted or not. The data a live workload reads is
     what it wrote minutes before, which a VM's host serves from nearer than an image's old
-    file (docs/fidelity/host.md, "The device as buffered readers see it", item 4)."""
+    file (docs/fidelity/host.md, "The device as buffered readers see it", item 4).
+
+    With `dev` (the disk under `path`) the write is measured too (`write_rates`): the rate
+    `write()` fills the page cache at, and the rate the disk takes the file's writeback at
+    during the `fdatasync()` — what a dd writer's flusher gets from the device."""
     if size_mb * MiB < PROBE_FILE_MIN:
         raise ProbeError(f"--fresh-mb {size_mb}: the probe reads at least {PROBE_FILE_MIN // MiB} MiB")
     target = Path(path) / FRESH_FILE_NAME
@@ -392,15 +421,42 @@ def fresh_file(path: str, size_mb: int, log: Callable[[str], None]) -> Iterator[
         raise ProbeError(f"{target} exists (a probe's file left by a killed probe?): remove it first") from None
     try:
         try:
+            t0 = time.perf_counter()
             for _ in range(size_mb * MiB // FRESH_WRITE_CHUNK):
                 os.write(fd, chunk)
+            t1 = time.perf_counter()
+            before = disk_writes(dev) if dev else None
             os.fdatasync(fd)
+            t2 = time.perf_counter()
+            after = disk_writes(dev) if dev else None
             _drop_cached(fd, 0, 0)
         finally:
             os.close(fd)
-        yield target
+        writes = None
+        if before is not None and after is not None:
+            writes = write_rates(size_mb, t1 - t0, t2 - t1, before, after)
+        yield FreshFile(target, writes)
     finally:
         target.unlink(missing_ok=True)
+
+
+def write_rates(
+    size_mb: int, write_s: float, sync_s: float, before: tuple[int, int], after: tuple[int, int]
+) -> dict[str, Any] | None:
+    """`[writes]` of a fresh file of `size_mb` MiB whose `write()`s took `write_s` and whose
+    `fdatasync()` took `sync_s`, with `disk_writes` before and after the sync: the page-cache
+    rate, and the disk's rate over the sync (the sectors it wrote meanwhile, whatever wrote
+    them; writeback that began before the sync is not counted, as its time is not). None
+    where the sync wrote nothing (a file system without a disk under it)."""
+    sectors = after[1] - before[1]
+    if sectors <= 0 or sync_s <= 0 or write_s <= 0:
+        return None
+    return {
+        "buffered_mb_s": round(size_mb * MiB / write_s / 1e6, 1),
+        "writeback_mb_s": round(sectors * 512 / sync_s / 1e6, 1),
+        "writeback_request_kb": round(request_kb(before, after), 1),
+        "file_mb": size_mb,
+    }
 
 
 def probe(path: str = "/var/tmp", log: Callable[[str], None] = lambda s: None, fresh_mb: int = 0) -> dict[str, Any]:
@@ -408,12 +464,12 @@ def probe(path: str = "/var/tmp", log: Callable[[str], None] = lambda s: None, f
     measurement as it starts. `fresh_mb`: read a file of that many MiB written for the probe
     (`fresh_file`) instead of the largest one found on the filesystem."""
     if fresh_mb:
-        with fresh_file(path, fresh_mb, log) as target:
-            return _probe(path, target, log)
-    return _probe(path, None, log)
+        with fresh_file(path, fresh_mb, log, block_device(path)) as fresh:
+            return _probe(path, fresh.path, log, fresh.writes)
+    return _probe(path, None, log, None)
 
 
-def _probe(path: str, probe_file: Path | None, log: Callable[[str], None]) -> dict[str, Any]:
+def _probe(path: str, probe_file: Path | None, log: Callable[[str], None], writes: dict[str, Any] | None) -> dict[str, Any]:
     # Node 2 before node 10; no NUMA: one node.
     nodes = sorted(Path("/sys/devices/system/node").glob("node[0-9]*"), key=lambda n: int(n.name[4:])) or [Path("/")]
     cpus = os.cpu_count() or 1
@@ -428,7 +484,7 @@ def _probe(path: str, probe_file: Path | None, log: Callable[[str], None]) -> di
     bandwidth = reads["direct_mb_s"]
     latency, jitter, request_us = probe_device(probe_file, max_request_kb * 1024, bandwidth)
     log(f"probing usemem's costs in {COST_PROBE_MB} MiB of memory (a few seconds) …")
-    return {
+    profile = {
         "hostname": socket.gethostname(),
         "kernel": platform.release(),
         "probed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -456,6 +512,9 @@ def _probe(path: str, probe_file: Path | None, log: Callable[[str], None]) -> di
         "reads": reads,
         "costs": probe_usemem_costs(),
     }
+    if writes is not None:
+        profile["writes"] = writes
+    return profile
 
 
 def write_profile(profile: dict[str, Any]) -> Path:
@@ -494,7 +553,7 @@ def host() -> None:
     type=click.IntRange(min=0),
     default=0,
     show_default=True,
-    help=f"Write a zero-filled file of this many MiB under --path (at least {PROBE_FILE_MIN // MiB}), read it instead of an existing file, and remove it: the data a live dd run reads is freshly written. 0: read the largest existing file found.",
+    help=f"Write a zero-filled file of this many MiB under --path (at least {PROBE_FILE_MIN // MiB}), measure its writeback (the device's write bandwidth), read it instead of an existing file, and remove it: the data a live dd run reads is freshly written. 0: read the largest existing file found, and measure no writes.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the profile as JSON instead of its TOML (the file written is TOML either way).")
 def probe_command(path: str, swap: bool, fresh_mb: int, as_json: bool) -> None:

@@ -9,6 +9,8 @@
 //! a scatter-gather segment per page, and buffered, through the page cache's contiguous
 //! memory. Their difference is the device's time per segment (`HostReads::fit`), so that the
 //! profile's one device gives each kind of reader its own figure (docs/fidelity/host.md).
+//! A probe that writes its own file (`--fresh-mb`) also times that file's writeback
+//! (`[writes]`), which sets the device's write bandwidth (`HostWrites::fit`).
 
 use std::path::PathBuf;
 
@@ -50,6 +52,10 @@ pub struct HostProfile {
     /// before the buffered one was); `device` is fitted to both (`HostReads::fit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reads: Option<HostReads>,
+    /// The writeback of the probe's own file (only a probe that wrote one, `--fresh-mb`);
+    /// `device`'s write bandwidth is fitted to it (`HostWrites::fit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes: Option<HostWrites>,
     /// The CPU costs live usemem meets here (absent from profiles probed before they were).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub costs: Option<HostCosts>,
@@ -112,6 +118,50 @@ impl HostReads {
         let segment_us = 4096.0 * (1.0 / self.direct_mb_s - 1.0 / self.buffered_mb_s);
         device.bandwidth_mb_s = self.buffered_mb_s;
         device.segment_us = (segment_us * 1000.0).round() / 1000.0;
+    }
+}
+
+/// The write of `reclaimlab host probe --fresh-mb`'s file: `write()`s of 4 MiB into the
+/// page cache, then `fdatasync()`, the sectors the disk wrote during the sync counted in
+/// /proc/diskstats.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostWrites {
+    /// The `write()`s' rate into the page cache, MB/s (10⁶ bytes).
+    pub buffered_mb_s: f64,
+    /// The disk's rate during the `fdatasync()`, MB/s: the file's writeback, issued by the
+    /// file system from its dirty folios as a flusher's would be.
+    pub writeback_mb_s: f64,
+    /// The mean write request the disk saw during the sync.
+    pub writeback_request_kb: f64,
+    /// The file written, MiB.
+    pub file_mb: u64,
+}
+
+impl HostWrites {
+    /// The ranges of its keys: positive, finite numbers.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        for (key, v) in [
+            ("buffered_mb_s", self.buffered_mb_s),
+            ("writeback_mb_s", self.writeback_mb_s),
+            ("writeback_request_kb", self.writeback_request_kb),
+        ] {
+            if v <= 0.0 || !v.is_finite() {
+                return Invalid::err(key, "expected a positive number");
+            }
+        }
+        if self.file_mb == 0 {
+            return Invalid::err("file_mb", "expected at least 1");
+        }
+        Ok(())
+    }
+
+    /// `device` given the measured writeback rate as its write bandwidth. No segment time
+    /// is taken off it, unlike the reads' fit: the file system writes back from page-cache
+    /// folios, contiguous runs of memory with few segments, as a buffered reader's
+    /// readahead reads into them.
+    pub fn fit(&self, device: &mut Device) {
+        device.write_bandwidth_mb_s = Some(self.writeback_mb_s);
     }
 }
 
@@ -254,21 +304,28 @@ impl HostProfile {
         Ok(profile)
     }
 
-    /// The ranges of the measured device's keys and of `[reads]`.
+    /// The ranges of the measured device's keys, `[reads]` and `[writes]`.
     pub fn validate(&self) -> Result<(), Invalid> {
         self.device.validate().map_err(|e| e.within("device"))?;
         if let Some(reads) = &self.reads {
             reads.validate().map_err(|e| e.within("reads"))?;
         }
+        if let Some(writes) = &self.writes {
+            writes.validate().map_err(|e| e.within("writes"))?;
+        }
         Ok(())
     }
 
-    /// The profile of a probe's measurements: `device` fitted to its `[reads]`.
+    /// The profile of a probe's measurements: `device` fitted to its `[reads]` and
+    /// `[writes]`.
     pub fn fitted(mut self) -> Result<HostProfile, String> {
         self.validate()
             .map_err(|e| format!("{}: {}", e.key, e.message))?;
         if let Some(reads) = &self.reads {
             reads.fit(&mut self.device);
+        }
+        if let Some(writes) = &self.writes {
+            writes.fit(&mut self.device);
         }
         Ok(self)
     }
@@ -374,6 +431,7 @@ mod tests {
                 ..Device::default()
             },
             reads: None,
+            writes: None,
             costs: Some(HostCosts {
                 usemem_page_ns: 850,
                 usemem_word_ns: 90,
@@ -561,6 +619,44 @@ mod tests {
         // A profile from before the buffered probe: no [reads], no segments.
         let old = profile().fitted().unwrap();
         assert!(!old.to_toml().contains("segment_us") && !old.to_toml().contains("[reads]"));
+    }
+
+    fn writes(writeback_mb_s: f64) -> HostWrites {
+        HostWrites {
+            buffered_mb_s: 3974.0,
+            writeback_mb_s,
+            writeback_request_kb: 2048.0,
+            file_mb: 2048,
+        }
+    }
+
+    #[test]
+    fn the_writeback_rate_is_the_devices_write_bandwidth() {
+        let p = HostProfile {
+            reads: Some(reads(1000.0, 2000.0)),
+            writes: Some(writes(2305.0)),
+            ..profile()
+        };
+        let fitted = p.fitted().unwrap();
+        assert_eq!(fitted.device.write_bandwidth_mb_s, Some(2305.0));
+        // The reads' fit is untouched by it: reads at the buffered rate, segments apart.
+        assert_eq!(fitted.device.bandwidth_mb_s, 2000.0);
+        assert_eq!(fitted.device.segment_us, 2.048);
+        let again = HostProfile::parse(&fitted.to_toml()).unwrap();
+        assert_eq!(again.writes, Some(writes(2305.0)));
+        assert_eq!(again.device.write_bandwidth_mb_s, Some(2305.0));
+        // A probe that wrote nothing: reads and writes share the bandwidth, as before.
+        let read_only = profile().fitted().unwrap();
+        assert_eq!(read_only.device.write_bandwidth_mb_s, None);
+        assert!(!read_only.to_toml().contains("[writes]"));
+        let bad = HostProfile {
+            writes: Some(writes(f64::NAN)),
+            ..profile()
+        };
+        assert_eq!(
+            bad.fitted().unwrap_err(),
+            "writes.writeback_mb_s: expected a positive number"
+        );
     }
 
     #[test]
