@@ -281,10 +281,10 @@ impl Kernel {
     /// (`bvec_try_merge_page()`, 6.x: a large folio is one run, and merges with a folio
     /// that starts where it ends), and an I/O without folios, a direct I/O into user memory,
     /// one per 4 KiB page (a buffer of base pages that are not contiguous: the worst case,
-    /// which a 4 MiB `malloc` under THP `madvise` meets). Without
-    /// `variant.large_folio_readahead` every page-cache folio is order 0 and a window is as
-    /// contiguous as the allocator's runs, so under reclaim it has more segments than the
-    /// 6.x kernel's large folios (`page_cache_ra_order()`) give. Segments are not split at
+    /// which a 4 MiB `malloc` under THP `madvise` meets). Without either large-folio switch
+    /// (`variant.large_folios()`) every page-cache folio is order 0 and a window or a write
+    /// is as contiguous as the allocator's runs, so under reclaim it has more segments than
+    /// the 6.x kernel's large folios give. Segments are not split at
     /// the queue's `max_segment_size`.
     pub(crate) fn bio_segments(&self, bio: u32, bytes: u64) -> u64 {
         let b = &self.block.bios[bio];
@@ -294,7 +294,7 @@ impl Kernel {
         if b.pages.is_empty() {
             return bytes.div_ceil(4096);
         }
-        if self.variant.large_folio_readahead {
+        if self.variant.large_folios() {
             // A folio's pages are contiguous: the next folio continues the segment if it
             // starts where this one ends.
             let pages = &self.mem.pages;

@@ -111,6 +111,16 @@ pub struct Variant {
     /// filesystems without large folio support).
     #[serde(skip_serializing_if = "is_false")]
     pub large_folio_readahead: bool,
+    /// Large page-cache folios from `write()` (mm/filemap.c `__filemap_get_folio()` with
+    /// `fgf_set_order()` of the write's length, read at 6.18; ext4 since 6.16, XFS since
+    /// 5.18): each write allocates folios of the largest order its remaining length and the
+    /// index's alignment allow, up to MAX_PAGECACHE_ORDER, falling back an order at a time
+    /// (`__GFP_NORETRY` above order 0), and dirties, writes back and frees them whole
+    /// (mm/page_writeback.rs). The kernel has one property per file
+    /// (`mapping_large_folio_support()`) that readahead and writes both follow; the model
+    /// has a switch per path, so that each one's effect can be measured. Off: order 0.
+    #[serde(skip_serializing_if = "is_false")]
+    pub large_folio_writes: bool,
 }
 
 /// When kswapd writes dirty page-cache folios (`variant.kswapd_writes_fs`).
@@ -159,6 +169,12 @@ fn is_false(v: &bool) -> bool {
 }
 
 impl Variant {
+    /// Whether page-cache folios can be larger than a page (either large-folio switch):
+    /// reclaim's isolation and a bio's segments then read each folio's order.
+    pub fn large_folios(&self) -> bool {
+        self.large_folio_readahead || self.large_folio_writes
+    }
+
     pub fn validate(&self) -> Result<(), Invalid> {
         if !(1..=16).contains(&self.kswapd_threads) {
             return Invalid::err("kswapd_threads", "expected 1 to 16 (MAX_KSWAPD_THREADS)");
@@ -185,6 +201,7 @@ impl Default for Variant {
             dirty_throttle: DirtyThrottle::Ratelimit,
             zonelist_cache: false,
             large_folio_readahead: false,
+            large_folio_writes: false,
         }
     }
 }

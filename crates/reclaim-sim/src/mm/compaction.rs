@@ -1377,6 +1377,16 @@ pub fn kcompactd_run(sim: &mut Sim, nid: u32) {
     pgdat.kcompactd_wait.add(id);
 }
 
+/// [`kcompactd_run`] on every node: for a workload whose allocations are of high order (large
+/// folios, huge pages). The model starts kcompactd only then, so that runs without such
+/// allocations print no compaction counters.
+pub fn kcompactd_run_nodes(sim: &mut Sim) {
+    let nodes = sim.k().mem.nodes.len() as u32;
+    for nid in 0..nodes {
+        kcompactd_run(sim, nid);
+    }
+}
+
 /// `kcompactd()`: asleep until asked to compact (`kcompactd_work_requested()`:
 /// `kcompactd_max_order > 0`), then `kcompactd_do_work()` in a memory stall; again.
 async fn kcompactd(cx: Cx, nid: u32) {

@@ -44,8 +44,10 @@
 //! MIN_WRITEBACK_PAGES (1024 pages, 4 MiB), the device's inodes in turn (`b_io`); each run of
 //! consecutive pages is one I/O at the file's place on the device (a rotating disk seeks
 //! between runs, `hw::block`), and it submits the next chunk once the one before the last
-//! has completed (two chunks in flight: the block layer's queue). Its CPU time per page is
-//! `costs.page_cache_insert_ns` (a guess: tagging, clearing dirty, adding to a bio).
+//! has completed (two chunks in flight: the block layer's queue). Its CPU time per folio is
+//! `costs.page_cache_insert_ns` (a guess: tagging, clearing dirty, adding to a bio). A large
+//! folio (`variant.large_folio_writes`) is dirtied, written and ended whole: the counts are
+//! its pages, its work one folio's.
 //! Departures: no `fsync`/`sync`, no per-inode `dirtied_when` (expiry is per page), chunks
 //! do not grow with the measured bandwidth, one flusher per device, and writes complete
 //! without filesystem work (no journal, no delayed allocation).
@@ -56,7 +58,7 @@ use crate::kernel::Kernel;
 use crate::mm::backing_dev::Inode;
 use crate::mm::hugetlb::totalreserve_pages;
 use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
-use crate::mm::page::{pg, PREFETCH_AHEAD};
+use crate::mm::page::{folio_nr_pages, pg, PREFETCH_AHEAD};
 use crate::mm::vmscan::SWAP_CLUSTER_MAX;
 use crate::process::{cond_resched, schedule, sleep_until, Cx, Sim};
 use crate::sched::TaskClass;
@@ -158,12 +160,13 @@ impl Kernel {
         }
     }
 
-    /// `generic_perform_write()` of new `folios` at `index`, `index + 1`, … of `mapping`, in
-    /// the page cache and locked (`filemap_add_folios`): the copy from user space, then each
-    /// is marked dirty (`folio_mark_dirty()` → `__folio_mark_dirty()`: NR_FILE_DIRTY,
-    /// NR_DIRTIED, the inode's dirty list) and unlocked. Written folios are not marked
-    /// accessed (FGP_WRITEBEGIN has no FGP_ACCESSED in 6.x; not verified against every
-    /// filesystem). The first dirty page of a device with none starts its flusher's
+    /// `generic_perform_write()` of new `folios` at `index` and on of `mapping` (each folio
+    /// at the index after the last one's pages), in the page cache and locked
+    /// (`filemap_add_folios`, `filemap_add_large_folio`): the copy from user space, then
+    /// each is marked dirty (`folio_mark_dirty()` → `__folio_mark_dirty()`: NR_FILE_DIRTY
+    /// and NR_DIRTIED by its pages, the inode's dirty list) and unlocked. Written folios are
+    /// not marked accessed (FGP_WRITEBEGIN has no FGP_ACCESSED in 6.x; not verified against
+    /// every filesystem). The first dirty page of a device with none starts its flusher's
     /// kupdate timer (`wb_wakeup_delayed`).
     pub fn generic_perform_write(
         &mut self,
@@ -172,7 +175,10 @@ impl Kernel {
         folios: &[u32],
         cpu_node: u32,
     ) {
-        let n = folios.len() as u64;
+        let n: u64 = folios
+            .iter()
+            .map(|&p| folio_nr_pages(self.mem.pages.fields(p)))
+            .sum();
         let Some(i) = self.wb.inode(mapping) else {
             panic!("a write to a file without an inode");
         };
@@ -197,21 +203,19 @@ impl Kernel {
             .inodes
             .iter()
             .all(|i| i.dev != dev || i.dirty.is_empty());
-        let indexes = self.mem.page_ext.index_mut();
-        for (j, &p) in folios.iter().enumerate() {
-            indexes[p as usize] = index + j as u32;
-        }
-        for (j, &p) in folios.iter().enumerate() {
+        let mut at = index;
+        for &p in folios {
             let f = self.mem.pages.fields_mut(p);
             debug_assert_eq!(f.owner, mapping);
             f.flags = (f.flags & !pg::LOCKED) | pg::DIRTY | pg::UPTODATE;
+            let nr = folio_nr_pages(f);
+            self.mem.page_ext.index_mut()[p as usize] = at;
             let nid = self.mem.zones[self.page_zone(p)].nid;
             let node = &mut self.wb.nodes[nid as usize];
-            node.nr_dirty += 1;
-            node.nr_dirtied += 1;
-            self.wb.inodes[i]
-                .dirty
-                .push_back((p, index + j as u32, now));
+            node.nr_dirty += nr;
+            node.nr_dirtied += nr;
+            self.wb.inodes[i].dirty.push_back((p, at, now));
+            at += nr as u32;
         }
         if was_clean {
             let wb = &mut self.wb.wbs[dev];
@@ -269,17 +273,18 @@ impl Kernel {
     pub(crate) fn folio_end_writeback_file(&mut self, p: u32, dev: usize) {
         debug_assert!(self.mem.pages.flags(p) & pg::WRITEBACK != 0);
         self.mem.pages.clear(p, pg::WRITEBACK);
+        let nr = folio_nr_pages(self.mem.pages.fields(p));
         if self.mem.pages.test_and_clear(p, pg::RECLAIM) {
             self.folio_rotate_reclaimable(p);
         }
         let nid = self.mem.zones[self.page_zone(p)].nid as usize;
         let now = self.now;
         let node = &mut self.wb.nodes[nid];
-        node.nr_writeback -= 1;
-        node.nr_written += 1;
-        self.wb.wbs[dev].written += 1;
+        node.nr_writeback -= nr;
+        node.nr_written += nr;
+        self.wb.wbs[dev].written += nr;
         if node.nr_reclaim_throttled > 0 {
-            node.nr_throttled_written += 1;
+            node.nr_throttled_written += nr;
             let written = node.nr_throttled_written - node.nr_reclaim_start;
             if written > SWAP_CLUSTER_MAX * node.nr_reclaim_throttled {
                 node.reclaim_wait.wake_up_all(&mut self.sched, now);
@@ -288,8 +293,9 @@ impl Kernel {
         self.folio_wake(p);
     }
 
-    /// Submit page-cache folios `run`, pages `index`, `index + 1`, … of `mapping` on `dev`,
-    /// already under writeback, as one write; returns when it completes.
+    /// Submit page-cache folios `run`, from page `index` of `mapping` on (each folio's pages
+    /// after the last's), on `dev`, already under writeback, as one write; returns when it
+    /// completes.
     pub(crate) fn submit_file_write(
         &mut self,
         dev: usize,
@@ -301,7 +307,12 @@ impl Kernel {
         let b = &mut self.block.bios[bio];
         b.end_io = EndIo::Writeback;
         b.pages.extend_from_slice(run);
-        let bytes = run.len() as u64 * PAGE_SIZE;
+        let pages = &self.mem.pages;
+        let bytes = run
+            .iter()
+            .map(|&p| folio_nr_pages(pages.fields(p)))
+            .sum::<u64>()
+            * PAGE_SIZE;
         self.submit_bio_endio_at(bio, bytes, file_offset(mapping, index));
         self.block.bios[bio].done_at
     }
@@ -312,10 +323,11 @@ impl Kernel {
         let f = self.mem.pages.fields_mut(p);
         debug_assert!(f.flags & pg::DIRTY != 0 && f.flags & pg::BUDDY == 0);
         f.flags = (f.flags & !pg::DIRTY) | pg::WRITEBACK;
+        let nr = folio_nr_pages(f);
         let nid = self.mem.zones[self.page_zone(p)].nid as usize;
         let node = &mut self.wb.nodes[nid];
-        node.nr_dirty -= 1;
-        node.nr_writeback += 1;
+        node.nr_dirty -= nr;
+        node.nr_writeback += nr;
     }
 
     /// `writeback_sb_inodes()` for one chunk on `dev`: the next inode (in turn) with a
@@ -349,7 +361,9 @@ impl Kernel {
             let mut written = 0u64;
             let mut done_at = 0;
             let mut run: [u32; 128] = [0; 128];
-            let (mut nr_run, mut run_index) = (0usize, 0u32);
+            // The run's folios, their first page's index and their pages.
+            let (mut nr_run, mut run_index, mut run_pages) = (0usize, 0u32, 0u32);
+            let mut nr_folios = 0u64;
             while written < max as u64 {
                 let dirty = &self.wb.inodes[i].dirty;
                 let Some(&(p, index, when)) = dirty.front() else {
@@ -369,17 +383,20 @@ impl Kernel {
                 if !live {
                     continue;
                 }
-                if nr_run == run.len() || (nr_run > 0 && index != run_index + nr_run as u32) {
+                if nr_run == run.len() || (nr_run > 0 && index != run_index + run_pages) {
                     done_at = self.submit_file_write(dev, mapping, run_index, &run[..nr_run]);
-                    nr_run = 0;
+                    (nr_run, run_pages) = (0, 0);
                 }
                 if nr_run == 0 {
                     run_index = index;
                 }
                 self.folio_start_writeback(p);
+                let nr = folio_nr_pages(&f);
                 run[nr_run] = p;
                 nr_run += 1;
-                written += 1;
+                run_pages += nr as u32;
+                written += nr;
+                nr_folios += 1;
             }
             if nr_run > 0 {
                 done_at = self.submit_file_write(dev, mapping, run_index, &run[..nr_run]);
@@ -393,7 +410,7 @@ impl Kernel {
             };
             self.wb.wbs[dev].next_inode = next;
             if written > 0 {
-                let work = self.costs.page_cache_insert_ns * written;
+                let work = self.costs.page_cache_insert_ns * nr_folios;
                 self.charge(work);
                 self.wb.written_by_flusher += written * PAGE_SIZE;
                 return Some((written, done_at));

@@ -733,7 +733,7 @@ impl Kernel {
         sc: &ScanControl,
         dst: &mut Isolated,
     ) -> (u64, u64) {
-        if self.variant.large_folio_readahead {
+        if self.variant.large_folios() {
             return self.isolate_lru_folios_nr_pages(lv, nr_to_scan, lru, sc, dst);
         }
         let list = self.memcg.lruvecs[lv].list(lru);

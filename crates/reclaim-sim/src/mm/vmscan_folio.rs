@@ -444,18 +444,19 @@ impl Kernel {
         sc: &ScanControl,
         b: &mut BatchState,
     ) -> Option<Verdict> {
+        let nr = folio_nr_pages(self.mem.pages.fields(p));
         let stat = &mut b.stat;
         let (dirty, writeback) = (flags & pg::DIRTY != 0, flags & pg::WRITEBACK != 0);
-        stat.dirty += 1;
-        stat.unqueued_dirty += u64::from(dirty && !writeback);
-        stat.congested += u64::from(writeback && flags & pg::RECLAIM != 0);
+        stat.dirty += nr;
+        stat.unqueued_dirty += nr * u64::from(dirty && !writeback);
+        stat.congested += nr * u64::from(writeback && flags & pg::RECLAIM != 0);
         if !writeback {
             return None;
         }
         if sc.kswapd && flags & pg::RECLAIM != 0 && b.pgdat_flags & PGDAT_WRITEBACK != 0 {
-            stat.immediate += 1;
+            stat.immediate += nr;
         } else {
-            stat.writeback += 1;
+            stat.writeback += nr;
             self.mem.pages.set(p, pg::RECLAIM);
         }
         Some(Verdict::Activate)
@@ -486,10 +487,11 @@ impl Kernel {
             v.direct_reclaim_writes_fs
         };
         let nid = self.mem.zones[self.page_zone(p)].nid as usize;
+        let nr = folio_nr_pages(self.mem.pages.fields(p));
         if !may_write {
             let activate = v.kswapd_writes_fs == KswapdWritesFs::DirtyCongested;
             if v.dirty_tail_pg_reclaim {
-                self.wb.nodes[nid].nr_vmscan_immediate += 1;
+                self.wb.nodes[nid].nr_vmscan_immediate += nr;
                 self.mem.pages.set(p, pg::RECLAIM);
             }
             return if activate {
@@ -505,9 +507,9 @@ impl Kernel {
         // pageout(): folio_clear_dirty_for_io(), PG_reclaim, ->writepage().
         self.folio_start_writeback(p);
         self.mem.pages.set(p, pg::RECLAIM);
-        self.mem.nodes[nid].nr_vmscan_write += 1;
-        self.wb.nodes[nid].nr_vmscan_write_file += 1;
-        self.wb.written_by_reclaim += crate::mm::page_writeback::PAGE_SIZE;
+        self.mem.nodes[nid].nr_vmscan_write += nr;
+        self.wb.nodes[nid].nr_vmscan_write_file += nr;
+        self.wb.written_by_reclaim += nr * crate::mm::page_writeback::PAGE_SIZE;
         self.trace_write_folio(p);
         Verdict::FilePageout
     }

@@ -116,13 +116,14 @@ impl Scenario {
                 }
             }
             Backend::Live => {
-                // `workingset` and `large_folio_readahead` are the kernel's own (every 6.x
-                // kernel keeps page-cache shadows, and reads ahead into large folios on a
-                // filesystem that supports them): a scenario that models them, or leaves them
+                // `workingset` and the large-folio switches are the kernel's own (every 6.x
+                // kernel keeps page-cache shadows, and reads ahead and writes into large
+                // folios on a filesystem that supports them): a scenario that models them, or leaves them
                 // out, runs live as it is.
                 let live_kernel = Variant {
                     workingset: self.variant.workingset,
                     large_folio_readahead: self.variant.large_folio_readahead,
+                    large_folio_writes: self.variant.large_folio_writes,
                     ..Variant::default()
                 };
                 if let Some(key) = first_difference(&self.variant, &live_kernel) {

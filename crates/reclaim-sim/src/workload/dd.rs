@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::{resolve_params, Column, Metrics, Registration, Workload, WorkloadError};
 use crate::engine::Ns;
 use crate::hw::block::Op;
-use crate::mm::compaction::kcompactd_run;
+use crate::mm::compaction::kcompactd_run_nodes;
 use crate::mm::filemap::SequentialReader;
 use crate::process::{cond_resched, wait_on_bio, Cx, Sim};
 use crate::sched::TaskClass;
@@ -168,10 +168,8 @@ impl Workload for Dd {
             )
         };
         if large && !self.params.direct {
-            // Readahead allocates large folios, compacting for them: the nodes' kcompactd.
-            for nid in 0..nodes {
-                kcompactd_run(sim, nid);
-            }
+            // Readahead allocates large folios, compacting for them.
+            kcompactd_run_nodes(sim);
         }
         let p = &self.params;
         *self.bytes.borrow_mut() = vec![0; p.tasks as usize];

@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{positive, resolve_params, Metrics, Registration, Workload, WorkloadError};
 use crate::engine::{Ns, NSEC_PER_SEC};
-use crate::mm::filemap::MAPPING_GFP;
+use crate::mm::compaction::kcompactd_run_nodes;
+use crate::mm::filemap::{MAPPING_GFP, MAX_PAGECACHE_ORDER};
+use crate::mm::gfp::{__GFP_NORETRY, __GFP_NOWARN};
 use crate::mm::page_alloc::alloc_pages;
 use crate::mm::page_writeback::{balance_dirty_pages_ratelimited, wb_start_flushers, DirtyTask};
 use crate::mm::vmscan::SWAP_CLUSTER_MAX;
@@ -122,14 +124,19 @@ struct DdWrite {
 impl Workload for DdWrite {
     fn start(&mut self, sim: &mut Sim) {
         wb_start_flushers(sim);
-        let (nodes, cpn, ndev) = {
+        let (nodes, cpn, ndev, large) = {
             let k = sim.k();
             (
                 k.mem.nodes.len() as u32,
                 k.cpus.nr_cpus_per_node,
                 k.block.devices.len(),
+                k.variant.large_folio_writes,
             )
         };
+        if large {
+            // Writes allocate large folios, compacting for them.
+            kcompactd_run_nodes(sim);
+        }
         let p = &self.params;
         *self.progress.borrow_mut() = vec![Progress::default(); p.tasks as usize];
         for i in 0..p.tasks as u32 {
@@ -220,6 +227,22 @@ pub(super) async fn write_block(
     t: &mut DirtyTask,
     folios: &mut Vec<u32>,
     mapping: u32,
+    index: u64,
+    end: u64,
+) {
+    if cx.k().variant.large_folio_writes {
+        write_block_large(cx, t, folios, mapping, index, end).await;
+    } else {
+        write_block_order0(cx, t, folios, mapping, index, end).await;
+    }
+}
+
+/// [`write_block`] in order-0 folios.
+async fn write_block_order0(
+    cx: &Cx,
+    t: &mut DirtyTask,
+    folios: &mut Vec<u32>,
+    mapping: u32,
     mut index: u64,
     end: u64,
 ) {
@@ -242,6 +265,60 @@ pub(super) async fn write_block(
         }
         let n = (got + usize::from(got < want)) as u64;
         balance_dirty_pages_ratelimited(cx, t, n).await;
+    }
+}
+
+/// [`write_block`] with `variant.large_folio_writes`: `generic_perform_write()`'s loop of
+/// 6.18, a folio at a time. Each step writes at most to the end of the MAX_PAGECACHE_ORDER
+/// chunk it is in (`mapping_max_folio_size()`), and `write_begin` →
+/// `__filemap_get_folio(FGP_WRITEBEGIN | fgf_set_order(len))` allocates a folio of order
+/// `ilog2(len)` (in pages), lowered to the index's alignment (`__ffs(index)`), trying each
+/// lower order in turn (order 1 skipped, `__GFP_NORETRY | __GFP_NOWARN` above order 0)
+/// until one is had; the folio is added to the page cache, copied into and dirtied whole,
+/// then `balance_dirty_pages_ratelimited()`. An order-0 folio takes the order-0 path.
+async fn write_block_large(
+    cx: &Cx,
+    t: &mut DirtyTask,
+    folios: &mut Vec<u32>,
+    mapping: u32,
+    mut index: u64,
+    end: u64,
+) {
+    const CHUNK: u64 = 1 << MAX_PAGECACHE_ORDER;
+    while index < end {
+        let len = (CHUNK - (index & (CHUNK - 1))).min(end - index);
+        let mut order = len.ilog2().min(MAX_PAGECACHE_ORDER);
+        if index & ((1u64 << order) - 1) != 0 {
+            order = index.trailing_zeros();
+        }
+        let mut folio = None;
+        while order > 0 {
+            if order == 1 {
+                order = 0;
+                break;
+            }
+            let gfp = MAPPING_GFP | __GFP_NORETRY | __GFP_NOWARN;
+            folio = alloc_pages(cx, gfp, order, cx.node).await;
+            if folio.is_some() {
+                break;
+            }
+            order -= 1;
+        }
+        let Some(p) = folio else {
+            // Order 0: one page through the order-0 path.
+            write_block_order0(cx, t, folios, mapping, index, index + 1).await;
+            index += 1;
+            continue;
+        };
+        {
+            let mut k = cx.k();
+            k.prep_compound_folio(p, order);
+            k.filemap_add_large_folio(mapping, p, cx.cpu);
+            k.generic_perform_write(mapping, index as u32, &[p], cx.node);
+        }
+        let nr = 1u64 << order;
+        index += nr;
+        balance_dirty_pages_ratelimited(cx, t, nr).await;
     }
 }
 

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{positive, resolve_params, Metrics, Registration, Workload, WorkloadError};
 use crate::engine::{Ns, NSEC_PER_SEC};
+use crate::mm::compaction::kcompactd_run_nodes;
 use crate::mm::page_writeback::{wb_start_flushers, DirtyTask};
 use crate::mm::vmscan::SWAP_CLUSTER_MAX;
 use crate::process::{cond_resched, Cx, Sim};
@@ -194,6 +195,10 @@ struct FsMark {
 impl Workload for FsMark {
     fn start(&mut self, sim: &mut Sim) {
         wb_start_flushers(sim);
+        if sim.k().variant.large_folio_writes {
+            // Writes allocate large folios, compacting for them.
+            kcompactd_run_nodes(sim);
+        }
         let (nodes, cpn, ndev, now) = {
             let k = sim.k();
             (

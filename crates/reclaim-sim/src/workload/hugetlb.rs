@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{positive, resolve_params, Column, Metrics, Registration, Workload, WorkloadError};
 use crate::engine::{Ns, NSEC_PER_MSEC, NSEC_PER_SEC};
-use crate::mm::compaction::kcompactd_run;
+use crate::mm::compaction::kcompactd_run_nodes;
 use crate::mm::hugetlb::HugetlbPool;
 use crate::process::{sleep_until, Cx, Sim};
 use crate::sched::TaskClass;
@@ -145,10 +145,7 @@ fn counts(pool: &HugetlbPool) -> Counts {
 
 impl Workload for Hugetlb {
     fn start(&mut self, sim: &mut Sim) {
-        let nodes = sim.k().mem.nodes.len() as u32;
-        for nid in 0..nodes {
-            kcompactd_run(sim, nid);
-        }
+        kcompactd_run_nodes(sim);
         let p = self.params.clone();
         let (pool, state) = (Rc::clone(&self.pool), Rc::clone(&self.state));
         let cpu = p.cpu % sim.k().cpus.nr_cpus();
