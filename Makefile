@@ -54,6 +54,7 @@ bench: develop
 	reclaimlab bench --swap
 	reclaimlab bench --writeback
 	reclaimlab bench --numa
+	reclaimlab bench --highalloc
 	$(PY) -m reclaimlab.tracing.bench
 
 lint: develop

@@ -34,6 +34,7 @@ def invoke(*args: str):
         (["bench", "--kswapd-threads", "17"], "--kswapd-threads"),
         (["bench", "--swap", "--writeback"], "--writeback"),
         (["bench", "--numa", "--writeback"], "--numa"),
+        (["bench", "--numa", "--highalloc"], "--highalloc"),
         (["reproduce", "seed000", "--tasks", "abc"], "--tasks"),
         (["reproduce", "seed000", "--tasks", "0"], "--tasks"),
         (["reproduce", "seed000", "--tests", "5"], "--tests"),

@@ -11,7 +11,7 @@ import pytest
 from reclaimlab import _core
 from reclaimlab.scenarios import SCENARIO_DIR, shipped_scenarios
 from reclaimlab.seeds import seed000, seed002
-from reclaimlab.simulate.cli import BENCH_NUMA, BENCH_SCENARIO, BENCH_WRITEBACK
+from reclaimlab.simulate.cli import BENCH_HIGHALLOC, BENCH_NUMA, BENCH_SCENARIO, BENCH_WRITEBACK
 from reclaimlab.simulate.runner import points, run_points
 
 from .conftest import ROOT
@@ -84,3 +84,6 @@ def test_the_bench_scenario_is_a_shipped_file_listed_as_a_benchmark() -> None:
     assert listed[BENCH_NUMA].startswith("benchmark (bench-numa): the scenario `reclaimlab bench --numa`")
     (n,) = points(BENCH_NUMA)
     assert "nodes = 4" in n.toml and "zonelist_cache = true" in n.toml
+    assert listed[BENCH_HIGHALLOC].startswith("benchmark (bench-highalloc): the scenario `reclaimlab bench --highalloc`")
+    (h,) = points(BENCH_HIGHALLOC)
+    assert 'kind = "hugetlb"' in h.toml and "large_folio_readahead = true" in h.toml

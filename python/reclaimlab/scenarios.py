@@ -25,7 +25,8 @@ def shipped_scenarios(root: Path = SCENARIO_DIR) -> list[tuple[Path, str]]:
             name, description = heading
             about = description or name
             if path.parent == root / "bench":
-                option = {"dd-write.toml": " --writeback", "numa.toml": " --numa"}.get(path.name, "")
+                # `bench-numa` is `reclaimlab bench --numa`'s, `bench` the default's.
+                option = f" --{name.removeprefix('bench-')}" if name.startswith("bench-") else ""
                 about = f"benchmark ({name}): the scenario `reclaimlab bench{option}` simulates, docs/benchmarks.md"
             found.append((path, about))
     return found

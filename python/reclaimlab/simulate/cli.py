@@ -290,30 +290,40 @@ BENCH_SCENARIO = SCENARIO_DIR / "bench" / "dd.toml"
 BENCH_WRITEBACK = SCENARIO_DIR / "bench" / "dd-write.toml"
 # `reclaimlab bench --numa`'s: dd readers on four nodes in two sockets, remote fallback.
 BENCH_NUMA = SCENARIO_DIR / "bench" / "numa.toml"
+# `reclaimlab bench --highalloc`'s: huge pages compacted for in memory of anon and page cache.
+BENCH_HIGHALLOC = SCENARIO_DIR / "bench" / "highalloc.toml"
+# The benchmarks that are a shipped scenario as it is: option → (file, what it simulates).
+BENCH_FILES = {
+    "writeback": (BENCH_WRITEBACK, "2 nodes × 8 GiB, 16 buffered dd writers of 4 GiB files, dirty limits and flushers, 10 s"),
+    "numa": (BENCH_NUMA, "4 nodes × 4 GiB in two sockets, 64 buffered dd readers, the zonelist cache on, 10 s"),
+    "highalloc": (BENCH_HIGHALLOC, "1 node of 8 GiB filled by anon memory and page cache at once, the hugetlb pool grown a 2 MiB page every 10 ms (compaction), 10 s"),
+}
 
 
 @click.command()
 @click.option("--swap", is_flag=True, help="The swap benchmark instead: seed 002's usemem pair at 1/8 of its memory, 10 s (the other options do not apply).")
 @click.option("--writeback", is_flag=True, help="The writeback benchmark instead: 16 dd writers on 2 nodes × 8 GiB, 10 s (scenarios/bench/dd-write.toml; the other options do not apply).")
 @click.option("--numa", is_flag=True, help="The NUMA benchmark instead: 64 dd readers on 4 nodes × 4 GiB in two sockets, the zonelist cache on, 10 s (scenarios/bench/numa.toml; the other options do not apply).")
+@click.option("--highalloc", is_flag=True, help="The compaction benchmark instead: huge pages allocated every 10 ms in 8 GiB of anon memory and page cache, 10 s (scenarios/bench/highalloc.toml; the other options do not apply).")
 @click.option("--memory-gb", default=16.0, show_default=True, type=click.FloatRange(min=1, min_open=True),
               help="Simulated memory per node, above 1 (node 0 has a 1 GiB DMA32 zone).")
 @click.option("--tasks", default=90, show_default=True, type=click.IntRange(min=1), help="dd readers.")
 @click.option("--duration", default=10.0, show_default=True, type=POSITIVE, help="Simulated seconds measured.")
 @click.option("--kswapd-threads", default=1, show_default=True, type=click.IntRange(1, 16))
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
-def bench(swap: bool, writeback: bool, numa: bool, memory_gb: float, tasks: int, duration: float, kswapd_threads: int, as_json: bool) -> None:
+def bench(swap: bool, writeback: bool, numa: bool, highalloc: bool, memory_gb: float, tasks: int, duration: float, kswapd_threads: int, as_json: bool) -> None:
     """Simulator speed: page events per second on one core, peak memory per simulated page,
     and wall time of a seed-000 Test 3 point, or with --swap of seed 002's experiment
-    scaled down, with --writeback of dd writers, or with --numa of dd readers on four nodes
-    (see docs/benchmarks.md)."""
+    scaled down, with --writeback of dd writers, with --numa of dd readers on four nodes, or
+    with --highalloc of compaction for huge pages (see docs/benchmarks.md)."""
     import tempfile
 
-    if swap + writeback + numa > 1:
-        raise click.UsageError("--swap, --writeback and --numa are three benchmarks: give one")
+    chosen = [name for name, on in (("writeback", writeback), ("numa", numa), ("highalloc", highalloc)) if on]
+    if swap + len(chosen) > 1:
+        raise click.UsageError("--swap, --writeback, --numa and --highalloc are separate benchmarks: give one")
     try:
-        if writeback or numa:
-            (point,) = points(BENCH_NUMA if numa else BENCH_WRITEBACK, [])
+        if chosen:
+            (point,) = points(BENCH_FILES[chosen[0]][0], [])
         elif swap:
             point = next(p for p in points(seed002.SCENARIO, seed002.overrides(*seed002.BENCH)) if p.label.endswith("=vma"))
         else:
@@ -351,10 +361,8 @@ def bench(swap: bool, writeback: bool, numa: bool, memory_gb: float, tasks: int,
         return
     if swap:
         console.print("scenario: seed 002 at 1/8 of its memory (2 nodes × 2 GiB, 4 + 8 usemem, 8 GiB swap), VMA readahead, 10 s")
-    elif writeback:
-        console.print("scenario: 2 nodes × 8 GiB, 16 buffered dd writers of 4 GiB files, dirty limits and flushers, 10 s")
-    elif numa:
-        console.print("scenario: 4 nodes × 4 GiB in two sockets, 64 buffered dd readers, the zonelist cache on, 10 s")
+    elif chosen:
+        console.print(f"scenario: {BENCH_FILES[chosen[0]][1]}")
     else:
         console.print(f"scenario: 2 nodes × {memory_gb:g} GiB, {tasks} buffered dd readers, {kswapd_threads} kswapd/node, {duration:g} s measured")
     console.print(f"wall time            {figures['wall_s']:.2f} s for {figures['simulated_s']:.1f} simulated s")
