@@ -46,9 +46,11 @@ def test_targets_follow_the_issue() -> None:
     sim[("raid", 1024, "fsmark", "patched")]["direct_writepage"] = 1.0
     sim[("raid", 1024, "fsmark", "patched")]["files_s"] = None
     met = {t.name: t.ok for t in seed001.check_targets(sim)}
-    assert not met["simple-wb elapsed shorter with the patch, raid 512 MB"]
-    assert not met["USB Avg wait lower with the patch, fsmark"]
-    assert not met["Files/s higher with the patch, raid 1024 MB"]
+    assert not met["simple-wb elapsed shorter with the patch, raid-512 (512 MB)"]
+    assert not met["Avg wait lower with the patch, usb-1024 (1024 MB), fsmark"]
+    assert not met["Files/s higher with the patch, raid-1024 (1024 MB)"]
+    named = {t.name for t in seed001.check_targets(sim, 0.5)}
+    assert "Files/s higher with the patch, raid-1024 (512 MB)" in named
     assert not met["direct reclaim ->writepage zero with the patch (model count †)"]
     assert sum(met.values()) == len(met) - 4
 
@@ -85,3 +87,13 @@ def test_reproduce_seed001_prints_the_seeds_rows_beside_the_runs(tmp_path: Path)
     files = next(line for line in table if line.startswith("│ Files/s")).split("│")
     base = seed001.columns_of(read_rundir(out / "raid-512" / "fsmark-baseline"), "fsmark")["files_s"]
     assert files[5].strip().startswith(f"{base:,.2f}")
+
+
+def test_configs_choose_the_points() -> None:
+    assert [k.label for k in seed001.keys(["usb-1024"])] == [
+        "usb-1024/fsmark-baseline", "usb-1024/fsmark-patched", "usb-1024/simple-wb-baseline", "usb-1024/simple-wb-patched"]
+    assert len(seed001.keys()) == 16
+    r = invoke("reproduce", "seed001", "--configs", "raid-512,raid-2048")
+    assert r.exit_code == 2 and "raid-2048" in r.output and "usb-1024" in r.output
+    r = invoke("reproduce", "seed002", "--configs", "raid-512")
+    assert r.exit_code == 2 and "seed001's configurations" in r.output

@@ -120,11 +120,18 @@ class Key:
 
     @property
     def label(self) -> str:
-        return f"{self.device}-{self.mb}/{self.test}-{self.kernel}"
+        return f"{config_name(self.device, self.mb)}/{self.test}-{self.kernel}"
 
 
-def keys() -> list[Key]:
-    return [Key(d, mb, t, k) for d, mb in CONFIGS for t in TESTS for k in KERNELS]
+def config_name(device: str, mb: int) -> str:
+    """`raid-512`: a configuration as `--configs` names it."""
+    return f"{device}-{mb}"
+
+
+def keys(configs: list[str] | None = None) -> list[Key]:
+    """The points of the configurations named (`config_name`; None: all), in CONFIGS order."""
+    return [Key(d, mb, t, k) for d, mb in CONFIGS if configs is None or config_name(d, mb) in configs
+            for t in TESTS for k in KERNELS]  # fmt: skip
 
 
 Row = dict[str, float | None]
@@ -246,12 +253,16 @@ NOTES = (
 )
 
 
-def check_targets(sim: Sim) -> list[Target]:
+def check_targets(sim: Sim, scale: float = 1.0) -> list[Target]:
     """Issue 34's targets on the points run: Files/s higher with the patch at every RAID-0
     512/1024 MB configuration and on the USB stick; simple-wb elapsed shorter with the patch
     everywhere; USB Avg wait lower for fs_mark and simple-wb; direct reclaim's `->writepage`
-    calls zero with the patch. A point without its number is not met."""
+    calls zero with the patch. A point without its number is not met. Each is named by the
+    seed's configuration and the memory simulated (`scale`)."""
     out: list[Target] = []
+
+    def at(d: str, mb: int) -> str:
+        return f"{config_name(d, mb)} ({memory_mb(mb, scale)} MB)"
 
     def pair(device: str, mb: int, test: str, key: str) -> tuple[float | None, float | None]:
         return (sim.get((device, mb, test, "baseline"), {}).get(key), sim.get((device, mb, test, "patched"), {}).get(key))
@@ -261,18 +272,18 @@ def check_targets(sim: Sim) -> list[Target]:
         if d == "raid" and mb == 4608:
             continue  # the seed's 4608 MB fs_mark results "are not statistically significant"
         b, p = pair(d, mb, "fsmark", "files_s")
-        out.append(Target(f"Files/s higher with the patch, {d} {mb} MB", b is not None and p is not None and p > b,
+        out.append(Target(f"Files/s higher with the patch, {at(d, mb)}", b is not None and p is not None and p > b,
                           f"{_f(b)} → {_f(p)} ({_change(b, p)})"))  # fmt: skip
     for d, mb in present:
         b, p = pair(d, mb, "simple-wb", "elapsed")
-        out.append(Target(f"simple-wb elapsed shorter with the patch, {d} {mb} MB", b is not None and p is not None and p < b,
+        out.append(Target(f"simple-wb elapsed shorter with the patch, {at(d, mb)}", b is not None and p is not None and p < b,
                           f"{_f(b)} → {_f(p)} s ({_change(b, p)})"))  # fmt: skip
     for d, mb in present:
         if d != "usb":
             continue
         for test in ("fsmark", "simple-wb"):
             b, p = pair(d, mb, test, "await")
-            out.append(Target(f"USB Avg wait lower with the patch, {test}", b is not None and p is not None and p < b,
+            out.append(Target(f"Avg wait lower with the patch, {at(d, mb)}, {test}", b is not None and p is not None and p < b,
                               f"{_f(b)} → {_f(p)} ms ({_change(b, p)})"))  # fmt: skip
     patched = [(k, r.get("direct_writepage")) for k, r in sim.items() if k[3] == "patched"]
     calls = sum(v or 0 for _, v in patched)

@@ -250,10 +250,10 @@ def _reproduce_seed002(scale: float, duration: float | None, sets: tuple[str, ..
     console.print(f"run directories: {out}")
 
 
-def _reproduce_seed001(scale: float, duration: float | None, sets: tuple[str, ...], out: Path, force: bool, jobs: int | None, ray: str | None = None) -> None:
+def _reproduce_seed001(scale: float, duration: float | None, sets: tuple[str, ...], out: Path, force: bool, jobs: int | None, configs: list[str] | None, ray: str | None = None) -> None:
     """Seed 001's points (RAID-0 at three memory sizes and the USB stick; fs_mark and
     simple-writeback; baseline and patched) simulated, the seed's rows beside, the targets."""
-    keys = seed001.keys()
+    keys = seed001.keys(configs)
     try:
         pts = []
         for key in keys:
@@ -268,9 +268,10 @@ def _reproduce_seed001(scale: float, duration: float | None, sets: tuple[str, ..
         sim[(key.device, key.mb, key.test, key.kernel)] = seed001.columns_of(read_rundir(d), key.test)
     length = seed001.DEFAULT_DURATION_S if duration is None else duration
     for device, mb in seed001.CONFIGS:
-        console.print(seed001.table(sim, device, mb, scale, length))
+        if configs is None or seed001.config_name(device, mb) in configs:
+            console.print(seed001.table(sim, device, mb, scale, length))
     console.print(seed001.NOTES, highlight=False, markup=False)
-    console.print(seed001.targets_table(seed001.check_targets(sim)))
+    console.print(seed001.targets_table(seed001.check_targets(sim, scale)))
     if sets:
         console.print("with " + ", ".join(sets), highlight=False, markup=False)
     console.print(f"run directories: {out}")
@@ -286,14 +287,21 @@ def _reproduce_seed001(scale: float, duration: float | None, sets: tuple[str, ..
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite existing run directories.")
 @click.option("-j", "--jobs", type=JOBS, default=None, help="Points simulated in parallel (default: all CPUs, fewer if this host's memory does not hold them).")
+@click.option("--configs", default=None, metavar="NAME,…", help="seed001: only these configurations, of " + ", ".join(seed001.config_name(d, mb) for d, mb in seed001.CONFIGS) + " (default: all).")
 @RAY_OPTION
-def reproduce(seed: str, tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, sets: tuple[str, ...], out: Path | None, force: bool, jobs: int | None, ray: str | None) -> None:
+def reproduce(seed: str, tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, sets: tuple[str, ...], out: Path | None, force: bool, jobs: int | None, configs: str | None, ray: str | None) -> None:
     """Reproduce a seed document's tables: simulated rows with the seed's rows beneath."""
+    chosen = None
+    if configs is not None:
+        known = [seed001.config_name(d, mb) for d, mb in seed001.CONFIGS]
+        chosen = [c.strip() for c in configs.split(",") if c.strip()]
+        if seed != "seed001" or not chosen or any(c not in known for c in chosen):
+            raise click.BadParameter(f"{configs!r}: expected seed001's configurations, comma-separated, of {', '.join(known)}", param_hint="--configs")
     if seed == "seed002":
         _reproduce_seed002(scale, duration, sets, out or _default_out(seed), force, jobs, ray)
         return
     if seed == "seed001":
-        _reproduce_seed001(scale, duration, sets, out or _default_out(seed), force, jobs, ray)
+        _reproduce_seed001(scale, duration, sets, out or _default_out(seed), force, jobs, chosen, ray)
         return
     suffix = "" if scale == 1.0 else f" (memory ×{scale:g})"
     if sets:
