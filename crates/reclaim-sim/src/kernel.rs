@@ -126,10 +126,13 @@ impl Kernel {
             address_spaces: AddressSpaces::new(u64::from(nr_pages)),
             percpu,
             block: BlockLayer::new(&m.devices, seed),
-            wb: Writeback::new(
-                m.nodes as usize,
-                m.devices.iter().map(|d| d.count as usize).sum(),
-            ),
+            wb: Writeback {
+                fs: m.fs,
+                ..Writeback::new(
+                    m.nodes as usize,
+                    m.devices.iter().map(|d| d.count as usize).sum(),
+                )
+            },
             costs: costs.clone(),
             lock_costs: LockCosts::new(
                 costs.lock_handoff_ns,

@@ -70,6 +70,10 @@ pub struct Machine {
     /// memory-bound costs grow as it fills (hw/memory.rs).
     pub memory_bandwidth_mb_s_per_node: f64,
     pub devices: Vec<Device>,
+    /// The filesystem the workloads' files are on: what its `->writepage` does with a dirty
+    /// page-cache folio `pageout()` hands it from reclaim (`Fs`). Absent: `generic`.
+    #[serde(default, skip_serializing_if = "Fs::is_generic")]
+    pub fs: Fs,
     /// The sysctls the machine runs with where the scenario's `[sysctl]` says nothing (a
     /// host's own tuning, from its profile); unset keys are the kernel's defaults. A live
     /// run, which runs on the machine itself, does not read it.
@@ -170,7 +174,86 @@ impl Default for Machine {
             dma32_mb: 0,
             memory_bandwidth_mb_s_per_node: 0.0,
             devices: vec![Device::default()],
+            fs: Fs::Generic,
             sysctl: SysctlSettings::default(),
+        }
+    }
+}
+
+/// `[machine] fs`: the filesystem's `->writepage` as reclaim's `pageout()` calls it, for a
+/// dirty page-cache folio reclaim has decided to write (the variant's rules:
+/// `direct_reclaim_writes_fs`, `kswapd_writes_fs`). Each named filesystem as in the two eras
+/// the variant models:
+///
+/// - The seed's era (3.0/3.1; `kswapd_writes_fs` other than `dirty_congested`):
+///   - `xfs`: `xfs_vm_writepage()` (fs/xfs/linux-2.6/xfs_aops.c, 2.6.37-3.1) refuses when
+///     `(current->flags & (PF_MEMALLOC|PF_KSWAPD)) == PF_MEMALLOC`, i.e. from direct
+///     reclaim, and writes for kswapd: "xfs tries to write it back if the requester is
+///     kswapd" (the seed, quoting Christoph Hellwig);
+///   - `ext4`: `ext4_writepage()` (fs/ext4/inode.c, 3.1) redirties a folio with delayed
+///     (or unwritten) buffers, `ext4_bh_delay_or_unwritten`, for every caller: "ext4
+///     ignores the request if it's a delayed allocation". Every buffered write the model
+///     makes is to a new file (dd-write, fs_mark), hence delalloc under ext4's default
+///     mount: ext4 writes nothing for reclaim;
+///   - `btrfs`: `btrfs_writepage()` (fs/btrfs/inode.c, 3.1) redirties whenever
+///     `current->flags & PF_MEMALLOC`, which kswapd and direct reclaim both carry:
+///     "btrfs ignores the request".
+///
+///   A refused folio is what `redirty_page_for_writepage()` leaves: still dirty, unlocked,
+///   `pageout()` returning PAGE_SUCCESS, so that 3.1's `pageout()` still fires
+///   `mm_vmscan_writepage` and counts `nr_vmscan_write` (both follow the `->writepage`
+///   call whatever it did) and clears the PG_reclaim it set (the folio is not under
+///   writeback); `shrink_page_list()` then keeps it on the inactive list ("if
+///   (PageWriteback(page) || PageDirty(page)) goto keep").
+/// - 6.x (`dirty_congested`; read at 6.6): none of xfs, ext4 and btrfs has a `->writepage`
+///   (only `->writepages`), and `pageout()` returns PAGE_ACTIVATE when
+///   `mapping->a_ops->writepage == NULL`: the folio is activated, nothing is written or
+///   counted.
+/// - `generic`, the default: a `->writepage` that writes every folio it is given
+///   (`block_write_full_page()`: ext3's ordered mode, ext4 mounted `nodelalloc`, in the
+///   seed's era), in both eras. It is the model as it was before this key; no filesystem
+///   of 6.6 that the seeds run on behaves so.
+///
+/// Departures: memory-cgroup limit reclaim counts as direct reclaim (3.1's memcg reclaim
+/// ran without PF_MEMALLOC, which XFS would have written for); the 3.1 redirty's
+/// `nr_dirtied` increment (`clear_page_dirty_for_io()` then `__set_page_dirty_nobuffers()`,
+/// undone from 3.2 by `account_page_redirty()`) is not counted; an overwrite of allocated
+/// blocks, which ext4 would write, does not occur in the model's workloads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fs {
+    #[default]
+    Generic,
+    Ext4,
+    Xfs,
+    Btrfs,
+}
+
+/// What a filesystem's `->writepage` does with a folio reclaim hands it (`Fs::writepage`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writepage {
+    /// Written: under writeback.
+    Writes,
+    /// `redirty_page_for_writepage()`: still dirty, kept on the inactive list; `pageout()`
+    /// counts it as written all the same (3.x).
+    Redirty,
+    /// No `->writepage` (6.x): `pageout()` returns PAGE_ACTIVATE.
+    Activate,
+}
+
+impl Fs {
+    fn is_generic(&self) -> bool {
+        *self == Fs::Generic
+    }
+
+    /// `->writepage` called from `pageout()` by kswapd (`kswapd`; else direct reclaim,
+    /// PF_MEMALLOC without PF_KSWAPD), on the 6.x kernel (`six`) or the seed's.
+    pub fn writepage(self, kswapd: bool, six: bool) -> Writepage {
+        match self {
+            Fs::Generic => Writepage::Writes,
+            _ if six => Writepage::Activate,
+            Fs::Xfs if kswapd => Writepage::Writes,
+            Fs::Xfs | Fs::Ext4 | Fs::Btrfs => Writepage::Redirty,
         }
     }
 }
@@ -537,6 +620,35 @@ fn is_zero_u32(v: &u32) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::{Fs, Writepage};
+
+    #[test]
+    fn each_filesystems_writepage_as_each_era_calls_it() {
+        use Writepage::*;
+        // (fs, kswapd, 6.x) → what ->writepage does.
+        let table = [
+            (Fs::Generic, true, false, Writes),
+            (Fs::Generic, false, false, Writes),
+            (Fs::Generic, false, true, Writes),
+            (Fs::Xfs, true, false, Writes),
+            (Fs::Xfs, false, false, Redirty),
+            (Fs::Ext4, true, false, Redirty),
+            (Fs::Ext4, false, false, Redirty),
+            (Fs::Btrfs, true, false, Redirty),
+            (Fs::Btrfs, false, false, Redirty),
+            (Fs::Xfs, true, true, Activate),
+            (Fs::Ext4, true, true, Activate),
+            (Fs::Btrfs, false, true, Activate),
+        ];
+        for (fs, kswapd, six, want) in table {
+            assert_eq!(
+                fs.writepage(kswapd, six),
+                want,
+                "{fs:?} kswapd={kswapd} 6.x={six}"
+            );
+        }
+    }
+
     use super::*;
 
     #[test]

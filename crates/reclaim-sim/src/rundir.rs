@@ -112,6 +112,12 @@ pub struct ModelStats {
     /// Swap slots of the swap areas (absent without swap).
     #[serde(skip_serializing_if = "is_zero")]
     pub swap_slots: u64,
+    /// Not a kernel counter: page-cache folios direct reclaim handed to `->writepage` in the
+    /// window (`Writeback::vmscan_write_file_direct`; absent when none). A kernel's is
+    /// derived from a trace: `reclaimlab trace report`'s "Direct reclaim write file"
+    /// rows.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub vmscan_write_file_direct: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -162,6 +168,7 @@ pub(crate) struct Baseline {
     lock_acq: u64,
     lock_contended: u64,
     oom_retries: u64,
+    vmscan_write_file_direct: u64,
     memcg_events: Vec<MemcgEvents>,
     /// /proc/pressure/memory's SOME and FULL totals (ns), read then.
     psi_total: [Ns; 2],
@@ -190,6 +197,7 @@ pub(crate) fn baseline(k: &mut Kernel) -> Baseline {
         lock_acq,
         lock_contended,
         oom_retries: k.stats.nr_oom_retries,
+        vmscan_write_file_direct: k.wb.vmscan_write_file_direct,
         memcg_events: k.memcg.groups.iter().map(|m| m.events).collect(),
     }
 }
@@ -468,6 +476,7 @@ pub(crate) fn finish(
             hugetlb_pages: k.mem.hugetlb_pages,
             virtual_pages: k.mm.ptes.len() as u64,
             swap_slots: k.swap.total_swap_pages(),
+            vmscan_write_file_direct: k.wb.vmscan_write_file_direct - base.vmscan_write_file_direct,
         },
     };
     let tasks_file = TasksFile {

@@ -342,3 +342,143 @@ fn dirty_throttle_threshold_lets_dirtiers_run_to_the_limit() {
         "threshold loop: peak {threshold:.3} of the limit"
     );
 }
+
+/// A lagging run of the seed's era (3.1: kswapd and direct reclaim both call `pageout()`)
+/// on filesystem `fs`: (`nr_vmscan_write` since boot, page-cache pages reclaim wrote, the
+/// model-internal count of direct reclaim's `->writepage` calls, the window's
+/// `vmscan_write_file_direct` of result.json).
+fn seed_era_on(fs: &str) -> (u64, u64, u64, u64) {
+    let mut sets = LAGGING.to_vec();
+    let fs = format!("machine.fs=\"{fs}\"");
+    sets.extend([
+        "variant.direct_reclaim_writes_fs=true",
+        "variant.kswapd_writes_fs=always",
+        "variant.dirty_tail_pg_reclaim=false",
+        &fs,
+    ]);
+    let (k, out) = run(&scenario(10.0, &sets));
+    k.check_writeback().unwrap();
+    let result: serde_json::Value = serde_json::from_str(&out.result_json).unwrap();
+    let window = result["model"]["vmscan_write_file_direct"]
+        .as_u64()
+        .unwrap_or(0);
+    let file_calls: u64 = k.wb.nodes.iter().map(|n| n.nr_vmscan_write_file).sum();
+    assert_eq!(stat(&out, "nr_vmscan_write"), file_calls, "no swap here");
+    (
+        file_calls,
+        k.wb.written_by_reclaim / reclaim_sim::mm::page_writeback::PAGE_SIZE,
+        k.wb.vmscan_write_file_direct,
+        window,
+    )
+}
+
+#[test]
+fn fs_xfs_writes_for_kswapd_only_and_redirties_for_direct_reclaim() {
+    // 3.1's xfs_vm_writepage(): PF_MEMALLOC without PF_KSWAPD is refused. Every call still
+    // counts in nr_vmscan_write (3.1's pageout()), so the pages written are kswapd's calls.
+    let (generic_calls, generic_written, generic_direct, _) = seed_era_on("generic");
+    assert_eq!(
+        generic_written, generic_calls,
+        "a generic ->writepage writes all"
+    );
+    assert!(
+        generic_direct > 1000,
+        "direct reclaim calls pageout(): {generic_direct}"
+    );
+    let (calls, written, direct, window) = seed_era_on("xfs");
+    assert!(
+        direct > 1000 && window > 0 && window <= direct,
+        "{direct} {window}"
+    );
+    assert!(
+        calls > direct,
+        "kswapd calls ->writepage too: {calls} {direct}"
+    );
+    assert_eq!(
+        written,
+        calls - direct,
+        "xfs writes kswapd's folios, not direct reclaim's"
+    );
+}
+
+#[test]
+fn fs_ext4_and_btrfs_write_nothing_for_reclaim() {
+    // ext4_writepage() redirties delalloc folios (every buffered write here is to a new
+    // file), btrfs_writepage() everything under PF_MEMALLOC: nothing is written, though
+    // 3.1's pageout() counts every call.
+    for fs in ["ext4", "btrfs"] {
+        let (calls, written, direct, _) = seed_era_on(fs);
+        assert!(calls > 1000 && direct > 0, "{fs}: {calls} {direct}");
+        assert_eq!(written, 0, "{fs} wrote {written} pages from reclaim");
+    }
+}
+
+#[test]
+fn fs_without_writepage_on_6x_activates_and_counts_nothing() {
+    // 6.6: none of xfs, ext4, btrfs has a ->writepage; pageout() returns PAGE_ACTIVATE.
+    // The 6.x rule with direct reclaim allowed to write (so that pageout() is reached).
+    let sets = |fs: &str| {
+        let mut v: Vec<String> = LAGGING.iter().map(|s| s.to_string()).collect();
+        v.push("variant.direct_reclaim_writes_fs=true".into());
+        v.push(format!("machine.fs=\"{fs}\""));
+        v
+    };
+    let calls = |fs: &str| {
+        let owned = sets(fs);
+        let refs: Vec<&str> = owned.iter().map(|s| s.as_str()).collect();
+        let (k, out) = run(&scenario(10.0, &refs));
+        (stat(&out, "nr_vmscan_write"), k.wb.written_by_reclaim)
+    };
+    let (generic, _) = calls("generic");
+    assert!(
+        generic > 1000,
+        "generic writes from direct reclaim: {generic}"
+    );
+    assert_eq!(calls("xfs"), (0, 0));
+}
+
+#[test]
+fn fs_rejects_an_unknown_filesystem_naming_the_key() {
+    let err = Scenario::parse(
+        DD_WRITE,
+        "scenarios/sim/dd-write.toml",
+        &["machine.fs=\"zfs\"".to_string()],
+    )
+    .unwrap_err()
+    .to_string();
+    for want in ["scenarios/sim/dd-write.toml", "fs", "zfs", "xfs"] {
+        assert!(err.contains(want), "{want:?} not in {err}");
+    }
+}
+
+#[test]
+fn the_trace_reports_direct_reclaim_writes_are_the_models_direct_count() {
+    // What a kernel developer reads (trace-vmscan-postprocess's "Direct reclaim write file"
+    // rows, from mm_vmscan_write_folio in direct reclaim) against the model's own count,
+    // on 3.1's xfs, where direct reclaim's calls are redirtied but traced.
+    let mut sets = LAGGING.to_vec();
+    sets.extend([
+        "variant.direct_reclaim_writes_fs=true",
+        "variant.kswapd_writes_fs=always",
+        "machine.fs=\"xfs\"",
+        "run.trace=true",
+    ]);
+    let s = scenario(10.0, &sets);
+    let buf = Shared::default();
+    let (_, out) = simulate(&s, Some(Box::new(buf.clone())), &mut |_| {
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    let result: serde_json::Value = serde_json::from_str(&out.result_json).unwrap();
+    let model = result["model"]["vmscan_write_file_direct"]
+        .as_u64()
+        .unwrap();
+    let trace = buf.0.borrow().clone();
+    let a = reclaim_trace::analysis::analyze_bytes(&trace, Default::default(), 1);
+    let summary = reclaim_trace::report::Summary::of(&a);
+    assert!(model > 0);
+    assert_eq!(
+        summary.direct.write_file_async + summary.direct.write_file_sync,
+        model
+    );
+}

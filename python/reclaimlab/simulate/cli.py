@@ -17,7 +17,7 @@ from rich.markup import escape
 from reclaimlab import _core
 from reclaimlab.rundir import RunDir, read_rundir
 from reclaimlab.scenarios import SCENARIO_DIR
-from reclaimlab.seeds import seed000, seed002
+from reclaimlab.seeds import seed000, seed001, seed002
 from reclaimlab.simulate.capacity import CapacityError, fit_jobs
 from reclaimlab.simulate.runner import Point, PointsFailed, ScenarioError, points, run_points
 from reclaimlab.summary import print_summary
@@ -250,21 +250,58 @@ def _reproduce_seed002(scale: float, duration: float | None, sets: tuple[str, ..
     console.print(f"run directories: {out}")
 
 
+def _reproduce_seed001(scale: float, duration: float | None, sets: tuple[str, ...], out: Path, force: bool, jobs: int | None, configs: list[str] | None, ray: str | None = None) -> None:
+    """Seed 001's points (RAID-0 at three memory sizes and the USB stick; fs_mark and
+    simple-writeback; baseline and patched) simulated, the seed's rows beside, the targets."""
+    keys = seed001.keys(configs)
+    try:
+        pts = []
+        for key in keys:
+            (p,) = points(key.scenario, [*seed001.overrides(key.test, key.mb, scale, duration), *sets])
+            pts.append(p.with_label(key.label))
+    except ScenarioError as e:
+        _fail(str(e))
+        return
+    rundirs = _run_points(pts, out, force, jobs, ray=ray)
+    sim: seed001.Sim = {}
+    for key, d in zip(keys, rundirs):
+        sim[(key.device, key.mb, key.test, key.kernel)] = seed001.columns_of(read_rundir(d), key.test)
+    length = seed001.DEFAULT_DURATION_S if duration is None else duration
+    for device, mb in seed001.CONFIGS:
+        if configs is None or seed001.config_name(device, mb) in configs:
+            console.print(seed001.table(sim, device, mb, scale, length))
+    console.print(seed001.NOTES, highlight=False, markup=False)
+    console.print(seed001.targets_table(seed001.check_targets(sim, scale)))
+    if sets:
+        console.print("with " + ", ".join(sets), highlight=False, markup=False)
+    console.print(f"run directories: {out}")
+
+
 @click.command()
-@click.argument("seed", type=click.Choice(["seed000", "seed002"]))
+@click.argument("seed", type=click.Choice(["seed000", "seed001", "seed002"]))
 @click.option("--tests", default="1,2,3,4", show_default=True, type=IntList(1, 4), help="Which of the seed's tests (seed000).")
 @click.option("--tasks", default=None, type=IntList(1), help="Only these dd task counts (comma-separated); default: the seed's (seed000).")
-@click.option("--scale", default=1.0, show_default=True, type=POSITIVE, help="Memory scale, above 0 (1 = the seed's machine: 756 GB for seed000; 32 GB, the usemem sizes and the swap file for seed002).")
-@click.option("--duration", default=None, type=POSITIVE, help="Measured seconds per stage (default: the seed's 300).")
+@click.option("--scale", default=1.0, show_default=True, type=POSITIVE, help="Memory scale, above 0 (1 = the seed's machine: 756 GB for seed000; 512, 1024 and 4608 MB with fs_mark's files and simple-wb's file for seed001; 32 GB, the usemem sizes and the swap file for seed002).")
+@click.option("--duration", default=None, type=POSITIVE, help="Measured seconds per stage (default: the seed's 300; seed001: simulated seconds a run, default 60).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a key of every test's scenario, e.g. --set variant.readahead_noretry=true.")
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite existing run directories.")
 @click.option("-j", "--jobs", type=JOBS, default=None, help="Points simulated in parallel (default: all CPUs, fewer if this host's memory does not hold them).")
+@click.option("--configs", default=None, metavar="NAME,…", help="seed001: only these configurations, of " + ", ".join(seed001.config_name(d, mb) for d, mb in seed001.CONFIGS) + " (default: all).")
 @RAY_OPTION
-def reproduce(seed: str, tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, sets: tuple[str, ...], out: Path | None, force: bool, jobs: int | None, ray: str | None) -> None:
+def reproduce(seed: str, tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, sets: tuple[str, ...], out: Path | None, force: bool, jobs: int | None, configs: str | None, ray: str | None) -> None:
     """Reproduce a seed document's tables: simulated rows with the seed's rows beneath."""
+    chosen = None
+    if configs is not None:
+        known = [seed001.config_name(d, mb) for d, mb in seed001.CONFIGS]
+        chosen = [c.strip() for c in configs.split(",") if c.strip()]
+        if seed != "seed001" or not chosen or any(c not in known for c in chosen):
+            raise click.BadParameter(f"{configs!r}: expected seed001's configurations, comma-separated, of {', '.join(known)}", param_hint="--configs")
     if seed == "seed002":
         _reproduce_seed002(scale, duration, sets, out or _default_out(seed), force, jobs, ray)
+        return
+    if seed == "seed001":
+        _reproduce_seed001(scale, duration, sets, out or _default_out(seed), force, jobs, chosen, ray)
         return
     suffix = "" if scale == 1.0 else f" (memory ×{scale:g})"
     if sets:

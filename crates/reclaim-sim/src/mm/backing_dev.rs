@@ -14,6 +14,7 @@
 use std::collections::VecDeque;
 
 use crate::engine::Ns;
+use crate::machine::Fs;
 use crate::sched::WaitQueue;
 
 /// `pgdat->flags` bits the writeback side reads.
@@ -99,6 +100,14 @@ pub struct Writeback {
     /// written + still dirty or under writeback = dirtied).
     pub written_by_flusher: u64,
     pub written_by_reclaim: u64,
+    /// `[machine] fs`: what `->writepage` does with a folio reclaim hands it.
+    pub fs: Fs,
+    /// Model-internal, no kernel counter: the page-cache folios direct reclaim handed to
+    /// `->writepage` (`pageout()` calls, a folio the filesystem redirtied included, as
+    /// 3.1's `nr_vmscan_write` counts it). trace-vmscan-postprocess derives the same number
+    /// from `mm_vmscan_writepage` events in direct reclaim ("Direct reclaim write file
+    /// async I/O"); `nr_vmscan_write` itself does not tell kswapd from direct reclaim.
+    pub vmscan_write_file_direct: u64,
 }
 
 /// INIT_BW: a device's write bandwidth before it is measured, 100 MiB/s in pages.

@@ -49,9 +49,15 @@
 //! (`Kernel::free_large_folio`). Departure: the kernel's freeing touches each tail page
 //! (`free_tail_page_prepare`), which the model does not charge.
 //!
+//! What `->writepage` then does is the filesystem's (`[machine] fs`, `machine::Fs`): written
+//! (`generic`; xfs for kswapd in the seed's era), redirtied and kept (3.1's xfs for direct
+//! reclaim, ext4's delalloc folios, btrfs; counted in `nr_vmscan_write` and traced all the
+//! same, as 3.1's `pageout()` did), or activated with nothing written (6.x, where none of
+//! xfs, ext4 and btrfs has a `->writepage`).
+//!
 //! Departures: swap-out waits for the device's tags (`vmscan::swap_wait_for_tag`) rather
-//! than through `reclaim_throttle()`; the per-filesystem `->writepage` behaviours (xfs,
-//! ext4, btrfs) are not modelled: every filesystem writes what reclaim asks; reclaim does not `lru_add_drain()` the per-CPU batches
+//! than through `reclaim_throttle()`; a folio a filesystem redirties costs no more CPU than
+//! one kept; reclaim does not `lru_add_drain()` the per-CPU batches
 //! first, so up to 15 new anon folios per CPU stay out of its reach. An anon folio kept
 //! locked counts in the tracepoint's `nr_ref_keep` (the kernel counts only PAGEREF_KEEP
 //! there, as the file side here does).
@@ -64,6 +70,7 @@
 //! slots only the swap cache holds when swap is half full.
 
 use crate::kernel::Kernel;
+use crate::machine::Writepage;
 use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};
 use crate::mm::lru::{folio_lru_list, is_file_lru};
 use crate::mm::page::{folio_nr_pages, pg, PageFields, NO_OWNER};
@@ -504,14 +511,35 @@ impl Kernel {
             // PAGEREF_RECLAIM_CLEAN: only a clean one would have been reclaimed.
             return Verdict::Keep;
         }
-        // pageout(): folio_clear_dirty_for_io(), PG_reclaim, ->writepage().
+        // pageout(): folio_clear_dirty_for_io(), PG_reclaim, ->writepage() (`Fs::writepage`).
+        let six = v.kswapd_writes_fs == KswapdWritesFs::DirtyCongested;
+        match self.wb.fs.writepage(sc.kswapd, six) {
+            Writepage::Writes => {}
+            Writepage::Activate => return Verdict::Activate,
+            Writepage::Redirty => {
+                // redirty_page_for_writepage(): still dirty, PG_reclaim cleared (not under
+                // writeback), counted and traced as 3.1's pageout() does, then kept.
+                self.mem.pages.clear(p, pg::RECLAIM);
+                self.count_vmscan_write_file(p, nid, sc.kswapd);
+                return Verdict::Keep;
+            }
+        }
         self.folio_start_writeback(p);
         self.mem.pages.set(p, pg::RECLAIM);
+        self.wb.written_by_reclaim += nr * crate::mm::page_writeback::PAGE_SIZE;
+        self.count_vmscan_write_file(p, nid, sc.kswapd);
+        Verdict::FilePageout
+    }
+
+    /// The end of `pageout()` for page-cache folio `p` on node `nid` after `->writepage`
+    /// (written or redirtied): `nr_vmscan_write` by its pages, `mm_vmscan_write_folio`, and
+    /// the model-internal count of direct reclaim's calls (`Writeback::vmscan_write_file_direct`).
+    fn count_vmscan_write_file(&mut self, p: u32, nid: usize, kswapd: bool) {
+        let nr = folio_nr_pages(self.mem.pages.fields(p));
         self.mem.nodes[nid].nr_vmscan_write += nr;
         self.wb.nodes[nid].nr_vmscan_write_file += nr;
-        self.wb.written_by_reclaim += nr * crate::mm::page_writeback::PAGE_SIZE;
+        self.wb.vmscan_write_file_direct += u64::from(!kswapd);
         self.trace_write_folio(p);
-        Verdict::FilePageout
     }
 
     /// `try_to_unmap()` of anon folio `p`, in the swap cache, by a task on `cpu`: its page
