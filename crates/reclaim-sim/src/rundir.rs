@@ -367,17 +367,19 @@ impl Samples {
 
 /// `/proc/zoneinfo` at the window's end, in the kernel's layout (`zoneinfo_show_print()`),
 /// with the lines the model has: each zone's free pages (`zone_page_state`, without the
-/// per-CPU deltas), watermarks, managed pages and per-CPU pagesets.
+/// per-CPU deltas), watermark boost, watermarks (boost included, as `min_wmark_pages()` and
+/// the others print them), managed pages and per-CPU pagesets.
 fn zoneinfo(k: &Kernel) -> String {
     const NAMES: [&str; MAX_NR_ZONES] = ["DMA", "DMA32", "Normal", "Movable"];
     let mut out = String::new();
     for (zi, z) in k.mem.zones.iter().enumerate() {
         let w = |i: usize| z.wmark_pages(i);
         out.push_str(&format!(
-            "Node {}, zone {:>8}\n  pages free     {}\n        boost    0\n        min      {}\n        low      {}\n        high     {}\n        promo    {}\n        managed  {}\n",
+            "Node {}, zone {:>8}\n  pages free     {}\n        boost    {}\n        min      {}\n        low      {}\n        high     {}\n        promo    {}\n        managed  {}\n",
             z.nid,
             NAMES[z.zone_idx],
             z.zone_page_state_free(),
+            z.watermark_boost,
             w(WMARK_MIN),
             w(WMARK_LOW),
             w(WMARK_HIGH),

@@ -114,11 +114,13 @@ sysctl_table! {
         file None,
         unmodelled None,
         valid |v| v >= 4 => "expected at least 4";
-    /// `vm.watermark_boost_factor`.
+    /// `vm.watermark_boost_factor` (5.0+): how far a fallback may boost a zone's
+    /// watermarks, in 1/10000 of its high watermark (`boost_watermark`); 0 turns boosting
+    /// off. The kernels before 5.0 have no boosting: their fallbacks behave as with 0.
     watermark_boost_factor: u64 = 15_000,
         file Some("/proc/sys/vm/watermark_boost_factor"),
-        unmodelled Some("watermark boosting needs migratetype fallbacks, which are not modelled"),
-        valid |_v| true => "";
+        unmodelled None,
+        valid |v| v <= i32::MAX as u64 => "expected 0 to 2147483647";
     /// `vm.dirty_ratio`: the dirty limit, in percent of dirtyable memory
     /// (mm/page_writeback.rs).
     dirty_ratio: u32 = 20,

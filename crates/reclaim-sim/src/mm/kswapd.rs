@@ -7,9 +7,9 @@ use crate::engine::{HZ, NSEC_PER_SEC};
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::gfp::Gfp;
 use crate::mm::lru::{inactive_is_low, LRU_ACTIVE_ANON, LRU_INACTIVE_ANON};
-use crate::mm::vmscan::{shrink_node, ScanControl, SWAP_CLUSTER_MAX};
+use crate::mm::vmscan::{shrink_node, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::VmEvent;
-use crate::mm::zone::{MAX_NR_ZONES, WMARK_HIGH};
+use crate::mm::zone::{MAX_NR_ZONES, PAGEBLOCK_ORDER, WMARK_HIGH};
 use crate::process::{
     cond_resched, psi_memstall_enter, psi_memstall_leave, schedule, schedule_timeout, Cx, Sim,
 };
@@ -115,27 +115,59 @@ async fn kswapd_try_to_sleep(
 
 /// `balance_pgdat()`: reclaim from the node, priority by priority, until a zone up to
 /// `highest_zoneidx` meets its high watermark; returns the order reclaimed for.
+///
+/// Watermark boosting (6.6, since 5.0): the boosts of the node's zones up to
+/// `highest_zoneidx` are summed into `nr_boost_reclaim`, pages to reclaim even on a balanced
+/// node. While it is not 0 reclaim neither writes nor swaps (`may_writepage`, `may_swap`
+/// off), stays at DEF_PRIORITY − 2 or above, and stops at a pass that reclaims nothing; an
+/// unbalanced node drops the boost's reclaim and restarts at DEF_PRIORITY as plain
+/// reclaim. At the end each zone's boost is lowered by what it was at the start (the
+/// boosts stay in the watermarks meanwhile, so that allocations near them stall or reclaim
+/// until kswapd is done) and kcompactd is woken for a pageblock.
 async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) -> u32 {
-    cx.k().count(VmEvent::Pageoutrun, 1);
+    let zone_boosts = {
+        let mut k = cx.k();
+        k.count(VmEvent::Pageoutrun, 1);
+        k.pgdat_zone_boosts(nid, highest_zoneidx)
+    };
+    // Account for the reclaim boost.
+    let mut nr_boost_reclaim: u64 = zone_boosts.iter().sum();
+    let boosted = nr_boost_reclaim > 0;
     let mut sc = ScanControl::new(true, 0, order, highest_zoneidx);
     cond_resched(cx).await;
     loop {
+        let mut raise_priority = true;
         {
             let mut k = cx.k();
             if sc.priority < 1 {
-                if sc.nr_reclaimed == 0 {
-                    k.mem.nodes[nid as usize].kswapd_failures += 1;
-                }
-                return sc.order;
+                break;
             }
             sc.reclaim_idx = highest_zoneidx;
-            if k.pgdat_balanced(nid, sc.order, highest_zoneidx) {
-                return sc.order;
+            // An imbalanced node: ignore the boost, restart as plain reclaim.
+            let balanced = k.pgdat_balanced(nid, sc.order, highest_zoneidx);
+            if !balanced && nr_boost_reclaim > 0 {
+                nr_boost_reclaim = 0;
+                sc.priority = DEF_PRIORITY;
             }
+            // Not boosting: reclaim only while no eligible zone is balanced.
+            if nr_boost_reclaim == 0 && balanced {
+                return k.balance_pgdat_out(nid, &sc, boosted, &zone_boosts, highest_zoneidx);
+            }
+            // Limit the priority of boosting to avoid reclaim writeback.
+            if nr_boost_reclaim > 0 && sc.priority == DEF_PRIORITY - 2 {
+                raise_priority = false;
+            }
+            // No writeback or swap for boosted reclaim: relieve pressure, do not issue
+            // sub-optimal I/O from reclaim context.
+            sc.may_writepage = nr_boost_reclaim == 0;
+            sc.may_swap = nr_boost_reclaim == 0;
             sc.nr_scanned = 0;
         }
         let nr_reclaimed = sc.nr_reclaimed;
         kswapd_age_node(cx, nid, &sc).await;
+        if sc.priority < DEF_PRIORITY - 2 {
+            sc.may_writepage = true;
+        }
         kswapd_shrink_node(cx, nid, &mut sc).await;
         {
             let mut k = cx.k();
@@ -149,13 +181,26 @@ async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) ->
             {
                 k.wake_up_pfmemalloc_wait(nid);
             }
-            let raise_priority = sc.nr_scanned < sc.nr_to_reclaim;
+            if sc.nr_scanned >= sc.nr_to_reclaim {
+                raise_priority = false;
+            }
+            nr_boost_reclaim -= nr_boost_reclaim.min(delta);
+            // A boost's reclaim that made no progress stops: it may not queue I/O, and
+            // could loop for ever.
+            if nr_boost_reclaim > 0 && delta == 0 {
+                break;
+            }
             if raise_priority || delta == 0 {
                 sc.priority -= 1;
             }
         }
         cond_resched(cx).await;
     }
+    let mut k = cx.k();
+    if sc.nr_reclaimed == 0 {
+        k.mem.nodes[nid as usize].kswapd_failures += 1;
+    }
+    k.balance_pgdat_out(nid, &sc, boosted, &zone_boosts, highest_zoneidx)
 }
 
 /// `kswapd_age_node()` → `age_active_anon()`: with swap present, deactivate
@@ -197,6 +242,54 @@ async fn kswapd_shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
 }
 
 impl Kernel {
+    /// Each of node `nid`'s zones' `watermark_boost` (in the node's zone order), 0 for a
+    /// zone above `highest_zoneidx` or not managed: `balance_pgdat()`'s `zone_boosts`.
+    fn pgdat_zone_boosts(&self, nid: u32, highest_zoneidx: usize) -> [u64; MAX_NR_ZONES] {
+        let mut boosts = [0; MAX_NR_ZONES];
+        for (i, &zi) in self.mem.nodes[nid as usize].zones.iter().enumerate() {
+            let z = &self.mem.zones[zi];
+            if z.zone_idx <= highest_zoneidx && z.managed_pages > 0 {
+                boosts[i] = z.watermark_boost;
+            }
+        }
+        boosts
+    }
+
+    /// `balance_pgdat()`'s `out:` (6.6): if reclaim was boosted, lower each zone's boost by
+    /// what it was when balancing started (a fallback may have raised it since) and wake
+    /// kcompactd for a pageblock, as there is now likely room to defragment. Returns the
+    /// order kswapd stopped reclaiming at.
+    fn balance_pgdat_out(
+        &mut self,
+        nid: u32,
+        sc: &ScanControl,
+        boosted: bool,
+        zone_boosts: &[u64; MAX_NR_ZONES],
+        highest_zoneidx: usize,
+    ) -> u32 {
+        if boosted {
+            for (i, &boost) in zone_boosts.iter().enumerate() {
+                if boost == 0 {
+                    continue;
+                }
+                let zi = self.mem.nodes[nid as usize].zones[i];
+                let z = &mut self.mem.zones[zi];
+                z.watermark_boost -= z.watermark_boost.min(boost);
+            }
+            self.wakeup_kcompactd(nid, PAGEBLOCK_ORDER, highest_zoneidx);
+        }
+        sc.order
+    }
+
+    /// `pgdat_watermark_boosted()` (6.6): any managed zone of node `nid` up to
+    /// `highest_zoneidx` has a watermark boost.
+    pub fn pgdat_watermark_boosted(&self, nid: u32, highest_zoneidx: usize) -> bool {
+        self.mem.nodes[nid as usize].zones.iter().any(|&zi| {
+            let z = &self.mem.zones[zi];
+            z.zone_idx <= highest_zoneidx && z.managed_pages > 0 && z.watermark_boost > 0
+        })
+    }
+
     /// `set_pgdat_percpu_threshold()` of node `nid`'s zones: the pressure thresholds
     /// (`calculate_pressure_threshold`) or the normal ones.
     pub fn set_pgdat_percpu_threshold(&mut self, nid: u32, pressure: bool) {
@@ -207,7 +300,7 @@ impl Kernel {
     }
 
     /// `pgdat_balanced()`: any managed zone ≤ highest_zoneidx meets its high watermark
-    /// (`zone_watermark_ok_safe`, 4.16 and 6.x).
+    /// (`zone_watermark_ok_safe`, 4.16 and 6.x), boost included (`high_wmark_pages`).
     pub fn pgdat_balanced(&self, nid: u32, order: u32, highest_zoneidx: usize) -> bool {
         let mut any_managed = false;
         for &zi in &self.mem.nodes[nid as usize].zones {
@@ -226,7 +319,9 @@ impl Kernel {
     /// `prepare_kswapd_sleep()`: first wake every task throttled on pfmemalloc_wait (a kswapd
     /// about to sleep must leave none behind; a premature wake-up makes them wake kswapd and
     /// sleep again), then let kswapd sleep if the node is hopeless or balanced (clearing
-    /// PGDAT_DIRTY and PGDAT_WRITEBACK: `clear_pgdat_congested()`).
+    /// PGDAT_DIRTY and PGDAT_WRITEBACK: `clear_pgdat_congested()`). 6.6 asks only
+    /// `pgdat_balanced()` here, against the boosted high watermarks; whether a zone is
+    /// boosted (`pgdat_watermark_boosted`) is asked by `wakeup_kswapd()` alone.
     pub fn prepare_kswapd_sleep(&mut self, nid: u32, order: u32, highest_zoneidx: usize) -> bool {
         if self.mem.nodes[nid as usize].pfmemalloc_wait.is_active() {
             self.wake_up_pfmemalloc_wait(nid);
@@ -242,9 +337,9 @@ impl Kernel {
     }
 
     /// `wakeup_kswapd()` for a zone of node `nid`: merge the request, then wake every thread
-    /// waiting on kswapd_wait unless the node is balanced or hopeless (then, for an
-    /// allocation that cannot reclaim itself, wake kcompactd: the memory may be there, only
-    /// not together).
+    /// waiting on kswapd_wait unless the node is hopeless, or balanced and not boosted
+    /// (`pgdat_watermark_boosted`, 5.0+); then, for an allocation that cannot reclaim
+    /// itself, wake kcompactd: the memory may be there, only not together.
     pub fn wakeup_kswapd(&mut self, nid: u32, order: u32, highest_zoneidx: usize, gfp: Gfp) {
         let pgdat = &mut self.mem.nodes[nid as usize];
         if pgdat.kswapd_highest_zoneidx == MAX_NR_ZONES
@@ -257,7 +352,8 @@ impl Kernel {
             return;
         }
         if pgdat.kswapd_failures >= MAX_RECLAIM_RETRIES
-            || self.pgdat_balanced(nid, order, highest_zoneidx)
+            || (self.pgdat_balanced(nid, order, highest_zoneidx)
+                && !self.pgdat_watermark_boosted(nid, highest_zoneidx))
         {
             if gfp & crate::mm::gfp::__GFP_DIRECT_RECLAIM == 0 {
                 self.wakeup_kcompactd(nid, order, highest_zoneidx);
@@ -271,3 +367,7 @@ impl Kernel {
             .wake_up_all(&mut self.sched, now);
     }
 }
+
+#[cfg(test)]
+#[path = "boost_tests.rs"]
+mod boost_tests;

@@ -151,6 +151,9 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
         calculate_min_free_kbytes(lowmem_kbytes, variant.min_free_kbytes_cap)
     };
     setup_per_zone_wmarks(&mut zones, min_free_kbytes, sysctl.watermark_scale_factor);
+    for z in &mut zones {
+        z.watermark_boost_factor = sysctl.watermark_boost_factor;
+    }
     for node in &nodes {
         let mut managed = [0u64; MAX_NR_ZONES];
         for &zi in &node.zones {

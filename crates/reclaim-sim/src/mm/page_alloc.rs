@@ -23,7 +23,10 @@
 //! and otherwise when neither `should_reclaim_retry()` (no zone whose free and reclaimable
 //! pages could pass the min watermark at that order; a costly order's reclaim never counts
 //! as progress) nor `should_compact_retry()` retries. The fast path adds
-//! ALLOC_NOFRAGMENT where the kernel does (`alloc_flags_nofragment`). `__GFP_THISNODE` keeps the
+//! ALLOC_NOFRAGMENT where the kernel does (`alloc_flags_nofragment`, which also carries
+//! ALLOC_KSWAPD), and an allocation whose fallback boosted a zone's watermarks
+//! (`mm::zone::Zone::boost_watermark`, 5.0+) wakes kswapd at the end of its `rmqueue()`
+//! (ZONE_BOOSTED_WATERMARK, 6.6). `__GFP_THISNODE` keeps the
 //! allocation and `should_reclaim_retry()` to the node's own zones (ZONELIST_NOFALLBACK);
 //! departure: its direct reclaim and kswapd wake-ups still follow the node's full zonelist,
 //! which differs on machines of several nodes only.
@@ -323,21 +326,28 @@ impl Kernel {
         got
     }
 
-    /// `alloc_flags_nofragment()` (6.2): ALLOC_NOFRAGMENT when the allocation's preferred
-    /// zone (the first of its zonelist it may use) is ZONE_NORMAL and, on a machine of
-    /// several nodes, its node has a populated ZONE_DMA32 (one node: assumed to). Only the
-    /// fast path sets it.
+    /// `alloc_flags_nofragment()` (6.6): ALLOC_KSWAPD when the gfp has
+    /// `__GFP_KSWAPD_RECLAIM` (the fast path's only source of it, which a fallback's
+    /// watermark boost reads), and ALLOC_NOFRAGMENT when the allocation's preferred zone (the
+    /// first of its zonelist it may use) is ZONE_NORMAL and, on a machine of several nodes,
+    /// its node has a populated ZONE_DMA32 (one node: assumed to). Only the fast path uses
+    /// it.
     pub fn alloc_flags_nofragment(&self, ac: &AllocContext) -> AllocFlags {
+        let alloc_flags = if ac.gfp & __GFP_KSWAPD_RECLAIM != 0 {
+            ALLOC_KSWAPD
+        } else {
+            0
+        };
         let zonelist = &self.mem.zonelists[ac.nid as usize];
         let Some(&zi) = zonelist
             .iter()
             .find(|&&zi| self.mem.zones[zi].zone_idx <= ac.highest_zoneidx)
         else {
-            return 0;
+            return alloc_flags;
         };
         let z = &self.mem.zones[zi];
         if z.zone_idx != ZONE_NORMAL {
-            return 0;
+            return alloc_flags;
         }
         if self.mem.nodes.len() > 1 {
             let dma32 = self.mem.nodes[z.nid as usize].zones.iter().any(|&d| {
@@ -345,10 +355,10 @@ impl Kernel {
                 d.zone_idx == ZONE_DMA32 && d.managed_pages > 0
             });
             if !dma32 {
-                return 0;
+                return alloc_flags;
             }
         }
-        ALLOC_NOFRAGMENT
+        alloc_flags | ALLOC_NOFRAGMENT
     }
 
     /// The slow path's first steps at `restart:` and `retry:`: `wake_all_kswapds()` when the
@@ -432,6 +442,16 @@ impl Kernel {
                     continue 'retry;
                 }
                 let mut mark = z.wmark_pages(wmark);
+                if ac.order == 0
+                    && alloc_flags & ALLOC_HIGH != 0
+                    && wmark == WMARK_MIN
+                    && z.watermark_boost > 0
+                {
+                    // zone_watermark_fast() (6.6): a __GFP_HIGH order-0 allocation at the
+                    // min watermark that fails the boosted mark is checked again against
+                    // the unboosted one; passing either is passing the lower.
+                    mark = z.watermark[WMARK_MIN];
+                }
                 if alloc_flags & ALLOC_HIGH != 0 {
                     mark -= mark / 2;
                 }
@@ -439,9 +459,9 @@ impl Kernel {
                 let limit = mark + z.lowmem_reserve[hz];
                 let n = if ac.order == 0 && ac.migratetype == MIGRATE_MOVABLE {
                     let pcp = (zi, cpu, cpu_node);
-                    self.rmqueue_pcplist_run(pcp, limit, no_fallback, want - got, out)
+                    self.rmqueue_pcplist_run(pcp, limit, alloc_flags, want - got, out)
                 } else {
-                    self.rmqueue_blocks(zi, ac, mark, no_fallback, cpu, want - got, out)
+                    self.rmqueue_blocks(zi, ac, mark, alloc_flags, cpu, want - got, out)
                 };
                 self.stats
                     .events
@@ -516,14 +536,15 @@ impl Kernel {
     /// of `cpu`'s list; an allocation that finds it empty refills it (`rmqueue_bulk()`:
     /// `batch` pages under zone->lock, one NR_FREE_PAGES update on `cpu`) after its own
     /// check, so a refill can take the zone below the mark. Between refills NR_FREE_PAGES
-    /// does not move, so every allocation from the list passes or fails together. Returns
-    /// how many pages were taken.
+    /// does not move, so every allocation from the list passes or fails together. A refill
+    /// whose fallback boosted the zone ends as `rmqueue()` does (`rmqueue_boosted`).
+    /// Returns how many pages were taken.
     #[inline]
     fn rmqueue_pcplist_run(
         &mut self,
         (zi, cpu, cpu_node): (usize, u32, u32),
         limit: u64,
-        nofragment: bool,
+        alloc_flags: AllocFlags,
         n: usize,
         out: &mut impl Extend<u32>,
     ) -> usize {
@@ -544,14 +565,21 @@ impl Kernel {
                     &mut self.mem.pages,
                     batch as usize,
                     MIGRATE_MOVABLE,
-                    nofragment,
+                    alloc_flags,
                     scratch,
                 );
+                let boosted = z.boosted_watermark;
                 if got == 0 {
+                    if boosted {
+                        self.rmqueue_boosted(zi, alloc_flags);
+                    }
                     break;
                 }
                 self.percpu.pcp.add_tail(i, scratch);
                 self.percpu.pcp.mod_free(z, zi, cpu, -(got as i64));
+                if boosted {
+                    self.rmqueue_boosted(zi, alloc_flags);
+                }
                 k = 1; // the refilling allocation; the next ones check the watermark again
             }
             self.percpu.pcp.take_head(i, k as u32, out);
@@ -658,14 +686,15 @@ impl Kernel {
     /// `rmqueue_buddy()` for up to `want` blocks of `ac.order` and `ac.migratetype` from
     /// zone `zi` while `__zone_watermark_ok()` passes, one zone->lock acquisition each;
     /// returns how many. Unmovable and reclaimable order-0 pages come here too: the model's
-    /// per-CPU lists are movable only (see `mm::pcp`).
+    /// per-CPU lists are movable only (see `mm::pcp`). Each ends as `rmqueue()` does
+    /// (`rmqueue_boosted`).
     #[allow(clippy::too_many_arguments)]
     fn rmqueue_blocks(
         &mut self,
         zi: usize,
         ac: &AllocContext,
         mark: u64,
-        nofragment: bool,
+        alloc_flags: AllocFlags,
         cpu: u32,
         want: usize,
         out: &mut impl Extend<u32>,
@@ -678,9 +707,11 @@ impl Kernel {
             if !z.zone_watermark_ok(order, mark, hz) {
                 break;
             }
-            let Some(page) =
-                self.mem.zones[zi].__rmqueue(&mut self.mem.pages, order, mt, nofragment)
-            else {
+            let page = self.mem.zones[zi].__rmqueue(&mut self.mem.pages, order, mt, alloc_flags);
+            if self.mem.zones[zi].boosted_watermark {
+                self.rmqueue_boosted(zi, alloc_flags);
+            }
+            let Some(page) = page else {
                 break;
             };
             let at = self.clock();
@@ -696,6 +727,21 @@ impl Kernel {
             n += 1;
         }
         n
+    }
+
+    /// The end of `rmqueue()` (6.6) in zone `zi`: with ALLOC_KSWAPD, a zone flagged
+    /// ZONE_BOOSTED_WATERMARK by this allocation's fallback has the flag cleared and its
+    /// node's kswapd woken for order 0 up to the zone's index (`wakeup_kswapd(zone, 0, 0,
+    /// zone_idx(zone))`: no gfp, so a balanced node that is not boosted asks kcompactd for
+    /// order 0, which is nothing).
+    fn rmqueue_boosted(&mut self, zi: usize, alloc_flags: AllocFlags) {
+        if alloc_flags & ALLOC_KSWAPD == 0 {
+            return;
+        }
+        let z = &mut self.mem.zones[zi];
+        z.boosted_watermark = false;
+        let (nid, zone_idx) = (z.nid, z.zone_idx);
+        self.wakeup_kswapd(nid, 0, zone_idx, 0);
     }
 
     /// `folio_put()` of a folio the task on `cpu` allocated and no longer needs:
@@ -943,7 +989,10 @@ mod tests {
             }
         }
         let movable = AllocContext::new(GFP_HIGHUSER_MOVABLE, 0, 0);
-        assert_eq!(k.alloc_flags_nofragment(&movable), ALLOC_NOFRAGMENT);
+        assert_eq!(
+            k.alloc_flags_nofragment(&movable),
+            ALLOC_NOFRAGMENT | ALLOC_KSWAPD
+        );
         assert!(k.mem.zones[normal].zone_watermark_ok(
             0,
             k.mem.zones[normal].wmark_pages(WMARK_LOW),

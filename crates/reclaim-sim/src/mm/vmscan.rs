@@ -57,6 +57,11 @@ pub struct ScanControl {
     pub reclaim_idx: usize,
     /// Scan (total_size >> priority) pages at once.
     pub priority: i32,
+    /// `sc->may_writepage`: reclaim may write dirty folios (`pageout()`). Off only for
+    /// kswapd's boosted reclaim (`balance_pgdat`, 5.0+); the model has no laptop mode.
+    pub may_writepage: bool,
+    /// `sc->may_swap`: reclaim may scan anon folios (`get_scan_count`). Off only for
+    /// kswapd's boosted reclaim.
     pub may_swap: bool,
     /// DEACTIVATE_ANON | DEACTIVATE_FILE: may the active lists be aged.
     pub may_deactivate: u8,
@@ -118,6 +123,7 @@ impl ScanControl {
             order,
             reclaim_idx,
             priority: DEF_PRIORITY,
+            may_writepage: true,
             may_swap: true,
             may_deactivate: 0,
             skipped_deactivate: false,

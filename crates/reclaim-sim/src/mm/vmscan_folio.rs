@@ -34,7 +34,9 @@
 //!    `nr_vmscan_immediate_reclaim` (`variant.dirty_tail_pg_reclaim`, the seed's patch 7),
 //!    and is activated (6.x) or kept on the inactive list (the seed's era, with
 //!    `kswapd_writes_fs` other than `dirty_congested`). A referenced one is kept
-//!    (PAGEREF_RECLAIM_CLEAN). One it may write goes to `pageout()`: PG_writeback and
+//!    (PAGEREF_RECLAIM_CLEAN), and so is every dirty folio, anon or file, when the scan
+//!    may not write (`sc.may_writepage` off: kswapd's boosted reclaim, 5.0+). One it may
+//!    write goes to `pageout()`: PG_writeback and
 //!    PG_reclaim, `nr_vmscan_write`, `mm_vmscan_write_folio`, and a write of that one page at
 //!    its place in the file (a seek on a rotating disk), its CPU cost `costs.swap_out_ns`
 //!    (taken as the same as a swap write's);
@@ -429,6 +431,9 @@ impl Kernel {
         }
         let (area, slot) = self.folio_swap_entry(p);
         if self.mem.pages.flags(p) & pg::DIRTY != 0 {
+            if !sc.may_writepage {
+                return Verdict::Keep;
+            }
             // pageout() → swap_writepage().
             let f = self.mem.pages.fields_mut(p);
             f.flags = (f.flags & !pg::DIRTY) | pg::WRITEBACK | pg::RECLAIM;
@@ -509,6 +514,9 @@ impl Kernel {
         }
         if referenced {
             // PAGEREF_RECLAIM_CLEAN: only a clean one would have been reclaimed.
+            return Verdict::Keep;
+        }
+        if !sc.may_writepage {
             return Verdict::Keep;
         }
         // pageout(): folio_clear_dirty_for_io(), PG_reclaim, ->writepage() (`Fs::writepage`).

@@ -21,13 +21,21 @@
 //! With ALLOC_NOFRAGMENT (5.0+, the fast path's flag when the preferred zone is Normal and
 //! DMA32 exists: `mm::page_alloc`), a fallback takes only blocks of pageblock order or more.
 //!
-//! Not modelled: watermark boosting (`boost_watermark`, which a fallback would trigger),
-//! the HIGHATOMIC, CMA and ISOLATE types and the highatomic reserves, `buddy_merge_likely`'s tail placement (a freed block always goes to its list's
+//! Watermark boosting (5.0+, "mm: reclaim small amounts of memory when an external
+//! fragmentation event occurs"; 6.6 here): a fallback that takes a block smaller than a
+//! pageblock raises `watermark_boost` by a pageblock, up to `watermark_boost_factor`/10000 of
+//! the high watermark (`boost_watermark`), every watermark read through `wmark_pages`
+//! includes it, and with ALLOC_KSWAPD the zone is flagged ZONE_BOOSTED_WATERMARK so that the
+//! allocation wakes kswapd (`mm::page_alloc`), whose boosted reclaim takes the boost back
+//! (`mm::kswapd`).
+//!
+//! Not modelled: the HIGHATOMIC, CMA and ISOLATE types and the highatomic reserves, `buddy_merge_likely`'s tail placement (a freed block always goes to its list's
 //! head), 6.9's conversion of a buddy pageblock on a cross-type merge (6.2 merges the
 //! mergeable types and files the result by the freeing page's type, as here), and ZONE_DMA
 //! (16 MiB, too small to matter here).
 
 use super::page::{pg, ListId, Pages, NO_OWNER};
+use super::page_alloc::{AllocFlags, ALLOC_KSWAPD, ALLOC_NOFRAGMENT};
 use crate::hw::memory::MemoryBandwidth;
 use crate::sched::WaitQueue;
 
@@ -140,6 +148,16 @@ pub struct Zone {
     /// A direct compaction's scanners met: kswapd clears the skip bits when it next
     /// sleeps (`compact_blockskip_flush`).
     pub compact_blockskip_flush: bool,
+    /// `zone->watermark_boost` (5.0+): pages added to every watermark after fallbacks
+    /// (`boost_watermark`), taken back when kswapd's boosted reclaim ends (`balance_pgdat`).
+    pub watermark_boost: u64,
+    /// ZONE_BOOSTED_WATERMARK of `zone->flags`: a fallback boosted the zone for an
+    /// allocation that may wake kswapd; `rmqueue()` clears it and wakes kswapd.
+    pub boosted_watermark: bool,
+    /// `vm.watermark_boost_factor` (the kernel's global `watermark_boost_factor`, 0:
+    /// boosting off), each zone's copy set at boot, so that a fallback, which sees only its
+    /// zone, can boost it.
+    pub watermark_boost_factor: u64,
 }
 
 /// A NUMA node: `pg_data_t`.
@@ -244,6 +262,9 @@ impl Zone {
             compact_defer_shift: 0,
             compact_order_failed: 0,
             compact_blockskip_flush: false,
+            watermark_boost: 0,
+            boosted_watermark: false,
+            watermark_boost_factor: 0,
         };
         // The kernel's zone starts zeroed, which on x86-64 puts the cached scanners outside
         // every zone (pfn 0 is in none) and the first compaction resets them; the model's
@@ -277,11 +298,37 @@ impl Zone {
         self.pageblock_skip[b / 64] &= !(1 << (b % 64));
     }
 
-    /// `wmark_pages(z, i)`. The kernel adds `watermark_boost`, which is never raised here
-    /// (no migratetype fallbacks are modelled).
+    /// `wmark_pages(z, i)` (5.0+): `_watermark[i]` plus `watermark_boost`. The few readers
+    /// of the unboosted mark (`__isolate_free_page`, `zone_watermark_fast`'s exception) read
+    /// `watermark[i]`.
     #[inline]
     pub fn wmark_pages(&self, i: usize) -> u64 {
-        self.watermark[i]
+        self.watermark[i] + self.watermark_boost
+    }
+
+    /// `boost_watermark()` (mm/page_alloc.c, 6.6): after a fallback that took part of
+    /// another type's pageblock, raise `watermark_boost` by a pageblock, up to
+    /// `mult_frac(high watermark, watermark_boost_factor, 10000)` and at least a pageblock.
+    /// False (nothing raised) when the factor is 0, in a zone of fewer than four pageblocks,
+    /// and while the high watermark is still 0 (boot).
+    pub fn boost_watermark(&mut self) -> bool {
+        if self.watermark_boost_factor == 0 {
+            return false;
+        }
+        let pageblock = u64::from(PAGEBLOCK_NR_PAGES);
+        if pageblock * 4 > self.managed_pages {
+            return false;
+        }
+        // mult_frac(x, n, d): (x / d) * n + ((x % d) * n) / d.
+        let high = self.watermark[WMARK_HIGH];
+        let n = self.watermark_boost_factor;
+        let max_boost = (high / 10_000) * n + ((high % 10_000) * n) / 10_000;
+        if max_boost == 0 {
+            return false;
+        }
+        let max_boost = max_boost.max(pageblock);
+        self.watermark_boost = (self.watermark_boost + pageblock).min(max_boost);
+        true
     }
 
     pub fn end_pfn(&self) -> u32 {
@@ -359,14 +406,14 @@ impl Zone {
 
     /// `__rmqueue()` (6.2, without CMA): a block of `order` for an allocation of type `mt`,
     /// from its own lists (`__rmqueue_smallest`) or, when they have none, after a fallback
-    /// has moved another type's block onto them (`__rmqueue_fallback`; with `nofragment`,
-    /// ALLOC_NOFRAGMENT, only a block of pageblock order or more).
+    /// has moved another type's block onto them (`__rmqueue_fallback`; with
+    /// ALLOC_NOFRAGMENT in `alloc_flags`, only a block of pageblock order or more).
     pub fn __rmqueue(
         &mut self,
         pages: &mut Pages,
         order: u32,
         mt: usize,
-        nofragment: bool,
+        alloc_flags: AllocFlags,
     ) -> Option<u32> {
         loop {
             let found = if self.nr_free_mt[mt][order as usize] > 0 {
@@ -377,7 +424,7 @@ impl Zone {
             if let Some(o) = found {
                 return Some(self.take_block(pages, o, order as usize, mt));
             }
-            if !self.rmqueue_fallback(pages, order, mt, nofragment) {
+            if !self.rmqueue_fallback(pages, order, mt, alloc_flags) {
                 return None;
             }
         }
@@ -386,7 +433,7 @@ impl Zone {
     /// A movable block of `order` (`__rmqueue(zone, order, MIGRATE_MOVABLE)`): what the
     /// page cache and anonymous memory allocate.
     pub fn rmqueue(&mut self, pages: &mut Pages, order: u32) -> Option<u32> {
-        self.__rmqueue(pages, order, MIGRATE_MOVABLE, false)
+        self.__rmqueue(pages, order, MIGRATE_MOVABLE, 0)
     }
 
     /// The first block on the order-`o` list of type `mt`, split down to `order` (`expand`:
@@ -426,16 +473,16 @@ impl Zone {
     /// allocation that could not take the whole pageblock, the smallest, which fragments
     /// nothing for good — and move it, with its pageblock's other free pages if it may steal
     /// them, onto the lists of type `start_mt`. False if no other type has a block of
-    /// `order` or more — of pageblock order or more with `nofragment` (ALLOC_NOFRAGMENT: do
-    /// not mix types within a pageblock while another zone may still serve).
+    /// `order` or more — of pageblock order or more with ALLOC_NOFRAGMENT in `alloc_flags`
+    /// (do not mix types within a pageblock while another zone may still serve).
     pub fn rmqueue_fallback(
         &mut self,
         pages: &mut Pages,
         order: u32,
         start_mt: usize,
-        nofragment: bool,
+        alloc_flags: AllocFlags,
     ) -> bool {
-        let min_order = if nofragment {
+        let min_order = if alloc_flags & ALLOC_NOFRAGMENT != 0 {
             PAGEBLOCK_ORDER.max(order)
         } else {
             order
@@ -461,16 +508,18 @@ impl Zone {
         let page = pages
             .first(self.free_lists[o][f])
             .expect("a fallback block");
-        self.steal_suitable_fallback(pages, page, o, start_mt, can_steal);
+        self.steal_suitable_fallback(pages, page, o, start_mt, can_steal, alloc_flags);
         true
     }
 
-    /// `steal_suitable_fallback()` (6.2, no watermark boost) for the free block `page` of
-    /// order `o`: a block of a pageblock or more changes its pageblocks' type; otherwise,
-    /// if `whole_block`, every free page of its pageblock moves to `start_mt`'s lists and
-    /// the pageblock becomes `start_mt` when at least half of it is free or alike (for a
-    /// movable allocation, pages on an LRU; for another type in a movable pageblock, every
-    /// page that is neither); else the block alone moves.
+    /// `steal_suitable_fallback()` (6.2; 6.6's watermark boost) for the free block `page`
+    /// of order `o`: a block of a pageblock or more changes its pageblocks' type; otherwise
+    /// the zone's watermarks are boosted (`boost_watermark`, and ZONE_BOOSTED_WATERMARK set
+    /// when `alloc_flags` has ALLOC_KSWAPD), then, if `whole_block`, every free page of its
+    /// pageblock moves to `start_mt`'s lists and the pageblock becomes `start_mt` when at
+    /// least half of it is free or alike (for a movable allocation, pages on an LRU; for
+    /// another type in a movable pageblock, every page that is neither); else the block
+    /// alone moves.
     pub fn steal_suitable_fallback(
         &mut self,
         pages: &mut Pages,
@@ -478,6 +527,7 @@ impl Zone {
         o: usize,
         start_mt: usize,
         whole_block: bool,
+        alloc_flags: AllocFlags,
     ) {
         let old_block_type = self.get_pageblock_migratetype(page);
         if o >= PAGEBLOCK_ORDER as usize {
@@ -487,6 +537,11 @@ impl Zone {
             }
             self.move_to_free_list(pages, page, o, start_mt);
             return;
+        }
+        // Boost watermarks to increase reclaim pressure and so reduce the likelihood of
+        // future fallbacks; wake kswapd now, as the node may be balanced overall.
+        if self.boost_watermark() && alloc_flags & ALLOC_KSWAPD != 0 {
+            self.boosted_watermark = true;
         }
         if !whole_block {
             self.move_to_free_list(pages, page, o, start_mt);
@@ -542,7 +597,8 @@ impl Zone {
     /// zone's free pages (the caller moves NR_FREE_PAGES on its CPU), and a block of half a
     /// pageblock or more makes its pageblocks movable. Returns the pages taken.
     pub fn __isolate_free_page(&mut self, pages: &mut Pages, page: u32, order: u32) -> u32 {
-        let watermark = self.wmark_pages(WMARK_MIN) + (1 << order);
+        // 6.6 reads the unboosted min watermark here (`zone->_watermark[WMARK_MIN]`).
+        let watermark = self.watermark[WMARK_MIN] + (1 << order);
         if !self.zone_watermark_ok(0, watermark, 0) {
             return 0;
         }
@@ -578,13 +634,13 @@ impl Zone {
         pages: &mut Pages,
         n: usize,
         mt: usize,
-        nofragment: bool,
+        alloc_flags: AllocFlags,
         out: &mut impl Extend<u32>,
     ) -> usize {
         let mut left = n;
         while left > 0 {
             let Some(o) = (0..NR_PAGE_ORDERS).find(|&o| self.nr_free_mt[mt][o] > 0) else {
-                if self.rmqueue_fallback(pages, 0, mt, nofragment) {
+                if self.rmqueue_fallback(pages, 0, mt, alloc_flags) {
                     continue;
                 }
                 break;
@@ -940,6 +996,7 @@ pub fn setup_per_zone_wmarks(
         z.watermark[WMARK_LOW] = tmp + d;
         z.watermark[WMARK_HIGH] = tmp + 2 * d;
         z.watermark[WMARK_PROMO] = tmp + 3 * d;
+        z.watermark_boost = 0;
     }
 }
 
@@ -1059,7 +1116,7 @@ mod tests {
                     continue;
                 }
             };
-            held.extend((0..k).map_while(|_| z.__rmqueue(&mut pages, 0, mt, false)));
+            held.extend((0..k).map_while(|_| z.__rmqueue(&mut pages, 0, mt, 0)));
         }
         (z, pages, held)
     }
@@ -1118,12 +1175,20 @@ mod tests {
         ) {
             let (mut z1, mut p1, _) = churned_zone(&types, &ops);
             let (mut z2, mut p2, _) = churned_zone(&types, &ops);
+            // Boosting on, a pageblock a fallback: both ways boost alike.
+            for z in [&mut z1, &mut z2] {
+                z.watermark[WMARK_HIGH] = 100;
+                z.watermark_boost_factor = 150_000;
+            }
+            let flags = ALLOC_KSWAPD | if nofragment { ALLOC_NOFRAGMENT } else { 0 };
             let one_by_one: Vec<u32> =
-                (0..n).map_while(|_| z1.__rmqueue(&mut p1, 0, mt, nofragment)).collect();
+                (0..n).map_while(|_| z1.__rmqueue(&mut p1, 0, mt, flags)).collect();
             let mut run = Vec::new();
-            let got = z2.rmqueue_order0_run(&mut p2, n, mt, nofragment, &mut run);
+            let got = z2.rmqueue_order0_run(&mut p2, n, mt, flags, &mut run);
             proptest::prop_assert_eq!(got, run.len());
             proptest::prop_assert_eq!(&run, &one_by_one);
+            proptest::prop_assert_eq!(z1.watermark_boost, z2.watermark_boost);
+            proptest::prop_assert_eq!(z1.boosted_watermark, z2.boosted_watermark);
             same_zone_state((&z1, &p1), (&z2, &p2))?;
         }
     }
@@ -1249,9 +1314,7 @@ mod tests {
     fn a_whole_free_max_order_block_changes_both_pageblocks() {
         let (mut z, mut pages) = empty_zone(1024, &[1, 1]);
         z.free_one_page(&mut pages, 0, 10);
-        let p = z
-            .__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, false)
-            .unwrap();
+        let p = z.__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, 0).unwrap();
         assert_eq!(p, 0);
         assert_eq!(z.pageblock_mt, vec![0, 0]);
         assert_eq!(z.nr_pageblock_mt, [2, 0, 0]);
@@ -1271,7 +1334,7 @@ mod tests {
         let (mut z, mut pages) = empty_zone(512, &[0]);
         z.free_one_page(&mut pages, 256, 3);
         z.free_one_page(&mut pages, 2, 1);
-        let p = z.__rmqueue(&mut pages, 0, MIGRATE_MOVABLE, false).unwrap();
+        let p = z.__rmqueue(&mut pages, 0, MIGRATE_MOVABLE, 0).unwrap();
         // The largest fallback (order 3 < pageblock_order / 2) cannot be stolen whole by a
         // movable request, so find_smallest takes the order-1 block; the pageblock stays
         // unmovable.
@@ -1288,7 +1351,7 @@ mod tests {
         let (mut z, mut pages) = empty_zone(512, &[0]);
         z.free_one_page(&mut pages, 256, 8);
         z.free_one_page(&mut pages, 8, 3);
-        assert_eq!(z.__rmqueue(&mut pages, 0, MIGRATE_MOVABLE, false), Some(8));
+        assert_eq!(z.__rmqueue(&mut pages, 0, MIGRATE_MOVABLE, 0), Some(8));
         assert_eq!(z.pageblock_mt, vec![MIGRATE_MOVABLE as u8]);
         assert_eq!(
             z.nr_free_mt[MIGRATE_UNMOVABLE], [0; NR_PAGE_ORDERS],
@@ -1306,17 +1369,20 @@ mod tests {
         let (mut z, mut pages) = empty_zone(1024, &[1, 0]);
         z.free_one_page(&mut pages, 8, 3);
         z.free_one_page(&mut pages, 512 + 256, 8);
-        assert_eq!(z.__rmqueue(&mut pages, 0, MIGRATE_RECLAIMABLE, true), None);
+        assert_eq!(
+            z.__rmqueue(&mut pages, 0, MIGRATE_RECLAIMABLE, ALLOC_NOFRAGMENT),
+            None
+        );
         assert_eq!(z.nr_free_pages, 8 + 256, "nothing taken");
         assert_eq!(
-            z.__rmqueue(&mut pages, 0, MIGRATE_RECLAIMABLE, false),
+            z.__rmqueue(&mut pages, 0, MIGRATE_RECLAIMABLE, 0),
             Some(512 + 256)
         );
         // A whole free pageblock may still be taken under NOFRAGMENT.
         let (mut z, mut pages) = empty_zone(1024, &[1, 1]);
         z.free_one_page(&mut pages, 512, 9);
         assert_eq!(
-            z.__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, true),
+            z.__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, ALLOC_NOFRAGMENT),
             Some(512)
         );
         assert_eq!(z.pageblock_mt, vec![1, 0]);
@@ -1337,20 +1403,15 @@ mod tests {
             z.move_freepages_block(&mut pages, 600, MIGRATE_MOVABLE),
             (128, 300)
         );
-        let p = z
-            .__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, false)
-            .unwrap();
+        let p = z.__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, 0).unwrap();
         assert_eq!(p, 256, "the largest fallback block first");
         assert_eq!(z.pageblock_mt, vec![0, 1]);
         // The remaining 255 pages are on the unmovable lists; take them, then the next
         // unmovable request falls back to pageblock 1.
         for _ in 0..255 {
-            z.__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, false)
-                .unwrap();
+            z.__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, 0).unwrap();
         }
-        let q = z
-            .__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, false)
-            .unwrap();
+        let q = z.__rmqueue(&mut pages, 0, MIGRATE_UNMOVABLE, 0).unwrap();
         assert_eq!(q, 512 + 384);
         assert_eq!(
             z.pageblock_mt,
@@ -1365,8 +1426,7 @@ mod tests {
         // Without the LRU pages, 128 free + 384 alike: claimed.
         let (mut z, mut pages) = empty_zone(512, &[1]);
         z.free_one_page(&mut pages, 384, 7);
-        z.__rmqueue(&mut pages, 0, MIGRATE_RECLAIMABLE, false)
-            .unwrap();
+        z.__rmqueue(&mut pages, 0, MIGRATE_RECLAIMABLE, 0).unwrap();
         assert_eq!(z.pageblock_mt, vec![MIGRATE_RECLAIMABLE as u8]);
         assert_eq!(z.check_free_lists(&pages), Ok(()));
     }

@@ -684,16 +684,25 @@ mod tests {
     }
 
     #[test]
-    fn a_sysctl_the_model_ignores_is_refused_by_name() {
+    fn every_sysctl_is_modelled_so_the_simulator_refuses_none() {
+        // The refusal of an unmodelled key stays (`SysctlKey::unmodelled`); since watermark
+        // boosting is modelled no key has a reason, and both backends take every key.
+        assert!(
+            crate::sysctl::SYSCTL_KEYS
+                .iter()
+                .all(|k| k.unmodelled.is_none()),
+            "{:?}",
+            crate::sysctl::SYSCTL_KEYS
+        );
         let text = format!("{MIN}[sysctl]\nwatermark_boost_factor = 0\n");
-        let e = refused(&text, &[], Backend::Simulator);
-        assert_eq!(e.key, "sysctl.watermark_boost_factor");
-        assert!(e.message.contains("not modelled"), "{e}");
-        assert!(e.message.contains("the simulator"), "{e}");
+        let s = Scenario::parse(&text, "x.toml", &[]).unwrap();
+        s.check_backend(Backend::Simulator, "x.toml").unwrap();
         let s = Scenario::parse(MIN, "x.toml", &["sysctl.page_cluster=0".into()]).unwrap();
         s.check_backend(Backend::Simulator, "x.toml").unwrap();
         let s = Scenario::parse(&text, "x.toml", &["workload.file_mb=64".into()]).unwrap();
         s.check_backend(Backend::Live, "x.toml").unwrap();
+        let e = Scenario::parse(MIN, "x.toml", &["sysctl.watermark_boost_factor=-1".into()]);
+        assert!(e.is_err());
     }
 
     #[test]
@@ -713,12 +722,6 @@ mod tests {
             assert_eq!(e.key, key, "{e}");
             assert!(e.message.contains("the simulator cannot honour it"), "{e}");
         }
-        let e = refused(
-            MIN,
-            &["machine.sysctl.watermark_boost_factor=10"],
-            Backend::Simulator,
-        );
-        assert_eq!(e.key, "machine.sysctl.watermark_boost_factor", "{e}");
         let e = refused(
             MIN,
             &["memory.mode=squeeze", "memory.free_mb=4096"],
