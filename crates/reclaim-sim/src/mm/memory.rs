@@ -225,7 +225,14 @@ impl Kernel {
     /// `p` at page-table entry `idx`, charged to `memcg`: dirty, mapped, young, through the
     /// LRU-add batch onto the inactive anon list, or the active one with `active` (PG_active
     /// and PG_workingset: a new anon folio before 5.9, a recent refault since).
-    fn map_new_anon_folio(&mut self, p: u32, idx: u32, memcg: u16, cpu: u32, active: u16) {
+    pub(crate) fn map_new_anon_folio(
+        &mut self,
+        p: u32,
+        idx: u32,
+        memcg: u16,
+        cpu: u32,
+        active: u16,
+    ) {
         let f = self.mem.pages.fields_mut(p);
         f.owner = idx;
         f.flags = pg::ANON | pg::MAPPED | pg::DIRTY | pg::UPTODATE | active;

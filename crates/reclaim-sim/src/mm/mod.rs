@@ -17,6 +17,7 @@ pub mod memcontrol;
 pub mod memory;
 pub mod migrate;
 pub mod mm_init;
+pub mod mmap;
 pub mod numa;
 pub mod page;
 pub mod page_alloc;
