@@ -9,6 +9,7 @@ pub mod backing_dev;
 pub mod compaction;
 pub mod filemap;
 pub mod gfp;
+pub mod huge_memory;
 pub mod hugetlb;
 pub mod kswapd;
 pub mod lru;
