@@ -95,19 +95,21 @@ impl Kernel {
         self.lru_add_drain(cpu);
         let v = &self.mm.vmas[vma as usize];
         let (start, end) = (v.start as usize, (v.start + v.nr_pages) as usize);
-        for i in start..end {
+        let mut i = start;
+        while i < end {
             let pte = self.mm.ptes[i];
-            if pte == 0 {
-                continue;
-            }
             self.mm.ptes[i] = 0;
+            i += 1;
             match pte_kind(pte) {
                 PteKind::None => {}
                 PteKind::Present { pfn, .. } => {
-                    // A tail of a PMD-mapped THP goes with its head (`zap_huge_pmd`).
-                    if self.mem.pages.flags(pfn) & pg::TAIL == 0 {
-                        self.zap_present_folio(pfn, cpu);
-                    }
+                    let f = self.mem.pages.fields(pfn);
+                    debug_assert_eq!(f.flags & pg::TAIL, 0, "a huge page is zapped from its head");
+                    // A PMD-mapped huge page goes whole (`zap_huge_pmd`), its entries with it.
+                    let tails = folio_nr_pages(f) as usize - 1;
+                    self.mm.ptes[i..i + tails].fill(0);
+                    i += tails;
+                    self.zap_present_folio(pfn, cpu);
                 }
                 PteKind::Swap { area, slot } => self.free_swap_and_cache(area, slot, cpu),
             }
@@ -120,7 +122,10 @@ impl Kernel {
     /// cache, unmapped, for reclaim.
     fn zap_present_folio(&mut self, p: u32, cpu: u32) {
         let f = *self.mem.pages.fields(p);
-        debug_assert!(f.flags & pg::ANON != 0 && f.flags & pg::MAPPED != 0);
+        debug_assert!(
+            f.flags & pg::ANON != 0 && f.flags & pg::MAPPED != 0,
+            "pfn {p} is a mapped anon folio: {f:?}"
+        );
         let nr = folio_nr_pages(&f);
         let nid = self.mem.zones[self.page_zone(p)].nid;
         self.mem.nodes[nid as usize].nr_anon_mapped -= nr;
