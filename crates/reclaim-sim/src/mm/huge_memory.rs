@@ -95,7 +95,7 @@ impl Kernel {
     /// `map_anon_folio_pmd()`: huge folio `p`, just allocated and zeroed, mapped at the range
     /// whose first entry is `first`: anon, dirty, on the LRU (`folio_add_lru_vma`, whose
     /// batch a large folio drains at once) and counted in NR_ANON_MAPPED by its pages.
-    fn map_anon_thp(&mut self, p: u32, first: u32, cpu: u32) {
+    pub(crate) fn map_anon_thp(&mut self, p: u32, first: u32, cpu: u32) {
         let nr = folio_nr_pages(self.mem.pages.fields(p));
         let f = self.mem.pages.fields_mut(p);
         f.owner = first;
@@ -201,6 +201,71 @@ pub async fn do_huge_pmd_anonymous_page(cx: &Cx, first: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mm::page_alloc::{AllocContext, ALLOC_WMARK_MIN};
+    use crate::mm::vma::{pte_kind, PteKind};
+
+    /// A huge page allocated on node 0 and mapped at page 512 of a new 2048-page VMA.
+    fn mapped_thp() -> (Kernel, u32, u32, u32) {
+        let mut k =
+            crate::testing::kernel_with(64, 0, "[sysctl]\ntransparent_hugepage = \"always\"\n");
+        let vma = k.mm.mmap(0, 2048);
+        let first = k.thp_fault_range(vma, 700).expect("an empty aligned range");
+        assert_eq!(first, k.mm.vmas[vma as usize].start + 512);
+        let ac = AllocContext::new(GFP_TRANSHUGE, HPAGE_PMD_ORDER, 0);
+        let p = k.get_page(&ac, ALLOC_WMARK_MIN, 0).unwrap();
+        k.map_anon_thp(p, first, 0);
+        assert_eq!(k.thp_fault_range(vma, 700), None, "its entries are present");
+        (k, vma, first, p)
+    }
+
+    #[test]
+    fn a_huge_page_maps_512_entries_and_munmap_frees_it_whole() {
+        let (mut k, vma, first, p) = mapped_thp();
+        for i in 0..HPAGE_PMD_NR {
+            let e = pte_kind(k.mm.ptes[(first + i) as usize]);
+            assert!(matches!(e, PteKind::Present { pfn, .. } if pfn == p + i));
+        }
+        assert_eq!(k.mem.nodes[0].nr_anon_mapped, 512);
+        assert_eq!(
+            k.memcg.lruvecs[0].total(crate::mm::lru::LRU_INACTIVE_ANON),
+            512
+        );
+        k.check_large_folios().unwrap();
+        let free = k.nr_free_pages_true();
+        k.do_vmi_munmap(vma, 0);
+        assert_eq!(k.nr_free_pages_true(), free + 512);
+        assert_eq!(k.mem.nodes[0].nr_anon_mapped, 0);
+        assert!(k.mm.ptes.is_empty());
+        k.check_large_folios().unwrap();
+        k.check_conservation(0).unwrap();
+    }
+
+    #[test]
+    fn a_split_leaves_512_order_0_folios_in_the_heads_place_head_first() {
+        let (mut k, _, first, p) = mapped_thp();
+        let list = k.memcg.lruvecs[0].list(crate::mm::lru::LRU_INACTIVE_ANON);
+        k.split_anon_thp_on_lru(0, p);
+        assert_eq!(
+            k.memcg.lruvecs[0].total(crate::mm::lru::LRU_INACTIVE_ANON),
+            512
+        );
+        // From the tail: the head, then its tails in order.
+        let from_tail: Vec<u32> = k.mem.pages.iter(list).collect::<Vec<_>>();
+        let mut from_tail = from_tail;
+        from_tail.reverse();
+        assert_eq!(from_tail, (p..p + 512).collect::<Vec<_>>());
+        for i in 0..512 {
+            let f = k.mem.pages.fields(p + i);
+            assert_eq!((f.owner, f.order), (first + i, 0));
+            assert_eq!(
+                f.flags & (pg::TAIL | pg::LRU | pg::MAPPED),
+                pg::LRU | pg::MAPPED
+            );
+        }
+        assert_eq!(k.stats.events.get(VmEvent::ThpSplitPage), 1);
+        k.check_large_folios().unwrap();
+        k.check_conservation(0).unwrap();
+    }
 
     /// `vma_thp_gfp_mask` for each `defrag` mode, from include/linux/gfp_types.h's masks.
     #[test]
