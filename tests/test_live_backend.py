@@ -70,9 +70,23 @@ def test_the_sysctl_files_come_from_the_scenario_schema() -> None:
         "min_free_kbytes", "watermark_scale_factor", "swappiness", "watermark_boost_factor",
         "dirty_ratio", "dirty_background_ratio", "dirty_bytes", "dirty_background_bytes",
         "dirty_expire_centisecs", "dirty_writeback_centisecs", "page_cluster", "vma_ra_enabled",
+        "transparent_hugepage", "transparent_hugepage_defrag",
     ]
     assert SYSCTLS["page_cluster"] == "/proc/sys/vm/page-cluster"
     assert SYSCTLS["vma_ra_enabled"] == "/sys/kernel/mm/swap/vma_ra_enabled"
+
+
+def test_thp_settings_read_the_bracketed_choice_and_restore_it(fake: FakeBackend) -> None:
+    enabled = "/sys/kernel/mm/transparent_hugepage/enabled"
+    defrag = "/sys/kernel/mm/transparent_hugepage/defrag"
+    assert fake.set_sysctl("transparent_hugepage", "madvise") == "madvise"
+    assert fake.journal is not None and fake.journal.entries == [], "unchanged: not journaled"
+    assert fake.set_sysctl("transparent_hugepage", "always") == "madvise"
+    assert fake.set_sysctl("transparent_hugepage_defrag", "defer+madvise") == "madvise"
+    assert fake.files[enabled] == "always"
+    fake.restore(fake.journal)
+    writes = [c for c in fake.calls if c[0] == "write"]
+    assert writes[-2:] == [("write", defrag, "madvise"), ("write", enabled, "madvise")]
 
 
 def test_unknown_sysctl_is_refused(fake: FakeBackend) -> None:

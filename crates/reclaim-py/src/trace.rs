@@ -28,6 +28,16 @@ fn quantile(mut xs: Vec<f64>, p: f64) -> f64 {
     reclaim_trace::report::quantile(&xs, p)
 }
 
+/// mmtests' latency table rows (SummariseVariabletime: Min, quartiles, Max-P%, Max, Mean,
+/// BestP%Mean) of the samples, as (label, value) pairs; zeros for no samples.
+#[pyfunction]
+fn latency_rows(mut xs: Vec<f64>) -> Vec<(String, f64)> {
+    xs.sort_by(f64::total_cmp);
+    let rows = reclaim_trace::report::latency_rows(&xs);
+    let labels = reclaim_trace::report::LATENCY_ROWS.iter();
+    labels.map(|l| l.to_string()).zip(rows).collect()
+}
+
 /// ValueError naming the input if most of its lines are malformed (not a vmscan trace, or
 /// one damaged past use), with the counts and the first malformed line numbers.
 fn check_mostly_parsed(name: &str, a: &Analysis) -> PyResult<()> {
@@ -126,5 +136,6 @@ fn interruptible(work: impl FnOnce() -> PyResult<String> + Send + 'static) -> Py
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_report, m)?)?;
     m.add_function(wrap_pyfunction!(quantile, m)?)?;
+    m.add_function(wrap_pyfunction!(latency_rows, m)?)?;
     Ok(())
 }

@@ -453,6 +453,7 @@ impl Kernel {
             workingset_file,
             events: self.stats.events.v,
             compaction: self.mem.nodes.iter().any(|n| n.kcompactd.is_some()),
+            thp: self.thp_faults_possible(),
         }
     }
 

@@ -545,6 +545,11 @@ pub struct Costs {
     /// another CPU. 0 (not charged) unless set: `reclaimlab host probe --swap` measures it.
     #[serde(skip_serializing_if = "is_zero_u64")]
     pub tlb_flush_ipi_ns: u64,
+    /// `clear_page()` of one 4 KiB page (`rep stosb`, ≈10 GB/s cache-cold on the reference
+    /// core, as `usemem_page_ns`'s write of a page): a huge-page fault zeroes 511 pages more
+    /// than `anon_fault_ns`'s one (`clear_huge_page`), scaled by the node's memory load.
+    #[serde(skip_serializing_if = "is_default_clear_page")]
+    pub clear_page_ns: u64,
     /// usemem writing one present page sequentially (512 words, 4 KiB at ≈10 GB/s).
     pub usemem_page_ns: u64,
     /// usemem writing one word at a random address of a present page (cache and TLB miss).
@@ -595,6 +600,7 @@ impl Default for Costs {
             swap_out_ns: 1_500,
             folio_referenced_ns: 300,
             tlb_flush_ipi_ns: 0,
+            clear_page_ns: CLEAR_PAGE_NS,
             usemem_page_ns: 400,
             usemem_word_ns: 100,
             zram_read_ns: 1_500,
@@ -606,6 +612,14 @@ impl Default for Costs {
 /// Keeps a resolved scenario's text as it was before a key with a zero default existed.
 fn is_zero(v: &f64) -> bool {
     *v == 0.0
+}
+
+/// `Costs::clear_page_ns`'s default.
+const CLEAR_PAGE_NS: u64 = 400;
+
+/// Keeps a resolved scenario's `[costs]` as it was before `clear_page_ns` existed.
+fn is_default_clear_page(v: &u64) -> bool {
+    *v == CLEAR_PAGE_NS
 }
 
 /// `is_zero` for integer keys.

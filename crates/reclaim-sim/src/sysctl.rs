@@ -162,6 +162,47 @@ sysctl_table! {
         file Some("/sys/kernel/mm/swap/vma_ra_enabled"),
         unmodelled None,
         valid |_v| true => "";
+    /// /sys/kernel/mm/transparent_hugepage/enabled: which anonymous faults may map a huge
+    /// page (`mm::huge_memory`). Default `madvise` (CONFIG_TRANSPARENT_HUGEPAGE_MADVISE, the
+    /// distributions' choice): only VMAs madvised MADV_HUGEPAGE, which no workload of the
+    /// model's makes, so that no fault maps one unless a scenario says `always`.
+    transparent_hugepage: ThpEnabled = ThpEnabled::Madvise,
+        file Some("/sys/kernel/mm/transparent_hugepage/enabled"),
+        unmodelled None,
+        valid |_v| true => "";
+    /// /sys/kernel/mm/transparent_hugepage/defrag: how hard a huge-page fault's allocation
+    /// tries (`vma_thp_gfp_mask`). The kernel's default, `madvise`.
+    transparent_hugepage_defrag: ThpDefrag = ThpDefrag::Madvise,
+        file Some("/sys/kernel/mm/transparent_hugepage/defrag"),
+        unmodelled None,
+        valid |_v| true => "";
+}
+
+/// The values of /sys/kernel/mm/transparent_hugepage/enabled (the file prints them all, the
+/// current one in brackets: `always [madvise] never`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThpEnabled {
+    Always,
+    Madvise,
+    Never,
+}
+
+/// The values of /sys/kernel/mm/transparent_hugepage/defrag (TRANSPARENT_HUGEPAGE_DEFRAG_*
+/// flags: `always` DIRECT, `defer` KSWAPD, `defer+madvise` KSWAPD_OR_MADV, `madvise`
+/// REQ_MADV, `never` none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ThpDefrag {
+    #[serde(rename = "always")]
+    Always,
+    #[serde(rename = "defer")]
+    Defer,
+    #[serde(rename = "defer+madvise")]
+    DeferMadvise,
+    #[serde(rename = "madvise")]
+    Madvise,
+    #[serde(rename = "never")]
+    Never,
 }
 
 impl SysctlSettings {
@@ -195,7 +236,7 @@ mod tests {
     fn sysctl_keys_are_the_settings_fields_in_order() {
         let fields = sysctl_fields();
         let keys: Vec<String> = SYSCTL_KEYS.iter().map(|k| k.key.to_string()).collect();
-        assert_eq!(fields.len(), 13, "{fields:?}");
+        assert_eq!(fields.len(), 15, "{fields:?}");
         assert_eq!(fields, keys);
     }
 
@@ -231,5 +272,27 @@ mod tests {
         assert_eq!(e.watermark_scale_factor, 10);
         assert_eq!(e.page_cluster, 3);
         assert!(e.vma_ra_enabled);
+        assert_eq!(e.transparent_hugepage, ThpEnabled::Madvise);
+        assert_eq!(e.transparent_hugepage_defrag, ThpDefrag::Madvise);
+    }
+
+    #[test]
+    fn thp_settings_read_the_sysfs_files_words() {
+        let s: SysctlSettings = toml::from_str(
+            "transparent_hugepage = \"always\"\ntransparent_hugepage_defrag = \"defer+madvise\"",
+        )
+        .unwrap();
+        let e = s.effective();
+        assert_eq!(e.transparent_hugepage, ThpEnabled::Always);
+        assert_eq!(e.transparent_hugepage_defrag, ThpDefrag::DeferMadvise);
+        let bad = toml::from_str::<SysctlSettings>("transparent_hugepage = \"sometimes\"");
+        assert!(bad.unwrap_err().message().contains("always"));
+        let file = SYSCTL_KEYS
+            .iter()
+            .find(|k| k.key == "transparent_hugepage_defrag");
+        assert_eq!(
+            file.unwrap().file,
+            Some("/sys/kernel/mm/transparent_hugepage/defrag")
+        );
     }
 }

@@ -378,3 +378,79 @@ fn swap_files_lie_apart_on_their_device_and_share_its_rotational_flag() {
     let (k, _) = run(&[disk, also, "run.duration_s=0.3"]);
     assert!(k.swap.areas.iter().all(|a| a.rotational) && !k.swap.use_vma_readahead());
 }
+
+/// Every present entry maps a page of a folio that names it: an order-0 folio its entry, a
+/// huge page's head the first of its 512 entries, each in order (`mm::huge_memory`).
+fn check_present_entries(k: &Kernel) -> u64 {
+    let mut huge = 0;
+    for (i, &pte) in k.mm.ptes.iter().enumerate() {
+        let PteKind::Present { pfn, .. } = pte_kind(pte) else {
+            continue;
+        };
+        let f = k.mem.pages.fields(pfn);
+        let (head, off) = if f.flags & pg::TAIL != 0 {
+            (f.owner, pfn - f.owner)
+        } else {
+            (pfn, 0)
+        };
+        let h = k.mem.pages.fields(head);
+        assert_eq!(h.owner + off, i as u32, "pfn {pfn} does not name entry {i}");
+        assert!(h.flags & pg::MAPPED != 0 && h.flags & pg::ANON != 0);
+        if h.order > 0 {
+            assert_eq!(h.order, 9);
+            huge += u64::from(off == 0);
+        }
+    }
+    huge
+}
+
+#[test]
+fn thp_always_maps_huge_pages_that_reclaim_splits() {
+    let sets = [
+        "sysctl.transparent_hugepage=\"always\"",
+        "sysctl.transparent_hugepage_defrag=\"always\"",
+    ];
+    let (k, out) = run(&sets);
+    let d = |e| out.after.event(e) - out.before.event(e);
+    let allocs = k.stats.events.get(VmEvent::ThpFaultAlloc);
+    assert!(allocs > 0, "faults map huge pages");
+    assert!(d(VmEvent::ThpSplitPage) > 0, "reclaim splits them");
+    assert!(d(VmEvent::PswpOut) > 10_000, "and swaps their pages out");
+    let huge = check_present_entries(&k);
+    assert!(huge <= allocs);
+    k.check_conservation(0).unwrap();
+    k.check_lists().unwrap();
+    k.check_large_folios().unwrap();
+    let text = out.after.to_proc_text();
+    assert!(text.contains("\nthp_fault_alloc ") && text.contains("\nthp_split_page "));
+    // Deterministic.
+    let (_, again) = run(&sets);
+    assert_eq!(again.after, out.after);
+}
+
+#[test]
+fn thp_madvise_by_default_maps_no_huge_page_and_prints_no_thp_counter() {
+    let (k, out) = run(&["run.duration_s=0.5"]);
+    assert_eq!(k.stats.events.get(VmEvent::ThpFaultAlloc), 0);
+    assert_eq!(check_present_entries(&k), 0);
+    assert!(!out.after.to_proc_text().contains("thp_"));
+}
+
+#[test]
+fn thp_defrag_never_falls_back_to_order_0_once_no_huge_page_is_free() {
+    let sets = [
+        "sysctl.transparent_hugepage=\"always\"",
+        "sysctl.transparent_hugepage_defrag=\"never\"",
+        "run.duration_s=1",
+    ];
+    let (k, _) = run(&sets);
+    let ev = |e| k.stats.events.get(e);
+    assert!(ev(VmEvent::ThpFaultAlloc) > 0);
+    assert!(
+        ev(VmEvent::ThpFaultFallback) > 0,
+        "without reclaim or compaction, faults on a full machine fall back"
+    );
+    check_present_entries(&k);
+    k.check_conservation(0).unwrap();
+    k.check_large_folios().unwrap();
+}

@@ -156,6 +156,63 @@ pub fn quantile(sorted: &[f64], p: f64) -> f64 {
     sorted[((l as f64) * p + 0.5) as usize]
 }
 
+/// The row labels of mmtests' latency table (SummariseVariabletime @b1ba9223, lower is
+/// better): stutter's mmap latency, in ms.
+pub const LATENCY_ROWS: [&str; 17] = [
+    "Min",
+    "1st-qrtle",
+    "2nd-qrtle",
+    "3rd-qrtle",
+    "Max-90%",
+    "Max-93%",
+    "Max-95%",
+    "Max-99%",
+    "Max",
+    "Mean",
+    "Best99%Mean",
+    "Best95%Mean",
+    "Best90%Mean",
+    "Best50%Mean",
+    "Best10%Mean",
+    "Best5%Mean",
+    "Best1%Mean",
+];
+
+/// The values of [`LATENCY_ROWS`] for the ascending samples `sorted` (all 0 for none):
+/// [`quantile`] for the quartiles and `Max-P%`, and `BestP%Mean` as VMR/Stat's
+/// `calc_lowest_mean(P)`: the mean of `x[0..=k]`, `k = int(n·P/100)`, or of every sample
+/// when `k` is 0.
+pub fn latency_rows(sorted: &[f64]) -> Vec<f64> {
+    if sorted.is_empty() {
+        return vec![0.0; LATENCY_ROWS.len()];
+    }
+    let n = sorted.len();
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    let best = |pct: usize| {
+        let k = n * pct / 100;
+        if k == 0 {
+            mean(sorted)
+        } else {
+            mean(&sorted[..=k.min(n - 1)])
+        }
+    };
+    let q = |p| quantile(sorted, p);
+    let mut rows = vec![
+        sorted[0],
+        q(0.25),
+        q(0.50),
+        q(0.75),
+        q(0.90),
+        q(0.93),
+        q(0.95),
+        q(0.99),
+        sorted[n - 1],
+        mean(sorted),
+    ];
+    rows.extend([99, 95, 90, 50, 10, 5, 1].map(best));
+    rows
+}
+
 /// The row labels of mmtests' MonitorFtraceallocstall (latencies in ms).
 pub const STALL_ROWS: [&str; 11] = [
     "Min",
@@ -1019,6 +1076,34 @@ mod tests {
         assert!((s.time_kswapd_awake_s - 0.99999).abs() < 1e-9);
         assert_eq!(s.kswapd_awake_estimated_s, 0.0);
         assert!((s.pct_scanned_reclaimed - 62.0 * 100.0 / 72.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn latency_rows_follow_vmr_stat() {
+        // 1..=20 ms: L = 19; q(.25) = x[int(4.75 + .5)] = x[5] = 6; q(.9) = x[17] = 18;
+        // q(.99) = x[19] = 20. Best50%Mean: k = 10, mean of x[0..=10] = 6; Best10%Mean:
+        // k = 2, mean of 1, 2, 3 = 2; Best1%Mean: k = 0, every sample's mean, 10.5.
+        let xs: Vec<f64> = (1..=20).map(f64::from).collect();
+        let r = latency_rows(&xs);
+        let row = |name| r[LATENCY_ROWS.iter().position(|&l| l == name).unwrap()];
+        assert_eq!(
+            (row("Min"), row("1st-qrtle"), row("2nd-qrtle")),
+            (1.0, 6.0, 11.0)
+        );
+        assert_eq!(
+            (row("3rd-qrtle"), row("Max-90%"), row("Max-93%")),
+            (15.0, 18.0, 19.0)
+        );
+        assert_eq!(
+            (row("Max-95%"), row("Max-99%"), row("Max")),
+            (19.0, 20.0, 20.0)
+        );
+        assert_eq!(
+            (row("Mean"), row("Best50%Mean"), row("Best10%Mean")),
+            (10.5, 6.0, 2.0)
+        );
+        assert_eq!((row("Best99%Mean"), row("Best1%Mean")), (10.5, 10.5));
+        assert_eq!(latency_rows(&[]), vec![0.0; 17]);
     }
 
     #[test]

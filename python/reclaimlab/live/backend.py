@@ -32,6 +32,16 @@ HUGEPAGE_BYTES_DEFAULT = 2 * MiB
 # Scenario [sysctl] key → the file a live run writes it to (defined once, beside the
 # scenario's [sysctl] table: reclaim_sim::sysctl::SYSCTL_KEYS).
 SYSCTLS: dict[str, str] = dict(_core.machine.sysctl_files())
+
+
+def current_choice(text: str) -> str:
+    """The current value of a sysfs file that lists its choices with the current one in
+    brackets (/sys/kernel/mm/transparent_hugepage/enabled: `always [madvise] never`); any
+    other text as it is."""
+    start, end = text.find("["), text.find("]")
+    if 0 <= start < end:
+        return text[start + 1 : end]
+    return text
 NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
 # The part of a squeeze's hugetlb pages the kernel may fail to reserve before the run is
 # refused: a page or two of fragmentation is noise, more leaves the workload another machine.
@@ -192,16 +202,22 @@ class KernelBackend(ABC):
             raise BackendError("no journal attached: refusing to change the machine unrecorded")
         self.journal.record(entry)
 
+    def read_setting(self, path: str) -> str:
+        """A setting's current value: the bracketed word of a file that lists its choices
+        (`always [madvise] never` is `madvise`), else the file's text."""
+        return current_choice(self.read_value(path))
+
     def set_value(self, path: str, value: str) -> str:
-        """Write a sysfs/procfs value, journaling the old one; returns the old value."""
-        old = self.read_value(path)
+        """Write a sysfs/procfs value, journaling the old one; returns the old value (the
+        bracketed choice of a file that lists them, which is what writing it back takes)."""
+        old = self.read_setting(path)
         if old == str(value):
             return old
         self.record({"op": "write", "path": path, "old": old})
         self.write_text(path, str(value))
         return old
 
-    def set_sysctl(self, key: str, value: int | bool) -> str:
+    def set_sysctl(self, key: str, value: int | bool | str) -> str:
         if key not in SYSCTLS:
             raise BackendError(f"unknown sysctl {key!r}; known: {', '.join(SYSCTLS)}")
         path = SYSCTLS[key]
@@ -209,6 +225,8 @@ class KernelBackend(ABC):
             raise BackendError(f"{path} does not exist on this kernel")
         if isinstance(value, bool):
             text = "true" if value else "false"
+        elif isinstance(value, str):
+            text = value  # a choice: transparent_hugepage's "always", "defer+madvise", ...
         else:
             text = str(int(value))
         return self.set_value(path, text)

@@ -34,7 +34,7 @@ def capabilities(backend: KernelBackend) -> list[tuple[str, bool, str]]:
     rows.append(("zram", zram, "note: zram swap bypasses the swap cache, so no swap readahead" if zram else "module not loaded"))
     for key, path in SYSCTLS.items():
         ok = backend.exists(path)
-        rows.append((f"sysctl {key}", ok, backend.read_value(path) if ok else f"{path} missing"))
+        rows.append((f"sysctl {key}", ok, backend.read_setting(path) if ok else f"{path} missing"))
     for dev in sorted(backend.listdir("/sys/block")):
         if dev.startswith(("loop", "ram", "zram")):
             continue

@@ -150,6 +150,8 @@ class FakeBackend(KernelBackend):
             "/proc/sys/vm/nr_hugepages": "0",
             "/proc/sys/vm/drop_caches": "0",
             "/sys/kernel/mm/swap/vma_ra_enabled": "true",
+            "/sys/kernel/mm/transparent_hugepage/enabled": "always [madvise] never",
+            "/sys/kernel/mm/transparent_hugepage/defrag": "always defer defer+madvise [madvise] never",
             "/sys/fs/cgroup/memory/memory.limit_in_bytes": "9223372036854771712",
             "/sys/fs/cgroup/memory/user/cgroup.procs": "",
             "/sys/block/sda/queue/rotational": "1",

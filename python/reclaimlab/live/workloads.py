@@ -491,6 +491,8 @@ class Stutter(Workload):
                 "p99": round(_core.quantile(lat, 0.99), 4),
                 "max": round(max(lat), 4) if lat else 0.0,
                 "delayed": sum(1 for x in lat if x > 5.0),
+                # mmtests' latency table (SummariseVariabletime), as the simulated stutter's.
+                "mmtests": {label: round(v, 4) for label, v in _core.latency_rows(lat)},
             },
             "copy_elapsed_s": [round(t, 3) for t in self.copy_times],
             "tput_MiB_s": [round(file_mib / (t + 1), 2) for t in self.copy_times],

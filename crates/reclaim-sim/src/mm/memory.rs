@@ -1,5 +1,6 @@
 //! Page faults on anonymous memory (mm/memory.c, 6.x): `handle_mm_fault()` →
-//! `do_anonymous_page()` for an empty entry, `do_swap_page()` for a swap entry. Faults are
+//! `do_anonymous_page()` for an empty entry (`do_huge_pmd_anonymous_page()` first where a
+//! huge page may map it, `mm::huge_memory`), `do_swap_page()` for a swap entry. Faults are
 //! write faults (usemem writes; a read fault on an empty entry would map the zero page).
 //!
 //! `do_swap_page()` looks the slot up in the swap cache (a readahead hit, if the folio was
@@ -15,6 +16,7 @@
 
 use crate::kernel::Kernel;
 use crate::mm::gfp::GFP_HIGHUSER_MOVABLE;
+use crate::mm::huge_memory::do_huge_pmd_anonymous_page;
 use crate::mm::page::pg;
 use crate::mm::page_alloc::alloc_pages;
 use crate::mm::swap_state::{swapin_readahead, SwapFault, SwapinScratch};
@@ -62,7 +64,17 @@ async fn __handle_mm_fault(
         k.mm.ptes[(k.mm.vmas[vma as usize].start + addr) as usize]
     };
     match pte_kind(pte) {
-        PteKind::None => do_anonymous_page(cx, vma, addr, memcg).await,
+        PteKind::None => {
+            let huge = if memcg == crate::mm::mem_cgroup::ROOT_MEM_CGROUP {
+                cx.k().thp_fault_range(vma, addr)
+            } else {
+                None
+            };
+            match huge {
+                Some(first) if do_huge_pmd_anonymous_page(cx, first).await => Fault::Minor,
+                _ => do_anonymous_page(cx, vma, addr, memcg).await,
+            }
+        }
         PteKind::Swap { area, slot } => {
             let fault = SwapFault {
                 area,
@@ -225,7 +237,14 @@ impl Kernel {
     /// `p` at page-table entry `idx`, charged to `memcg`: dirty, mapped, young, through the
     /// LRU-add batch onto the inactive anon list, or the active one with `active` (PG_active
     /// and PG_workingset: a new anon folio before 5.9, a recent refault since).
-    fn map_new_anon_folio(&mut self, p: u32, idx: u32, memcg: u16, cpu: u32, active: u16) {
+    pub(crate) fn map_new_anon_folio(
+        &mut self,
+        p: u32,
+        idx: u32,
+        memcg: u16,
+        cpu: u32,
+        active: u16,
+    ) {
         let f = self.mem.pages.fields_mut(p);
         f.owner = idx;
         f.flags = pg::ANON | pg::MAPPED | pg::DIRTY | pg::UPTODATE | active;

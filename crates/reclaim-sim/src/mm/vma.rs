@@ -123,17 +123,36 @@ pub struct Vma {
     pub swap_readahead_info: SwapRaInfo,
 }
 
+/// The `owner_task` of a VMA that was unmapped (`mm::mmap`): its entries are empty and free
+/// for the next `mmap` of its size.
+pub const VMA_DEAD: u32 = u32::MAX;
+
 /// Every VMA and page-table entry of the machine.
 #[derive(Default)]
 pub struct PageTables {
     pub ptes: Vec<Pte>,
     pub vmas: Vec<Vma>,
+    /// The dead VMAs whose entries a new mapping may take, most recently unmapped last.
+    pub free_vmas: Vec<u32>,
 }
 
 impl PageTables {
-    /// `mmap(MAP_PRIVATE | MAP_ANONYMOUS)` of `nr_pages` by task `tid`: a new VMA, its entries
-    /// empty. Returns its id.
+    /// `mmap(MAP_PRIVATE | MAP_ANONYMOUS)` of `nr_pages` by task `tid`: a VMA whose entries
+    /// are empty, a dead one of the same size if there is one (the most recently unmapped),
+    /// else a new one at the end of the array. Returns its id.
     pub fn mmap(&mut self, tid: u32, nr_pages: u32) -> u32 {
+        if let Some(j) = self
+            .free_vmas
+            .iter()
+            .rposition(|&v| self.vmas[v as usize].nr_pages == nr_pages)
+        {
+            let v = self.free_vmas.remove(j);
+            let vma = &mut self.vmas[v as usize];
+            debug_assert_eq!(vma.owner_task, VMA_DEAD);
+            vma.owner_task = tid;
+            vma.swap_readahead_info = SwapRaInfo::default();
+            return v;
+        }
         let start = u32::try_from(self.ptes.len())
             .ok()
             .filter(|s| s.checked_add(nr_pages).is_some())
@@ -146,6 +165,27 @@ impl PageTables {
             swap_readahead_info: SwapRaInfo::default(),
         });
         (self.vmas.len() - 1) as u32
+    }
+
+    /// The end of `munmap()` of `vma`, whose entries the caller emptied: the VMA is dead,
+    /// and dead VMAs at the end of the array give their entries back.
+    pub fn munmap(&mut self, vma: u32) {
+        let v = &mut self.vmas[vma as usize];
+        debug_assert_ne!(v.owner_task, VMA_DEAD, "VMA {vma} is live");
+        debug_assert!(self.ptes[v.start as usize..(v.start + v.nr_pages) as usize]
+            .iter()
+            .all(|&p| p == 0));
+        v.owner_task = VMA_DEAD;
+        self.free_vmas.push(vma);
+        while let Some(last) = self.vmas.last() {
+            if last.owner_task != VMA_DEAD {
+                break;
+            }
+            let id = (self.vmas.len() - 1) as u32;
+            self.ptes.truncate(last.start as usize);
+            self.vmas.pop();
+            self.free_vmas.retain(|&v| v != id);
+        }
     }
 
     /// The VMA holding entry `i` (VMAs are laid out in `ptes` in the order they were made).

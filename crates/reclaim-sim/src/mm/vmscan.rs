@@ -739,7 +739,7 @@ impl Kernel {
         sc: &ScanControl,
         dst: &mut Isolated,
     ) -> (u64, u64) {
-        if self.variant.large_folios() {
+        if self.variant.large_folios() || self.thp_faults_possible() {
             return self.isolate_lru_folios_nr_pages(lv, nr_to_scan, lru, sc, dst);
         }
         let list = self.memcg.lruvecs[lv].list(lru);
@@ -812,7 +812,8 @@ impl Kernel {
     /// tail, each counted by its pages (`nr_pages = folio_nr_pages(folio)`) in `total_scan`,
     /// in `scan` unless its zone is above reclaim_idx (skipped), and in `nr_taken`; the loop
     /// ends once `scan` reaches `nr_to_scan`, so one order-9 folio ends a 32-page request
-    /// at 512 scanned. Returns `(total_scan, nr_taken)`, in pages. The order-0 model's
+    /// at 512 scanned; an anon huge page is split first (`Kernel::split_anon_thp_on_lru`).
+    /// Returns `(total_scan, nr_taken)`, in pages. The order-0 model's
     /// [`Kernel::isolate_lru_folios`] counts the same way, a run at a time.
     fn isolate_lru_folios_nr_pages(
         &mut self,
@@ -831,8 +832,15 @@ impl Kernel {
             let Some(p) = self.mem.pages.tail(list) else {
                 break;
             };
-            let nr_pages = folio_nr_pages(self.mem.pages.fields(p));
+            let f = *self.mem.pages.fields(p);
             let zone_idx = self.page_zonenum(p);
+            if f.order > 0 && f.flags & pg::ANON != 0 && zone_idx <= sc.reclaim_idx {
+                // An anon huge page is split as it is taken (`mm::huge_memory`); its head,
+                // now order 0, is the list's tail.
+                self.split_anon_thp_on_lru(lv, p);
+                continue;
+            }
+            let nr_pages = folio_nr_pages(&f);
             total_scan += nr_pages;
             self.mem.pages.unlink(p);
             if zone_idx > sc.reclaim_idx {

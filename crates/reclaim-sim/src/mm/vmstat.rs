@@ -77,7 +77,16 @@ vm_events! {
     NumaInterleave => "numa_interleave",
     NumaLocal => "numa_local",
     NumaOther => "numa_other",
+    ThpFaultAlloc => "thp_fault_alloc",
+    ThpFaultFallback => "thp_fault_fallback",
+    ThpSplitPage => "thp_split_page",
 }
+
+/// The transparent-huge-page events (CONFIG_TRANSPARENT_HUGEPAGE's), printed in a run whose
+/// faults may map huge pages (`VmstatSnapshot::thp`), so that the run directories of the
+/// others stay as they were.
+pub const THP_EVENTS: std::ops::RangeInclusive<usize> =
+    VmEvent::ThpFaultAlloc as usize..=VmEvent::ThpSplitPage as usize;
 
 /// The migration and compaction events (CONFIG_MIGRATION's and CONFIG_COMPACTION's, from
 /// `pgmigrate_success` to `compact_daemon_free_scanned`): printed only by a kernel that
@@ -174,6 +183,8 @@ pub struct VmstatSnapshot {
     /// Whether the `COMPACTION_EVENTS` are printed: in a run whose workload allocates
     /// above order 0 (it starts kcompactd, `mm::compaction`).
     pub compaction: bool,
+    /// Whether the `THP_EVENTS` are printed: `transparent_hugepage = "always"`.
+    pub thp: bool,
 }
 
 impl VmstatSnapshot {
@@ -193,6 +204,9 @@ impl VmstatSnapshot {
         }
         for (i, (name, v)) in VM_EVENT_NAMES.iter().zip(self.events.iter()).enumerate() {
             if !self.compaction && COMPACTION_EVENTS.contains(&i) {
+                continue;
+            }
+            if !self.thp && THP_EVENTS.contains(&i) {
                 continue;
             }
             s.push_str(name);

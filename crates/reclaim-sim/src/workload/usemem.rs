@@ -277,6 +277,12 @@ impl Workload for Usemem {
                 first,
             )
         };
+        if sim.k().thp_faults_possible() {
+            // Faults allocate huge pages, compacting for them: the nodes' kcompactd.
+            for nid in 0..nodes as u32 {
+                crate::mm::compaction::kcompactd_run(sim, nid);
+            }
+        }
         *self.stats.borrow_mut() = vec![TaskStats::default(); p.tasks as usize];
         let nr_pages = u32::try_from(p.size_mb * 256).expect("size_mb fits the page tables");
         for i in 0..p.tasks {
