@@ -457,6 +457,13 @@ impl Kernel {
         }
     }
 
+    /// Pages reclaim has isolated from the LRU lists (NR_ISOLATED_ANON + NR_ISOLATED_FILE
+    /// of every node).
+    fn nr_isolated_pages(&self) -> u64 {
+        let nodes = self.mem.nodes.iter();
+        nodes.map(|n| n.nr_isolated[0] + n.nr_isolated[1]).sum()
+    }
+
     /// Pages are conserved: every page is free (on the buddy or per-CPU lists), on an LRU
     /// list, isolated, a hugetlb page's, a compaction's migration target, or in flight in
     /// a task's hands (`held`). Checked in debug builds during every test run.
@@ -468,12 +475,7 @@ impl Kernel {
             .iter()
             .map(|lv| (0..NR_LRU_LISTS).map(|l| lv.total(l)).sum::<u64>())
             .sum();
-        let isolated: u64 = self
-            .mem
-            .nodes
-            .iter()
-            .map(|n| n.nr_isolated[0] + n.nr_isolated[1])
-            .sum();
+        let isolated = self.nr_isolated_pages();
         let managed = self.managed_pages();
         // A squeeze's hugetlb pages left the buddy lists but stay managed.
         let held = held
@@ -503,12 +505,7 @@ impl Kernel {
     pub fn check_page_places(&self, held: &[u32]) -> Result<(), String> {
         use crate::mm::page::NO_OWNER;
         use crate::mm::zone::{MIGRATE_TYPES, NR_PAGE_ORDERS};
-        let isolated: u64 = self
-            .mem
-            .nodes
-            .iter()
-            .map(|n| n.nr_isolated[0] + n.nr_isolated[1])
-            .sum();
+        let isolated = self.nr_isolated_pages();
         let unlisted = isolated + self.mem.compaction_freepages;
         let pages = &self.mem.pages;
         let mut places = vec![0u8; pages.nr_pages() as usize];

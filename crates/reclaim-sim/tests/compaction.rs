@@ -4,9 +4,10 @@
 //! the same bytes. (The scanners, deferral and single allocations on hand-built zones are
 //! mm::compaction's unit tests.)
 
-use std::io::Write;
 use std::ops::ControlFlow;
-use std::sync::{Arc, Mutex};
+
+mod common;
+use common::{field, Shared};
 
 use reclaim_sim::kernel::Kernel;
 use reclaim_sim::mm::vmstat::VmEvent;
@@ -14,19 +15,6 @@ use reclaim_sim::run::simulate;
 use reclaim_sim::{RunOutput, Scenario};
 
 const HIGHALLOC: &str = include_str!("../../../scenarios/sim/highalloc.toml");
-
-#[derive(Clone, Default)]
-struct Shared(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// The highalloc scenario, traced, with `sets`; the kernel at the end, the output and the
 /// trace.
@@ -39,18 +27,8 @@ fn run(sets: &[&str]) -> (Kernel, RunOutput, String) {
         ControlFlow::Continue(())
     })
     .expect("a run to its end");
-    let trace = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    let trace = String::from_utf8(buf.bytes()).unwrap();
     (k, out, trace)
-}
-
-/// `key=value` of a trace line's fields.
-fn field(fields: &str, key: &str) -> u64 {
-    fields
-        .split_whitespace()
-        .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
-        .unwrap_or_else(|| panic!("no {key} in {fields}"))
-        .parse()
-        .unwrap()
 }
 
 #[test]

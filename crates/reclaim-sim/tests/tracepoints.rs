@@ -1,33 +1,11 @@
 //! The simulator's tracepoints: every line is in the live kernel's ftrace format, and the
 //! trace's totals over the measured window equal the window's vmstat deltas.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+mod common;
+use common::{field, Shared};
 
 use reclaim_sim::mm::vmstat::VmEvent;
 use reclaim_sim::{RunOutput, Scenario};
-
-#[derive(Clone, Default)]
-struct Shared(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-fn field(fields: &str, key: &str) -> u64 {
-    fields
-        .split_whitespace()
-        .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
-        .unwrap_or_else(|| panic!("no {key} in {fields}"))
-        .parse()
-        .unwrap()
-}
 
 /// Runs a traced dd scenario on a 2-node machine; returns the trace text and the output.
 fn traced_dd(cpus_per_node: u32, memory_mb: u32, drives: u32, tasks: u32) -> (Vec<u8>, RunOutput) {
@@ -51,7 +29,7 @@ trace = true
     let s = Scenario::parse(&text, "trace.toml", &[]).unwrap();
     let buf = Shared::default();
     let out = reclaim_sim::run(&s, Some(Box::new(buf.clone())), &mut |_| {});
-    let trace = buf.0.lock().unwrap().clone();
+    let trace = buf.bytes();
     (trace, out)
 }
 

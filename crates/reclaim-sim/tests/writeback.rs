@@ -5,6 +5,9 @@
 
 use std::ops::ControlFlow;
 
+mod common;
+use common::Shared;
+
 use reclaim_sim::kernel::Kernel;
 use reclaim_sim::mm::page_writeback::domain_dirty_limits;
 use reclaim_sim::mm::vmstat::VmEvent;
@@ -241,19 +244,6 @@ fn dirty_tail_pg_reclaim_marks_dirty_folios_for_immediate_reclaim() {
     assert_eq!((immediate_off, rotated_off), (0, 0));
 }
 
-#[derive(Clone, Default)]
-struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-
-impl std::io::Write for Shared {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[test]
 fn reclaims_writes_fill_the_trace_reports_writeback_rows() {
     let mut sets = LAGGING.to_vec();
@@ -264,7 +254,7 @@ fn reclaims_writes_fill_the_trace_reports_writeback_rows() {
         ControlFlow::Continue(())
     })
     .unwrap();
-    let trace = buf.0.borrow().clone();
+    let trace = buf.bytes();
     let text = String::from_utf8_lossy(&trace);
     let writes = text.matches("mm_vmscan_write_folio:").count() as u64;
     assert!(text.contains("flags=RECLAIM_WB_FILE|RECLAIM_WB_ASYNC"));
@@ -473,7 +463,7 @@ fn the_trace_reports_direct_reclaim_writes_are_the_models_direct_count() {
     let model = result["model"]["vmscan_write_file_direct"]
         .as_u64()
         .unwrap();
-    let trace = buf.0.borrow().clone();
+    let trace = buf.bytes();
     let a = reclaim_trace::analysis::analyze_bytes(&trace, Default::default(), 1);
     let summary = reclaim_trace::report::Summary::of(&a);
     assert!(model > 0);

@@ -196,8 +196,16 @@ pub fn latency_rows(sorted: &[f64]) -> Vec<f64> {
             mean(&sorted[..=k.min(n - 1)])
         }
     };
+    let mut rows = summary_rows(sorted).to_vec();
+    rows.extend([99, 95, 90, 50, 10, 5, 1].map(best));
+    rows
+}
+
+/// The rows mmtests' latency tables open with, for the ascending samples `sorted` (not
+/// empty): Min, the quartiles and `Max-P%` ([`quantile`]), Max and Mean.
+fn summary_rows(sorted: &[f64]) -> [f64; 10] {
     let q = |p| quantile(sorted, p);
-    let mut rows = vec![
+    [
         sorted[0],
         q(0.25),
         q(0.50),
@@ -206,11 +214,9 @@ pub fn latency_rows(sorted: &[f64]) -> Vec<f64> {
         q(0.93),
         q(0.95),
         q(0.99),
-        sorted[n - 1],
-        mean(sorted),
-    ];
-    rows.extend([99, 95, 90, 50, 10, 5, 1].map(best));
-    rows
+        sorted[sorted.len() - 1],
+        sorted.iter().sum::<f64>() / sorted.len() as f64,
+    ]
 }
 
 /// The row labels of mmtests' MonitorFtraceallocstall (latencies in ms).
@@ -254,20 +260,9 @@ impl StallStats {
         let rows = if ms.is_empty() {
             vec![0.0; STALL_ROWS.len()]
         } else {
-            let q = |p| quantile(&ms, p);
-            vec![
-                ms[0],
-                q(0.25),
-                q(0.50),
-                q(0.75),
-                q(0.90),
-                q(0.93),
-                q(0.95),
-                q(0.99),
-                ms[ms.len() - 1],
-                ms.iter().sum::<f64>() / ms.len() as f64,
-                ms.len() as f64,
-            ]
+            let mut rows = summary_rows(&ms).to_vec();
+            rows.push(ms.len() as f64);
+            rows
         };
         StallStats { rows, buckets }
     }
