@@ -185,7 +185,6 @@ pub const REGISTRY: &[Registration] = &[
     hugetlb::REGISTRATION,
 ];
 
-/// The registration of workload `kind`, or an error listing the kinds there are.
 /// The CPU task `i` of a workload runs on: tasks go round the nodes, and fill each node's
 /// CPUs from its first (`cpn` CPUs per node, numbered node by node).
 pub fn task_cpu(i: u32, nodes: u32, cpn: u32) -> u32 {
@@ -193,6 +192,7 @@ pub fn task_cpu(i: u32, nodes: u32, cpn: u32) -> u32 {
     nid * cpn + (i / nodes) % cpn
 }
 
+/// The registration of workload `kind`, or an error listing the kinds there are.
 pub fn lookup(kind: &str) -> Result<&'static Registration, WorkloadError> {
     REGISTRY.iter().find(|r| r.kind == kind).ok_or_else(|| {
         let kinds: Vec<String> = REGISTRY.iter().map(|r| format!("\"{}\"", r.kind)).collect();

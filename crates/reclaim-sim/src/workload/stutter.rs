@@ -2,7 +2,8 @@
 //! times mmap() page faults (shellpack `stutter-bench` @501fd3d1^, docs WORKLOADS.md §1.1).
 //!
 //! Simulated as the live run does it (python/reclaimlab/live/workloads.py `Stutter`), three
-//! tasks on the CPUs the live run's would take (`task_cpu` 0, 1, 2):
+//! tasks on the CPUs the live run's would take (`task_cpu` 0, 1, 2; on a machine of two
+//! CPUs the copy takes the memhog's, as fork balancing gives it there):
 //!
 //! * the **latency probe**, throughout the run: `nanosleep(5 ms)`, then `mmap` of
 //!   `probe_pages` anonymous pages, a write of one word to each (a fault on each empty
@@ -230,7 +231,12 @@ impl Workload for Stutter {
                 .with_large_folios(large)
                 .with_file(&mut sim.k(), p.file_mb * 256)
         };
-        let copy = sim.spawn("cp".into(), cpu(2), TaskClass::Workload, move |cx| {
+        // `cp` is forked once the memhog has settled, and fork balancing
+        // (`select_task_rq_fair`, SD_BALANCE_FORK) puts it on an idle CPU: a third one if
+        // the machine has it, else the memhog's, idle while the memhog waits in pause().
+        // The model balances no load, so it places the copy there from the start.
+        let copy_cpu = if cpu(2) != cpu(0) { cpu(2) } else { cpu(1) };
+        let copy = sim.spawn("cp".into(), copy_cpu, TaskClass::Workload, move |cx| {
             copy(cx, p, reader, state)
         });
         self.state.borrow_mut().tids = (memhog, copy);
