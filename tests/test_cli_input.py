@@ -5,6 +5,8 @@ run directory (one line naming the file), a file that is not a trace (the counts
 from __future__ import annotations
 
 import json
+import random
+import re
 import os
 import resource
 import shutil
@@ -167,11 +169,13 @@ def test_a_result_json_that_is_not_an_object_is_damaged(damaged_run: tuple[Path,
 
 def test_random_bytes_as_a_trace_exit_non_zero_with_the_counts(tmp_path: Path) -> None:
     junk = tmp_path / "junk.trace"
-    junk.write_bytes(os.urandom(1 << 20))
+    # Seeded: urandom's bytes made this flaky (an empty line, "\n\n", is not malformed).
+    junk.write_bytes(random.Random(1).randbytes(1 << 20))
     r = CliRunner().invoke(cli, ["trace", "report", str(junk)])
     assert r.exit_code == 1, r.output
     assert r.output.count("\n") == 1, r.output
-    assert "lines are malformed (the first at lines 1, 2" in r.output and "not a vmscan trace?" in r.output
+    assert re.search(r"\d+ of \d+ lines are malformed \(the first at lines 1, \d", r.output), r.output
+    assert "not a vmscan trace?" in r.output
 
 
 def test_a_trace_with_a_few_damaged_lines_is_still_reported(tmp_path: Path) -> None:

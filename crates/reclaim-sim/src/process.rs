@@ -178,6 +178,9 @@ pub struct Sim {
     procs: Vec<Option<Process>>,
     /// The waiters of the I/O completing (kept to reuse its allocation).
     io_waiters: Vec<u32>,
+    /// Tasks whose process has returned (exited), and when the last of them did.
+    nr_exited: u32,
+    last_exit_at: Ns,
 }
 
 impl Sim {
@@ -186,7 +189,25 @@ impl Sim {
             kernel: Rc::new(RefCell::new(kernel)),
             procs: Vec::new(),
             io_waiters: Vec::new(),
+            nr_exited: 0,
+            last_exit_at: 0,
         }
+    }
+
+    /// Whether task `tid`'s process has returned.
+    pub fn exited(&self, tid: u32) -> bool {
+        self.procs[tid as usize].is_none()
+    }
+
+    /// How many tasks have exited so far: the run looks at its workload again when this
+    /// moves.
+    pub fn nr_exited(&self) -> u32 {
+        self.nr_exited
+    }
+
+    /// When the last task to exit did (the end of its last slice).
+    pub fn last_exit_at(&self) -> Ns {
+        self.last_exit_at
     }
 
     /// The kernel, between events.
@@ -323,8 +344,12 @@ impl Sim {
         if done {
             *slot = None;
         }
-        let mut k = self.k();
+        let mut k = self.kernel.borrow_mut();
         let (ran, user) = (k.slice, k.slice_user);
+        if done {
+            self.nr_exited += 1;
+            self.last_exit_at = start + ran;
+        }
         let sys = ran - user;
         let Kernel {
             sched, cpus, psi, ..

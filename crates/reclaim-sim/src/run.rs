@@ -20,7 +20,7 @@ use crate::mm::zone::{MAX_ORDER_NR_PAGES, NR_FREE_LISTS, PAGEBLOCK_NR_PAGES};
 use crate::process::Sim;
 use crate::rundir::{baseline, finish, Baseline, RunOutput, Samples};
 use crate::scenario::{MemoryMode, Scenario, StartAt, StopAt, SwapKind};
-use crate::workload::{self, WithBackground, Workload};
+use crate::workload::{self, WithBackground, Workload, BACKGROUND_GRACE};
 
 /// The bytes of per-page state a run of `s` comes to at most, computed from the scenario
 /// without building the machine (what `Kernel::page_state_bytes` reports at a run's end, the
@@ -241,6 +241,10 @@ pub fn simulate(
     // of the next iteration, with the same borrow that pops it.
     let mut steps: u64 = 0;
     let mut next_poll = Instant::now() + POLL_INTERVAL;
+    // A workload that ends by itself ends the window when it has finished (its backgrounds
+    // that end by themselves too, or BACKGROUND_GRACE after it), as a live run's does.
+    let mut seen_exits = 0;
+    let mut foreground_done_at: Option<Ns> = None;
     loop {
         let mut k = sim.k();
         if steps > 0 {
@@ -264,6 +268,26 @@ pub fn simulate(
                 if k.stats.events.get(VmEvent::PgscanKswapd) > b.vmstat.event(VmEvent::PgscanKswapd)
                 {
                     break;
+                }
+            }
+            if sim.nr_exited() != seen_exits {
+                seen_exits = sim.nr_exited();
+                if work.finished(&sim) {
+                    if base.is_none() {
+                        // It finished before the window's start condition was met.
+                        start_met = false;
+                        base = Some(begin_window(&mut k, &mut work, &mut tracer).0);
+                    }
+                    let at = sim.last_exit_at().max(k.now);
+                    let end = if work.background_finished(&sim) {
+                        at
+                    } else {
+                        *foreground_done_at.get_or_insert(at) + BACKGROUND_GRACE
+                    };
+                    if end < end_at {
+                        end_at = end;
+                        k.sched.queue.push(end, EventKind::End);
+                    }
                 }
             }
             let simulated = k.now >= next_progress;
@@ -316,12 +340,22 @@ pub fn simulate(
     if progress(1.0).is_break() {
         return Err(Interrupted);
     }
+    // A workload that ends by itself but had not when the run's duration was up.
+    let timed_out = work.ends_by_itself() && foreground_done_at.is_none() && !work.finished(&sim);
     let mut k = sim.into_kernel();
     if let Some(t) = k.tracer.as_mut() {
         t.flush();
     }
     let base = base.unwrap_or_else(|| baseline(&mut k));
-    let mut out = finish(s, &mut k, &base, samples, start_met, work.as_ref());
+    let mut out = finish(
+        s,
+        &mut k,
+        &base,
+        samples,
+        start_met,
+        timed_out,
+        work.as_ref(),
+    );
     out.trace_error = k
         .tracer
         .as_ref()

@@ -124,6 +124,10 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
+fn is_false(v: &bool) -> bool {
+    !*v
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct RunResult {
     pub kind: &'static str,
@@ -134,6 +138,10 @@ pub struct RunResult {
     pub elapsed_s: f64,
     /// The window's start condition was never met; the window is then the whole run.
     pub start_condition_met: bool,
+    /// The workload ends by itself but had not when `run.duration_s` was up, so the run
+    /// stopped it (a live run's `timed_out`, at `live.timeout_s`). Written only when true.
+    #[serde(skip_serializing_if = "is_false")]
+    pub timed_out: bool,
     pub metrics: Metrics,
     /// The share of the window the system's tasks stalled on memory, from the SOME and FULL
     /// `total=` counters of /proc/pressure/memory (percent).
@@ -397,6 +405,7 @@ pub(crate) fn finish(
     base: &Baseline,
     samples: Samples,
     start_met: bool,
+    timed_out: bool,
     work: &dyn Workload,
 ) -> RunOutput {
     let elapsed = secs(k.now - base.at).max(1e-9);
@@ -452,6 +461,7 @@ pub(crate) fn finish(
         window_start_s: secs(base.at),
         elapsed_s: elapsed,
         start_condition_met: start_met,
+        timed_out,
         metrics: work.metrics(elapsed),
         psi_memory_some_pct,
         psi_memory_full_pct,

@@ -52,6 +52,20 @@ fn stutter_runs_its_iterations_and_reports_the_live_metrics() {
     assert!(v("Max-99%") <= v("Max") && v("Best50%Mean") <= v("Mean"));
     assert_eq!(v("Max"), lat["max"].as_f64().unwrap());
     assert_eq!(m["copy_elapsed_s"].as_array().unwrap().len(), 2);
+    // The run ends with the second copy (as the live run does), well inside its 3 s, and
+    // the probe's last, partial batch is counted.
+    let copies: f64 = m["copy_elapsed_s"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_f64().unwrap())
+        .sum();
+    assert!(
+        out.result.elapsed_s < 3.0 && out.result.elapsed_s > copies,
+        "{}",
+        out.result.elapsed_s
+    );
+    assert!(!out.result.timed_out);
     // The probe's mappings are reused: the page tables hold the memhog's and the probe's.
     assert!(k.mm.ptes.len() as u64 <= 160 * 256 + 2048);
     let d = |e| out.after.event(e) - out.before.event(e);

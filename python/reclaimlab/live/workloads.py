@@ -253,21 +253,43 @@ class DdRead(Workload):
 
 
 class DdWrite(Workload):
-    """simple-writeback: N dd writers at once, each writing file_mb; mean per-job elapsed."""
+    """simple-writeback: N dd writers at once, each writing `jobs` files of file_mb one after
+    the other (a dd each, as the simulated writer does); mean per-job elapsed. The scenario
+    check refuses jobs = 0 (until stopped) for a live run."""
 
     kind = "dd-write"
 
     def launch(self) -> None:
-        d = self.data_dir()
+        self.data_dir()
+        for i in range(self.params["tasks"]):
+            self._write(i, 0)
+
+    def _write(self, writer: int, job: int) -> None:
         bs = self.params["block_kb"]
         count = max(1, self.params["file_mb"] * 1024 // bs)
-        for i in range(self.params["tasks"]):
-            path = f"{d}/writeback-{os.getpid()}-{i}.dat"
-            self.track_new_file(path)
-            argv = ["dd", "if=/dev/zero", f"of={path}", f"ibs={bs}K", f"obs={bs}K", f"count={count}"]
-            if self.params["conv"]:
-                argv.append(f"conv={self.params['conv']}")
-            self.spawn(i, "dd", argv)
+        path = f"{self.params['dir'].rstrip('/')}/writeback-{os.getpid()}-{writer}-{job}.dat"
+        self.track_new_file(path)
+        argv = ["dd", "if=/dev/zero", f"of={path}", f"ibs={bs}K", f"obs={bs}K", f"count={count}"]
+        if self.params["conv"]:
+            argv.append(f"conv={self.params['conv']}")
+        self.spawn(writer, "dd", argv)
+
+    def step(self, deadline: float | None) -> bool:
+        """A writer whose dd ended well starts its next file, until it has written `jobs`."""
+        self.reap()
+        jobs = self.params["jobs"]
+        done = True
+        for writer in range(self.params["tasks"]):
+            mine = [t for t in self.tasks if t.slot == writer]
+            last = mine[-1]
+            if last.ended is None:
+                done = False
+            elif last.returncode == 0 and len(mine) < jobs:
+                self._write(writer, len(mine))
+                done = False
+        if done:
+            self.finish_time()
+        return done
 
     def metrics(self) -> dict[str, Any]:
         elapsed = [t.elapsed for t in self.tasks if t.ended is not None]
@@ -276,6 +298,7 @@ class DdWrite(Workload):
         written = sum(int(m.group(1)) for t in self.tasks if (m := DD_BYTES.search(t.stderr)))
         return {
             "tasks": self.params["tasks"],
+            "jobs": len(elapsed),
             "job_elapsed_mean_s": round(mean, 3),
             "job_elapsed_stddev_pct": round(sd * 100 / mean, 2) if mean else 0.0,
             "bytes": written,

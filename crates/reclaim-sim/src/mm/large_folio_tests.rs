@@ -298,6 +298,7 @@ fn add_writer(sim: &mut Sim, block_kb: i64, file_mb: i64) {
     table.insert("tasks".into(), 1.into());
     table.insert("block_kb".into(), block_kb.into());
     table.insert("file_mb".into(), file_mb.into());
+    table.insert("jobs".into(), 0.into()); // new files until the test stops
     let mut w = workload::dd_write::REGISTRATION
         .build
         .expect("dd-write is simulated")(&table);

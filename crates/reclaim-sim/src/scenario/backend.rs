@@ -196,6 +196,14 @@ impl Scenario {
                         "a live run makes each dd task's file and needs its size in MiB (or existing files in workload.files)",
                     );
                 }
+                if self.workload.kind == "dd-write"
+                    && w.get("jobs").and_then(|v| v.as_integer()) == Some(0)
+                {
+                    return refuse(
+                        "workload.jobs",
+                        "a live run's writers write `jobs` files each and end; 0 (new files until the run stops, filling the disk) is simulated only: give a number",
+                    );
+                }
             }
         }
         Ok(())

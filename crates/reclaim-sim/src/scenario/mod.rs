@@ -739,6 +739,10 @@ mod tests {
             (&["run.start_at=kswapd_wake"][..], "run.start_at"),
             (&["run.stop_at=kswapd_scan"][..], "run.stop_at"),
             (&["sysctl.read_ahead_kb=256"][..], "sysctl.read_ahead_kb"),
+            (
+                &["workload.kind=dd-write", "workload.jobs=0"][..],
+                "workload.jobs",
+            ),
         ] {
             let e = refused(MIN, sets, Backend::Live);
             assert_eq!(e.key, key, "{e}");

@@ -6,8 +6,10 @@
 //! no direct reclaim in one batch, as readahead does), adds them to the page cache and the
 //! inactive file list, copies into them and marks them dirty, then calls
 //! `balance_dirty_pages_ratelimited()`. A writer that has written its file closes it and
-//! starts the next one, as the live run's dd would be run again; its job's elapsed time is
-//! counted from its first write to its last (no `fsync`: `conv` is the live run's only).
+//! starts the next one, `jobs` files in all (dd run again, as the live run does), then
+//! exits; the run ends when every writer has (`jobs = 0`: new files until the run stops
+//! it). A job's elapsed time is counted from its first write to its last (no `fsync`:
+//! `conv` is the live run's only).
 //! Writers start on the CPUs dd readers would (nodes in turn), each on device
 //! `i % devices`; the first writer also starts the devices' flushers.
 
@@ -55,6 +57,10 @@ struct DdWriteParams {
     /// MiB each task writes.
     #[serde(default = "default_file_mb")]
     file_mb: u64,
+    /// Files each writer writes, one after the other, before it exits (dd run `jobs` times);
+    /// 0: new files until the run stops it.
+    #[serde(default = "one")]
+    jobs: u64,
     /// dd's `conv=` (e.g. `fdatasync`).
     #[serde(default)]
     conv: String,
@@ -86,6 +92,14 @@ fn resolve(table: &toml::Table) -> Result<toml::Table, WorkloadError> {
             "expected a multiple of 4 KiB",
         ));
     }
+    if p.jobs > u64::from(FILES_PER_WRITER) {
+        return Err(WorkloadError::new(
+            "jobs",
+            format!(
+                "expected at most {FILES_PER_WRITER} files per writer (0: until the run stops)"
+            ),
+        ));
+    }
     if p.file_mb > 64 * 1024 {
         return Err(WorkloadError::new(
             "file_mb",
@@ -102,6 +116,7 @@ fn build(table: &toml::Table) -> Box<dyn Workload> {
         progress: Rc::default(),
         at_window_start: Vec::new(),
         window_start: 0,
+        writers: Vec::new(),
     })
 }
 
@@ -117,6 +132,8 @@ struct Progress {
 struct DdWrite {
     params: DdWriteParams,
     progress: Rc<RefCell<Vec<Progress>>>,
+    /// The writers' tasks.
+    writers: Vec<u32>,
     at_window_start: Vec<u64>,
     window_start: Ns,
 }
@@ -147,13 +164,27 @@ impl Workload for DdWrite {
                 first_mapping: FIRST_MAPPING + i * FILES_PER_WRITER,
                 file_pages: p.file_mb * 256,
                 block_pages: p.block_kb / 4,
+                files: if p.jobs == 0 {
+                    FILES_PER_WRITER
+                } else {
+                    p.jobs as u32
+                },
             };
             let progress = Rc::clone(&self.progress);
             let id = sim.spawn("dd".into(), cpu, TaskClass::Workload, move |cx| {
                 dd_write(cx, w, progress)
             });
             sim.k().sched.wake(id, Ns::from(i) * 1000);
+            self.writers.push(id);
         }
+    }
+
+    fn ends_by_itself(&self) -> bool {
+        self.params.jobs > 0
+    }
+
+    fn finished(&self, sim: &Sim) -> bool {
+        self.ends_by_itself() && super::all_exited(sim, &self.writers)
     }
 
     fn window_started(&mut self, now: Ns) {
@@ -209,6 +240,8 @@ struct Writer {
     first_mapping: u32,
     file_pages: u64,
     block_pages: u64,
+    /// Files it writes before it exits.
+    files: u32,
 }
 
 /// `filemap_add_folios` and `generic_perform_write` of new `folios` at `index` of `mapping`.
@@ -327,7 +360,7 @@ async fn dd_write(cx: Cx, w: Writer, progress: Rc<RefCell<Vec<Progress>>>) {
     let mut t = DirtyTask::new(w.dev);
     cx.k().wb.wbs[w.dev].nr_dirtiers += 1;
     let mut folios = Vec::with_capacity(SWAP_CLUSTER_MAX as usize);
-    for file in 0..FILES_PER_WRITER {
+    for file in 0..w.files {
         let mapping = w.first_mapping + file;
         let started = {
             let mut k = cx.k();
@@ -355,4 +388,5 @@ async fn dd_write(cx: Cx, w: Writer, progress: Rc<RefCell<Vec<Progress>>>) {
         pr[w.slot].jobs.push(now - started);
         pr[w.slot].ended.push(now);
     }
+    cx.k().wb.wbs[w.dev].nr_dirtiers -= 1;
 }

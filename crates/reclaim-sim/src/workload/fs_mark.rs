@@ -174,6 +174,7 @@ fn build(table: &toml::Table) -> Box<dyn Workload> {
         progress: Rc::default(),
         started: 0,
         window_start: 0,
+        tasks: Vec::new(),
     })
 }
 
@@ -190,6 +191,8 @@ struct FsMark {
     progress: Rc<RefCell<Vec<Progress>>>,
     started: Ns,
     window_start: Ns,
+    /// The threads' tasks.
+    tasks: Vec<u32>,
 }
 
 impl Workload for FsMark {
@@ -227,7 +230,16 @@ impl Workload for FsMark {
                 fs_mark_thread(cx, th, progress)
             });
             sim.k().sched.wake(id, Ns::from(i) * 1000);
+            self.tasks.push(id);
         }
+    }
+
+    fn ends_by_itself(&self) -> bool {
+        true
+    }
+
+    fn finished(&self, sim: &Sim) -> bool {
+        super::all_exited(sim, &self.tasks)
     }
 
     fn window_started(&mut self, now: Ns) {

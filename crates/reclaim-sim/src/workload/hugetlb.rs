@@ -109,6 +109,7 @@ fn build(table: &toml::Table) -> Box<dyn Workload> {
         state: Rc::default(),
         at_window_start: Counts::default(),
         window_start: 0,
+        task: None,
     })
 }
 
@@ -133,6 +134,8 @@ struct Hugetlb {
     state: Rc<RefCell<State>>,
     at_window_start: Counts,
     window_start: Ns,
+    /// The writing task.
+    task: Option<u32>,
 }
 
 /// The pool's buddy allocations so far.
@@ -154,6 +157,15 @@ impl Workload for Hugetlb {
         });
         let start = (self.params.start_s * NSEC_PER_SEC as f64) as Ns;
         sim.k().sched.wake(id, start);
+        self.task = Some(id);
+    }
+
+    fn ends_by_itself(&self) -> bool {
+        true
+    }
+
+    fn finished(&self, sim: &Sim) -> bool {
+        self.task.is_some_and(|t| sim.exited(t))
     }
 
     fn window_started(&mut self, now: Ns) {

@@ -35,11 +35,35 @@ pub trait Workload {
     fn window_started(&mut self, now: Ns);
     /// The metrics over the measured window, which lasted `elapsed_s` simulated seconds.
     fn metrics(&self, elapsed_s: f64) -> Metrics;
+    /// Whether the workload ends by itself (a dd writer after its files, usemem after its
+    /// passes, stutter after its iterations) rather than running until the run stops it
+    /// (dd readers). One that does ends the run when it has finished, as a live run's does.
+    fn ends_by_itself(&self) -> bool {
+        false
+    }
+    /// All of its work is done (its tasks have exited): the run's window ends now. Asked
+    /// whenever a task exits.
+    fn finished(&self, _sim: &Sim) -> bool {
+        false
+    }
+    /// Every background workload that ends by itself has finished (the foreground's, of
+    /// [`WithBackground`]; others have none).
+    fn background_finished(&self, _sim: &Sim) -> bool {
+        true
+    }
+}
+
+/// Every task of `tids` has exited: the `finished` of a workload whose tasks end with it.
+pub(crate) fn all_exited(sim: &Sim, tids: &[u32]) -> bool {
+    tids.iter().all(|&t| sim.exited(t))
 }
 
 /// A workload with `[workload.background]` beside it (or several,
 /// `[[workload.background]]`): all run, started in order; the metrics are the foreground's,
-/// with the background's under `"background"` (a list of them, in order, for a list).
+/// with the background's under `"background"` (a list of them, in order, for a list). When
+/// the foreground ends by itself, the run waits for the backgrounds that end by themselves
+/// up to [`BACKGROUND_GRACE`], as a live run does (python/reclaimlab/live/runner.py's
+/// `BACKGROUND_GRACE_S`).
 pub struct WithBackground {
     pub foreground: Box<dyn Workload>,
     pub background: Vec<Box<dyn Workload>>,
@@ -62,6 +86,20 @@ impl Workload for WithBackground {
         }
     }
 
+    fn ends_by_itself(&self) -> bool {
+        self.foreground.ends_by_itself()
+    }
+
+    fn finished(&self, sim: &Sim) -> bool {
+        self.foreground.finished(sim)
+    }
+
+    fn background_finished(&self, sim: &Sim) -> bool {
+        self.background
+            .iter()
+            .all(|b| !b.ends_by_itself() || b.finished(sim))
+    }
+
     fn metrics(&self, elapsed_s: f64) -> Metrics {
         let mut m = self.foreground.metrics(elapsed_s);
         let mut each = self
@@ -77,6 +115,9 @@ impl Workload for WithBackground {
         m
     }
 }
+
+/// How long a run waits for its background workloads once the foreground has finished.
+pub const BACKGROUND_GRACE: Ns = 10 * crate::engine::NSEC_PER_SEC;
 
 /// A `[workload]` key that is wrong: the key (relative to `[workload]`) and what was
 /// expected.
@@ -144,7 +185,6 @@ pub const REGISTRY: &[Registration] = &[
     hugetlb::REGISTRATION,
 ];
 
-/// The registration of workload `kind`, or an error listing the kinds there are.
 /// The CPU task `i` of a workload runs on: tasks go round the nodes, and fill each node's
 /// CPUs from its first (`cpn` CPUs per node, numbered node by node).
 pub fn task_cpu(i: u32, nodes: u32, cpn: u32) -> u32 {
@@ -152,6 +192,7 @@ pub fn task_cpu(i: u32, nodes: u32, cpn: u32) -> u32 {
     nid * cpn + (i / nodes) % cpn
 }
 
+/// The registration of workload `kind`, or an error listing the kinds there are.
 pub fn lookup(kind: &str) -> Result<&'static Registration, WorkloadError> {
     REGISTRY.iter().find(|r| r.kind == kind).ok_or_else(|| {
         let kinds: Vec<String> = REGISTRY.iter().map(|r| format!("\"{}\"", r.kind)).collect();

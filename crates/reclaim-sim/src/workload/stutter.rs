@@ -2,7 +2,8 @@
 //! times mmap() page faults (shellpack `stutter-bench` @501fd3d1^, docs WORKLOADS.md §1.1).
 //!
 //! Simulated as the live run does it (python/reclaimlab/live/workloads.py `Stutter`), three
-//! tasks on the CPUs the live run's would take (`task_cpu` 0, 1, 2):
+//! tasks on the CPUs the live run's would take (`task_cpu` 0, 1, 2; on a machine of two
+//! CPUs the copy takes the memhog's, as fork balancing gives it there):
 //!
 //! * the **latency probe**, throughout the run: `nanosleep(5 ms)`, then `mmap` of
 //!   `probe_pages` anonymous pages, a write of one word to each (a fault on each empty
@@ -22,7 +23,8 @@
 //!   dd-write's), then `sync`: the flushers are asked to write every dirty page
 //!   (`wakeup_flusher_threads`) and the copy waits until none is dirty or under writeback.
 //!
-//! After `iterations` iterations the probe goes on alone until the run ends. Metrics are
+//! The run ends when the last iteration's copy is done, as the live run's does (its probe is
+//! then stopped, and its memhog killed). Metrics are
 //! the live run's: `iterations`, `mmap_latency_ms` (samples, mean, p50/p95/p99, max,
 //! `delayed` over 5 ms, and `mmtests`, the latency table's rows from
 //! `reclaim_trace::report::latency_rows`), `copy_elapsed_s` and `tput_MiB_s` per iteration
@@ -156,6 +158,9 @@ const SOURCE_MAPPING: u32 = 3 << 24;
 struct State {
     /// The probe's output lines: (count, mean latency in ns).
     lines: Vec<(u64, u64)>,
+    /// The probe's batch not yet printed: (count, summed latency in ns). The run's end
+    /// stops the probe, which prints it then, as the live probe does at SIGINT.
+    pending: (u64, u64),
     /// The copies' elapsed times.
     copies: Vec<Ns>,
     /// The memhog has settled: the copy may start (iteration number + 1).
@@ -226,13 +231,26 @@ impl Workload for Stutter {
                 .with_large_folios(large)
                 .with_file(&mut sim.k(), p.file_mb * 256)
         };
-        let copy = sim.spawn("cp".into(), cpu(2), TaskClass::Workload, move |cx| {
+        // `cp` is forked once the memhog has settled, and fork balancing
+        // (`select_task_rq_fair`, SD_BALANCE_FORK) puts it on an idle CPU: a third one if
+        // the machine has it, else the memhog's, idle while the memhog waits in pause().
+        // The model balances no load, so it places the copy there from the start.
+        let copy_cpu = if cpu(2) != cpu(0) { cpu(2) } else { cpu(1) };
+        let copy = sim.spawn("cp".into(), copy_cpu, TaskClass::Workload, move |cx| {
             copy(cx, p, reader, state)
         });
         self.state.borrow_mut().tids = (memhog, copy);
         let mut k = sim.k();
         k.sched.wake(probe, 0);
         k.sched.wake(memhog, 1000);
+    }
+
+    fn ends_by_itself(&self) -> bool {
+        true
+    }
+
+    fn finished(&self, sim: &Sim) -> bool {
+        sim.exited(self.state.borrow().tids.1)
     }
 
     fn window_started(&mut self, _now: Ns) {
@@ -243,7 +261,9 @@ impl Workload for Stutter {
     fn metrics(&self, _elapsed_s: f64) -> Metrics {
         let s = self.state.borrow();
         let mut lat: Vec<f64> = Vec::new();
-        for &(count, avg) in &s.lines[self.window.0..] {
+        let (count, sum) = s.pending;
+        let last = (count > 0).then(|| (count, sum / count));
+        for &(count, avg) in s.lines[self.window.0..].iter().chain(&last) {
             lat.extend(std::iter::repeat_n(avg as f64 / 1e6, count as usize));
         }
         let delayed = lat.iter().filter(|&&x| x > 5.0).count();
@@ -343,7 +363,6 @@ async fn map_and_touch(cx: &Cx, nr_pages: u32, scratch: &mut SwapinScratch) -> u
 async fn latency_probe(cx: Cx, nr_pages: u32, state: Rc<RefCell<State>>) {
     let mut scratch = SwapinScratch::default();
     let mut prev = cx.k().clock();
-    let (mut count, mut sum) = (0u64, 0u64);
     loop {
         let wake = cx.k().clock() + PROBE_DELAY_NS;
         sleep_until(&cx, wake).await;
@@ -354,17 +373,17 @@ async fn latency_probe(cx: Cx, nr_pages: u32, state: Rc<RefCell<State>>) {
         prev = now;
         let mut s = state.borrow_mut();
         if latency >= PROBE_DELAY_NS {
+            let (count, sum) = std::mem::take(&mut s.pending);
             if count > 0 {
                 s.lines.push((count, sum / count));
-                (count, sum) = (0, 0);
             }
             s.lines.push((1, latency));
         } else {
-            count += 1;
-            sum += latency;
-            if count == PROBE_BATCH {
+            s.pending.0 += 1;
+            s.pending.1 += latency;
+            if s.pending.0 == PROBE_BATCH {
+                let (count, sum) = std::mem::take(&mut s.pending);
                 s.lines.push((count, sum / count));
-                (count, sum) = (0, 0);
             }
         }
     }

@@ -104,6 +104,7 @@ fn build(table: &toml::Table) -> Box<dyn Workload> {
         params,
         stats: Rc::default(),
         at_window_start: Vec::new(),
+        tasks: Vec::new(),
     })
 }
 
@@ -257,6 +258,8 @@ struct Usemem {
     params: UsememParams,
     stats: Rc<RefCell<Vec<TaskStats>>>,
     at_window_start: Vec<TaskStats>,
+    /// The processes' tasks.
+    tasks: Vec<u32>,
 }
 
 impl Workload for Usemem {
@@ -299,7 +302,17 @@ impl Workload for Usemem {
             let vma = k.mm.mmap(id, nr_pages);
             debug_assert_eq!(vma as u64, k.mm.vmas.len() as u64 - 1);
             k.sched.wake(id, n as Ns * 1000);
+            drop(k);
+            self.tasks.push(id);
         }
+    }
+
+    fn ends_by_itself(&self) -> bool {
+        true
+    }
+
+    fn finished(&self, sim: &Sim) -> bool {
+        super::all_exited(sim, &self.tasks)
     }
 
     fn window_started(&mut self, _now: Ns) {
