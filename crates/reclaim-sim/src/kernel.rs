@@ -185,6 +185,7 @@ impl Kernel {
             psi_flags: 0,
             in_memstall: false,
             in_iowait: false,
+            backing_dev_info: None,
         });
         id
     }
@@ -319,6 +320,9 @@ impl Kernel {
             self.count(VmEvent::PgpginKb, bytes / 1024);
         } else {
             self.count(VmEvent::PgpgoutKb, bytes / 1024);
+            if self.variant.reclaim_wait.congestion() {
+                self.blk_get_requests(bio, bytes);
+            }
         }
         let b = &mut self.block.bios[bio];
         debug_assert!(!b.endio_queued);

@@ -70,6 +70,10 @@ pub struct Task {
     pub in_memstall: bool,
     /// `current->in_iowait`: asleep for an I/O (`io_schedule`).
     pub in_iowait: bool,
+    /// `current->backing_dev_info` (2.6.36): the device whose file the task is writing in
+    /// `__generic_file_aio_write()`, to which its reclaim may queue writes even while the
+    /// device is congested (`may_write_to_queue()`, mm/congestion.rs).
+    pub backing_dev_info: Option<usize>,
 }
 
 /// The tasks and the event queue their wake-ups go to.
@@ -165,6 +169,7 @@ mod tests {
                 psi_flags: 0,
                 in_memstall: false,
                 in_iowait: false,
+                backing_dev_info: None,
             });
         }
         s

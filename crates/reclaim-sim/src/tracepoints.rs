@@ -7,8 +7,8 @@
 use std::io::Write;
 
 use reclaim_trace::event::{
-    Event, Lru, LruIsolate, ReclaimBegin, ReclaimFlags, ShrinkActive, ShrinkInactive,
-    ThrottleReason, Throttled, WriteFolio,
+    CongestionWait, Event, Lru, LruIsolate, ReclaimBegin, ReclaimFlags, ShrinkActive,
+    ShrinkInactive, ThrottleReason, Throttled, WriteFolio,
 };
 use reclaim_trace::writer::{Context, TraceWriter};
 
@@ -213,6 +213,30 @@ impl Kernel {
             usec_timeout: (timeout / NSEC_PER_USEC) as i64,
             usec_delayed: (delayed / NSEC_PER_USEC) as i64,
             reason: ThrottleReason(ThrottleReason::WRITEBACK),
+        }));
+    }
+
+    /// `writeback_congestion_wait` (2.6.36, include/trace/events/writeback.h): a
+    /// `congestion_wait()` of `timeout_us` that slept `delayed_us` (both
+    /// `jiffies_to_usecs()` of whole jiffies, as the kernel measures them).
+    pub fn trace_congestion_wait(&mut self, timeout_us: u64, delayed_us: u64) {
+        if self.tracer.is_none() {
+            return;
+        }
+        self.trace(Event::CongestionWait(CongestionWait {
+            usec_timeout: timeout_us,
+            usec_delayed: delayed_us,
+        }));
+    }
+
+    /// `writeback_wait_iff_congested` (2.6.37): a `wait_iff_congested()`, asleep or not.
+    pub fn trace_wait_iff_congested(&mut self, timeout_us: u64, delayed_us: u64) {
+        if self.tracer.is_none() {
+            return;
+        }
+        self.trace(Event::WaitIffCongested(CongestionWait {
+            usec_timeout: timeout_us,
+            usec_delayed: delayed_us,
         }));
     }
 

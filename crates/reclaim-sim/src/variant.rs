@@ -121,6 +121,44 @@ pub struct Variant {
     /// has a switch per path, so that each one's effect can be measured. Off: order 0.
     #[serde(skip_serializing_if = "is_false")]
     pub large_folio_writes: bool,
+    /// Seed 003, patches 7 and 8: how reclaim and the page allocator wait for writeback.
+    /// `"congestion_wait"` (2.6.36: `congestion_wait(BLK_RW_ASYNC, …)`, asleep until a
+    /// request completes on a queue below its congestion-off threshold, or the timeout),
+    /// `"wait_iff_congested"` (patch 7: direct reclaim and the allocator sleep so only while
+    /// some bdi is congested; kswapd keeps `congestion_wait`), `"zone_congested"` (patch 8,
+    /// 2.6.37: and only when reclaim found the zone's dirty pages all on congested bdis,
+    /// ZONE_CONGESTED), or `"reclaim_throttle"` (5.16+, the default: kswapd's
+    /// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`). mm/congestion.rs says where each waits.
+    #[serde(skip_serializing_if = "ReclaimWait::is_default")]
+    pub reclaim_wait: ReclaimWait,
+}
+
+/// How reclaim waits for writeback (`variant.reclaim_wait`, mm/congestion.rs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReclaimWait {
+    /// 2.6.36: `congestion_wait()` wherever reclaim naps.
+    CongestionWait,
+    /// Seed 003, patch 7: `wait_iff_congested()` without a zone (sleep only while a bdi is
+    /// congested) in direct reclaim and the allocator; kswapd's `congestion_wait()` stays.
+    WaitIffCongested,
+    /// Seed 003, patch 8 (2.6.37): `wait_iff_congested(zone, …)`, which also asks that the
+    /// zone be ZONE_CONGESTED.
+    ZoneCongested,
+    /// 5.16+: `reclaim_throttle()`; no bdi congestion (removed in 5.18).
+    #[default]
+    ReclaimThrottle,
+}
+
+impl ReclaimWait {
+    fn is_default(&self) -> bool {
+        *self == ReclaimWait::default()
+    }
+
+    /// The 2.6.36–2.6.37 waits, on the block queues' congestion state.
+    pub fn congestion(self) -> bool {
+        self != ReclaimWait::ReclaimThrottle
+    }
 }
 
 /// When kswapd writes dirty page-cache folios (`variant.kswapd_writes_fs`).
@@ -202,6 +240,7 @@ impl Default for Variant {
             zonelist_cache: false,
             large_folio_readahead: false,
             large_folio_writes: false,
+            reclaim_wait: ReclaimWait::ReclaimThrottle,
         }
     }
 }

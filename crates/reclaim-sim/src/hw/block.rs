@@ -66,6 +66,74 @@ use crate::hw::elevator::{Deadline, Seek, NR_REQUESTS};
 use crate::machine::Device;
 use crate::sched::WaitQueue;
 
+/// BLK_RW_ASYNC and BLK_RW_SYNC (include/linux/backing-dev.h, 2.6.36): the two directions
+/// a queue counts its requests in, and a bdi's congestion in. Reads and `REQ_SYNC` writes
+/// are sync; writeback's and reclaim's writes are async.
+pub const BLK_RW_ASYNC: usize = 0;
+pub const BLK_RW_SYNC: usize = 1;
+
+/// `blk_queue_congestion_threshold()` (block/blk-core.c, 2.6.36): the request counts at
+/// which a queue of `nr_requests` becomes congested (`nr_congestion_on`,
+/// `nr_requests - nr_requests/8 + 1`, at most `nr_requests`) and stops being so
+/// (`nr_congestion_off`, `nr_requests - nr_requests/8 - nr_requests/16 - 1`, at least 1):
+/// 113 and 103 for the default 128.
+pub fn blk_queue_congestion_threshold(nr_requests: u32) -> (u32, u32) {
+    let nr = i64::from(nr_requests);
+    let on = (nr - nr / 8 + 1).min(nr);
+    let off = (nr - nr / 8 - nr / 16 - 1).max(1);
+    (on as u32, off as u32)
+}
+
+/// A queue's `struct request_list` as 2.6.36's block/blk-core.c counts it: the requests
+/// allocated in each direction (`rl->count[sync]`, from `get_request()` until
+/// `__freed_request()` when the request completes), against the queue's congestion
+/// thresholds. Counted only while a kernel variant waits on congestion
+/// (`variant.reclaim_wait`), and then only in the async direction, on the writes whose
+/// completion is an event (writeback, reclaim's and swap's writes; mm/congestion.rs).
+///
+/// Departures: a write counts `ceil(bytes / max_request_bytes)` requests from its
+/// submission to its completion, where the kernel's elevator can merge a write into a
+/// request already queued (no new request) and frees each request as it completes; no
+/// submitter sleeps in `get_request_wait()` at `nr_requests` on a device without an
+/// elevator (its requests wait in the block layer, `hw::block`), so the count can pass
+/// `nr_requests` there.
+#[derive(Clone, Debug)]
+pub struct RequestList {
+    pub count: [u32; 2],
+    pub nr_congestion_on: u32,
+    pub nr_congestion_off: u32,
+}
+
+impl RequestList {
+    /// The list of a queue of `nr_requests`.
+    pub fn new(nr_requests: u32) -> RequestList {
+        let (nr_congestion_on, nr_congestion_off) = blk_queue_congestion_threshold(nr_requests);
+        RequestList {
+            count: [0; 2],
+            nr_congestion_on,
+            nr_congestion_off,
+        }
+    }
+
+    /// `get_request()` of `n` requests in direction `sync`: whether the queue is congested
+    /// by them (`rl->count[sync] + 1 >= queue_congestion_on_threshold(q)` before one of
+    /// them is counted: `blk_set_queue_congested()`).
+    pub fn get_request(&mut self, sync: usize, n: u32) -> bool {
+        let congested = self.count[sync] + n >= self.nr_congestion_on;
+        self.count[sync] += n;
+        congested
+    }
+
+    /// `__freed_request()` of `n` requests in direction `sync`: whether the count is then
+    /// below the off threshold (`blk_clear_queue_congested()`, called at every request
+    /// freed below it, congested or not).
+    pub fn freed_request(&mut self, sync: usize, n: u32) -> bool {
+        debug_assert!(self.count[sync] >= n, "more requests freed than allocated");
+        self.count[sync] -= n;
+        self.count[sync] < self.nr_congestion_off
+    }
+}
+
 /// The direction of an I/O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -186,6 +254,8 @@ pub struct BlockDevice {
     raid0: Option<Box<Raid0>>,
     /// The deadline elevator's queues, if the device has one (hw/elevator.rs).
     elv: Option<Box<Elv>>,
+    /// The queue's request counts and congestion thresholds (`q->rq`, 2.6.36).
+    pub rl: RequestList,
     pub stats: DiskStats,
 }
 
@@ -295,8 +365,14 @@ impl BlockDevice {
                     members: vec![Member::default(); n as usize],
                 })
             }),
+            rl: RequestList::new(NR_REQUESTS as u32),
             stats: DiskStats::default(),
         }
+    }
+
+    /// The requests (`max_request_bytes` each at most) an I/O of `bytes` takes.
+    pub fn nr_requests(&self, bytes: u64) -> u32 {
+        bytes.div_ceil(self.max_request_bytes).max(1) as u32
     }
 
     /// Whether the device is a RAID-0, and of how many members.
@@ -696,6 +772,9 @@ pub struct Bio {
     pub latency: Ns,
     /// Its completion event is queued (it has a waiter).
     pub endio_queued: bool,
+    /// The async requests it holds in its device's request list until it completes
+    /// (`RequestList`; 0 when none are counted).
+    pub nr_requests: u32,
     pub waiters: WaitQueue,
 }
 
@@ -726,6 +805,7 @@ impl Bios {
             b.latency = 0;
             b.endio_queued = false;
             b.end_io = EndIo::None;
+            b.nr_requests = 0;
             return id;
         }
         self.slots.push(Bio {
@@ -736,6 +816,7 @@ impl Bios {
             done_at: Ns::MAX,
             latency: 0,
             endio_queued: false,
+            nr_requests: 0,
             waiters: WaitQueue::default(),
         });
         (self.slots.len() - 1) as u32

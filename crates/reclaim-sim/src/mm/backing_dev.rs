@@ -85,6 +85,9 @@ pub struct BdiWriteback {
     pub nr_dirtiers: u32,
     /// The next inode to write (round robin over the device's inodes, as `b_io` turns).
     pub next_inode: usize,
+    /// BDI_async_congested and BDI_sync_congested of `bdi->state` (2.6.36), indexed by
+    /// BLK_RW_ASYNC / BLK_RW_SYNC (mm/congestion.rs).
+    pub congested: [bool; 2],
 }
 
 /// The machine's writeback state (`Kernel::wb`).
@@ -108,6 +111,12 @@ pub struct Writeback {
     /// from `mm_vmscan_writepage` events in direct reclaim ("Direct reclaim write file
     /// async I/O"); `nr_vmscan_write` itself does not tell kswapd from direct reclaim.
     pub vmscan_write_file_direct: u64,
+    /// `nr_bdi_congested[]` (2.6.36+seed 003's patch 7): the devices congested in each
+    /// direction.
+    pub nr_bdi_congested: [u32; 2],
+    /// `congestion_wqh[]`: the tasks in `congestion_wait()` / `wait_iff_congested()`, woken
+    /// by `clear_bdi_congested()` in each direction.
+    pub congestion_wqh: [WaitQueue; 2],
 }
 
 /// INIT_BW: a device's write bandwidth before it is measured, 100 MiB/s in pages.

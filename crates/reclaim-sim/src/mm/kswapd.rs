@@ -4,16 +4,19 @@
 //! unchanged `kswapd()` on the same pgdat and waits on the same `kswapd_wait`.
 
 use crate::engine::{HZ, NSEC_PER_SEC};
+use crate::hw::block::BLK_RW_ASYNC;
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
+use crate::mm::congestion::congestion_wait;
 use crate::mm::gfp::Gfp;
 use crate::mm::lru::{inactive_is_low, LRU_ACTIVE_ANON, LRU_INACTIVE_ANON};
-use crate::mm::vmscan::{shrink_node, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::mm::vmscan::{shrink_node, ScanControl, CONGESTION_NAP, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::VmEvent;
-use crate::mm::zone::{MAX_NR_ZONES, PAGEBLOCK_ORDER, WMARK_HIGH};
+use crate::mm::zone::{MAX_NR_ZONES, PAGEBLOCK_ORDER, WMARK_HIGH, WMARK_MIN};
 use crate::process::{
     cond_resched, psi_memstall_enter, psi_memstall_leave, schedule, schedule_timeout, Cx, Sim,
 };
 use crate::sched::TaskClass;
+use crate::variant::ReclaimWait;
 
 /// `kswapd_run()`: start node `nid`'s kswapd threads on the last CPUs of the node, asleep on
 /// `kswapd_wait` (as after boot, with every node balanced). With several threads
@@ -124,6 +127,10 @@ async fn kswapd_try_to_sleep(
 /// reclaim. At the end each zone's boost is lowered by what it was at the start (the
 /// boosts stay in the watermarks meanwhile, so that allocations near them stall or reclaim
 /// until kswapd is done) and kcompactd is woken for a pageblock.
+///
+/// With a congestion variant (`variant.reclaim_wait`, 2.6.36–2.6.37) each pass ends with
+/// 2.6.36's nap (`kswapd_congestion_nap`), and patch 8's ZONE_CONGESTED is cleared on the
+/// balanced zones at each pass.
 async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) -> u32 {
     let zone_boosts = {
         let mut k = cx.k();
@@ -134,13 +141,19 @@ async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) ->
     let mut nr_boost_reclaim: u64 = zone_boosts.iter().sum();
     let boosted = nr_boost_reclaim > 0;
     let mut sc = ScanControl::new(true, 0, order, highest_zoneidx);
+    let wait = cx.k().variant.reclaim_wait;
+    let mut total_scanned = 0;
     cond_resched(cx).await;
     loop {
         let mut raise_priority = true;
+        let priority = sc.priority;
         {
             let mut k = cx.k();
             if sc.priority < 1 {
                 break;
+            }
+            if wait == ReclaimWait::ZoneCongested {
+                k.clear_balanced_zones_congested(nid, sc.order, highest_zoneidx);
             }
             sc.reclaim_idx = highest_zoneidx;
             // An imbalanced node: ignore the boost, restart as plain reclaim.
@@ -194,6 +207,10 @@ async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) ->
                 sc.priority -= 1;
             }
         }
+        total_scanned += sc.nr_scanned;
+        if wait.congestion() && total_scanned > 0 && priority < DEF_PRIORITY - 2 {
+            kswapd_congestion_nap(cx, nid, sc.order, highest_zoneidx).await;
+        }
         cond_resched(cx).await;
     }
     let mut k = cx.k();
@@ -201,6 +218,33 @@ async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) ->
         k.mem.nodes[nid as usize].kswapd_failures += 1;
     }
     k.balance_pgdat_out(nid, &sc, boosted, &zone_boosts, highest_zoneidx)
+}
+
+/// 2.6.36's nap in `balance_pgdat()` (every congestion variant: seed 003's patches left
+/// kswapd's `congestion_wait()` alone), after a priority pass once kswapd has scanned below
+/// DEF_PRIORITY − 2: patch 8's ZONE_CONGESTED cleared on the zones now balanced; then, if
+/// the node is still unbalanced, `congestion_wait(BLK_RW_ASYNC, HZ/10)` unless a zone is
+/// below its min watermark (KSWAPD_SKIP_CONGESTION_WAIT: "Hurry up!").
+async fn kswapd_congestion_nap(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) {
+    {
+        let mut k = cx.k();
+        if k.variant.reclaim_wait == ReclaimWait::ZoneCongested {
+            k.clear_balanced_zones_congested(nid, order, highest_zoneidx);
+        }
+        if k.pgdat_balanced(nid, order, highest_zoneidx) {
+            return;
+        }
+        let under_min = k.mem.nodes[nid as usize].zones.iter().any(|&zi| {
+            let z = &k.mem.zones[zi];
+            z.zone_idx <= highest_zoneidx
+                && z.managed_pages > 0
+                && !z.zone_watermark_ok(order, z.wmark_pages(WMARK_MIN), highest_zoneidx)
+        });
+        if under_min {
+            return;
+        }
+    }
+    congestion_wait(cx, BLK_RW_ASYNC, CONGESTION_NAP).await;
 }
 
 /// `kswapd_age_node()` → `age_active_anon()`: with swap present, deactivate

@@ -7,6 +7,7 @@
 pub mod address_space;
 pub mod backing_dev;
 pub mod compaction;
+pub mod congestion;
 pub mod filemap;
 pub mod gfp;
 pub mod huge_memory;

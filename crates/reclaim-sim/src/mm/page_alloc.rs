@@ -44,6 +44,7 @@ use crate::mm::compaction::{
     try_to_compact_pages, CompactPriority, CompactResult, DEF_COMPACT_PRIORITY,
     INIT_COMPACT_PRIORITY, MIN_COMPACT_COSTLY_PRIORITY, MIN_COMPACT_PRIORITY,
 };
+use crate::mm::congestion::reclaim_congestion_nap;
 use crate::mm::gfp::*;
 use crate::mm::page::pg;
 use crate::mm::percpu::STAT_INTERVAL_NS;
@@ -237,10 +238,21 @@ async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
             cx.k().stats.nr_oom_retries += 1;
             no_progress_loops = 0;
         }
+        if retry && cx.k().variant.reclaim_wait.congestion() {
+            // 2.6.36's should_alloc_retry(): "Wait for some write requests to complete
+            // then retry", congestion_wait(BLK_RW_ASYNC, HZ/50) (wait_iff_congested() on
+            // the preferred zone with seed 003's patches 7 and 8; mm/congestion.rs).
+            reclaim_congestion_nap(cx, ac.nid, ac.highest_zoneidx, ALLOC_RETRY_NAP).await;
+            continue;
+        }
         // should_reclaim_retry() ends with cond_resched() before the retry.
         cond_resched(cx).await;
     }
 }
+
+/// HZ/50: the page allocator's nap before a retry in 2.6.36
+/// (`congestion_wait(BLK_RW_ASYNC, HZ/50)`).
+const ALLOC_RETRY_NAP: crate::engine::Ns = crate::engine::JIFFY * (crate::engine::HZ / 50);
 
 /// `__alloc_pages_direct_compact()` (6.6): for order > 0, compact at `prio` in a memory
 /// stall (`try_to_compact_pages`), then try the free lists again. Unless compaction was

@@ -86,6 +86,9 @@ impl Kernel {
             }
         }
         self.block.bios[bio].pages = pages;
+        if self.block.bios[bio].nr_requests > 0 {
+            self.blk_freed_requests(bio);
+        }
         let now = self.now;
         self.block.bios.put(bio, now);
     }

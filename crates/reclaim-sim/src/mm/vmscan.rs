@@ -25,13 +25,18 @@
 //! (`compaction_ready` in `shrink_zones`, `should_continue_reclaim` in `shrink_node`),
 //! which `mm::compaction` does.
 //!
+//! The older waits, `congestion_wait` / `wait_iff_congested` (2.6.36–2.6.37, seed 003's
+//! patches 7 and 8), replace kswapd's throttling with `variant.reclaim_wait`
+//! (mm/congestion.rs).
+//!
 //! Left out so far (each noted where it would act): direct reclaim's CONGESTED, ISOLATED
-//! and NOPROGRESS throttling and the older `congestion_wait` / `wait_iff_congested`, slab
-//! shrinkers, memory.min/low protection, the retry with `force_deactivate`.
+//! and NOPROGRESS throttling, slab shrinkers, memory.min/low protection, the retry with
+//! `force_deactivate`.
 
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};
 use crate::mm::compaction::compaction_ready;
+use crate::mm::congestion::reclaim_congestion_nap;
 use crate::mm::gfp::{gfp_zone, Gfp};
 use crate::mm::lru::*;
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
@@ -43,6 +48,9 @@ use crate::process::{cond_resched, schedule, schedule_timeout, sleep_until, Cx};
 
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 pub const DEF_PRIORITY: i32 = 12;
+/// HZ/10: the naps of direct reclaim and kswapd in 2.6.36's `do_try_to_free_pages()` and
+/// `balance_pgdat()` (`congestion_wait(BLK_RW_ASYNC, HZ/10)`).
+pub const CONGESTION_NAP: crate::engine::Ns = crate::engine::JIFFY * (crate::engine::HZ / 10);
 const DEACTIVATE_ANON: u8 = 1;
 const DEACTIVATE_FILE: u8 = 2;
 
@@ -242,6 +250,9 @@ async fn throttle_direct_reclaim(cx: &Cx, nid: u32, highest_zoneidx: usize) {
 /// `do_try_to_free_pages()`: `shrink_zones()` at falling priority until SWAP_CLUSTER_MAX
 /// pages are reclaimed, compaction is ready, or priority 0 has been tried. Returns the pages
 /// reclaimed, or 1 if none were but compaction is ready (progress, for the slow path).
+/// With a congestion variant (`variant.reclaim_wait`, 2.6.36–2.6.37) a pass that scanned
+/// below DEF_PRIORITY − 2 and fell short ends with a nap of HZ/10 (`congestion_wait()` or
+/// `wait_iff_congested()` on the preferred zone, mm/congestion.rs).
 async fn do_try_to_free_pages(cx: &Cx, nid: u32, sc: &mut ScanControl) -> u64 {
     let nodes = {
         let mut k = cx.k();
@@ -252,11 +263,19 @@ async fn do_try_to_free_pages(cx: &Cx, nid: u32, sc: &mut ScanControl) -> u64 {
         }
         k.zonelist_nodes(nid, sc.reclaim_idx)
     };
+    let congestion = cx.k().variant.reclaim_wait.congestion();
     loop {
         cond_resched(cx).await;
         sc.nr_scanned = 0;
         shrink_zones(cx, &nodes, sc).await;
-        if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.compaction_ready || sc.priority == 0 {
+        if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.compaction_ready {
+            break;
+        }
+        // Take a nap, wait for some writeback to complete (2.6.36–5.15; mm/congestion.rs).
+        if congestion && sc.nr_scanned > 0 && sc.priority < DEF_PRIORITY - 2 {
+            reclaim_congestion_nap(cx, nid, sc.reclaim_idx, CONGESTION_NAP).await;
+        }
+        if sc.priority == 0 {
             break;
         }
         sc.priority -= 1;
@@ -324,7 +343,7 @@ pub async fn shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
                 node.flags |= PGDAT_DIRTY;
             }
         }
-        if sc.kswapd && sc.nr.immediate > 0 {
+        if sc.kswapd && sc.nr.immediate > 0 && !cx.k().variant.reclaim_wait.congestion() {
             reclaim_throttle_writeback(cx, nid).await;
         }
         let reclaimed = sc.nr_reclaimed - nr_reclaimed;

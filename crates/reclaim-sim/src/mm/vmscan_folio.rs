@@ -80,7 +80,7 @@ use crate::mm::vma::{swp_entry, swp_pte};
 use crate::mm::vmscan::{Isolated, ReclaimNr, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::mm::vmstat::VmEvent;
 use crate::sched::Req;
-use crate::variant::KswapdWritesFs;
+use crate::variant::{KswapdWritesFs, ReclaimWait};
 
 /// `shrink_folio_list()`'s verdict on one folio.
 enum Verdict {
@@ -119,6 +119,13 @@ struct BatchState {
     pgdat_flags: u8,
     unmapped: Unmapped,
     stat: ReclaimNr,
+    /// 2.6.36's `nr_dirty` and patch 8's `nr_congested` (`variant.reclaim_wait`): dirty
+    /// pages that reached the dirty step, and of those the page-cache ones kept because
+    /// their bdi was congested (`may_write_to_queue()`); and the zones (a bit per
+    /// `zone_idx`) the dirty ones came from.
+    nr_dirty: u64,
+    nr_congested: u64,
+    dirty_zones: u8,
 }
 
 impl Kernel {
@@ -192,6 +199,7 @@ impl Kernel {
             back[nr_back] = p;
             nr_back += 1;
         }
+        self.zone_congested_after_batch(nid, sc, &state);
         let BatchState {
             unmapped, mut stat, ..
         } = state;
@@ -421,7 +429,7 @@ impl Kernel {
         }
         if !anon {
             if flags & pg::DIRTY != 0 {
-                return self.dirty_file_folio(p, flags, sc, referenced_folio, b.pgdat_flags);
+                return self.dirty_file_folio(p, flags, sc, referenced_folio, b);
             }
             let owner = self.mem.pages.fields(p).owner;
             if self.address_spaces.tracks(owner) {
@@ -431,6 +439,10 @@ impl Kernel {
         }
         let (area, slot) = self.folio_swap_entry(p);
         if self.mem.pages.flags(p) & pg::DIRTY != 0 {
+            if self.variant.reclaim_wait.congestion() {
+                // Into the dirty step (swap's bdi is never congested: not nr_congested).
+                self.count_2636_dirty(p, b);
+            }
             if !sc.may_writepage {
                 return Verdict::Keep;
             }
@@ -484,8 +496,12 @@ impl Kernel {
         flags: u16,
         sc: &ScanControl,
         referenced: bool,
-        pgdat_flags: u8,
+        b: &mut BatchState,
     ) -> Verdict {
+        let pgdat_flags = b.pgdat_flags;
+        if self.variant.reclaim_wait.congestion() {
+            self.count_2636_dirty(p, b);
+        }
         let v = &self.variant;
         let may_write = if sc.kswapd {
             match v.kswapd_writes_fs {
@@ -519,6 +535,12 @@ impl Kernel {
         if !sc.may_writepage {
             return Verdict::Keep;
         }
+        if v.reclaim_wait.congestion() && !self.page_cache_may_write_to_queue(p, sc) {
+            // PAGE_KEEP_CONGESTED (2.6.36's PAGE_KEEP): kept for a later pass.
+            b.nr_congested += nr;
+            return Verdict::Keep;
+        }
+        let v = &self.variant;
         // pageout(): folio_clear_dirty_for_io(), PG_reclaim, ->writepage() (`Fs::writepage`).
         let six = v.kswapd_writes_fs == KswapdWritesFs::DirtyCongested;
         match self.wb.fs.writepage(sc.kswapd, six) {
@@ -537,6 +559,51 @@ impl Kernel {
         self.wb.written_by_reclaim += nr * crate::mm::page_writeback::PAGE_SIZE;
         self.count_vmscan_write_file(p, nid, sc.kswapd);
         Verdict::FilePageout
+    }
+
+    /// 2.6.36's `nr_dirty++` for folio `p` entering `shrink_page_list()`'s dirty step, and
+    /// its zone noted for patch 8's ZONE_CONGESTED.
+    #[cold]
+    fn count_2636_dirty(&mut self, p: u32, b: &mut BatchState) {
+        b.nr_dirty += folio_nr_pages(self.mem.pages.fields(p));
+        b.dirty_zones |= 1 << self.page_zonenum(p);
+    }
+
+    /// `may_write_to_queue()` (mm/congestion.rs) for dirty page-cache folio `p`: the device
+    /// of its file.
+    #[cold]
+    fn page_cache_may_write_to_queue(&self, p: u32, sc: &ScanControl) -> bool {
+        let mapping = self.mem.pages.fields(p).owner;
+        let inode = self.wb.inode(mapping).expect("a dirty folio's inode");
+        self.may_write_to_queue(self.wb.inodes[inode].dev, sc.kswapd, sc.order)
+    }
+
+    /// The end of 2.6.37's `shrink_page_list()` (seed 003's patch 8) for a batch of node
+    /// `nid` that met `b`: "Tag a zone as congested if all the dirty pages encountered were
+    /// backed by a congested BDI" (`nr_dirty && nr_dirty == nr_congested`, global reclaim),
+    /// on the zones its dirty pages came from (the model's LRU is per node).
+    #[inline]
+    fn zone_congested_after_batch(&mut self, nid: u32, sc: &ScanControl, b: &BatchState) {
+        if b.nr_dirty > 0
+            && b.nr_dirty == b.nr_congested
+            && self.variant.reclaim_wait == ReclaimWait::ZoneCongested
+            && !Kernel::is_cgroup_reclaim(sc.target_mem_cgroup)
+        {
+            self.set_zones_congested(nid, b.dirty_zones);
+        }
+    }
+
+    /// `zone_set_flag(zone, ZONE_CONGESTED)` on the zones of node `nid` whose bit is set
+    /// in `zones` (a bit per `zone_idx`).
+    #[cold]
+    fn set_zones_congested(&mut self, nid: u32, zones: u8) {
+        for i in 0..self.mem.nodes[nid as usize].zones.len() {
+            let zi = self.mem.nodes[nid as usize].zones[i];
+            let z = &mut self.mem.zones[zi];
+            if zones & (1 << z.zone_idx) != 0 {
+                z.reclaim_congested = true;
+            }
+        }
     }
 
     /// The end of `pageout()` for page-cache folio `p` on node `nid` after `->writepage`
@@ -705,6 +772,72 @@ mod tests {
             // the model does not look.
             assert_eq!(unmapped.remote_flushes, u64::from(ipi_ns > 0 && !asleep));
         }
+    }
+
+    /// Seed 003's patch 8 on a 2.6.36 kernel (direct reclaim writes, `zone_congested`): a
+    /// batch of `n` dirty page-cache folios of device 0, reclaimed directly (`kswapd` false)
+    /// or by kswapd, with the bdi congested or not; returns the verdicts' pageouts and
+    /// whether the zone came out ZONE_CONGESTED.
+    fn dirty_batch(congested: bool, kswapd: bool) -> (usize, bool) {
+        use super::{BatchState, Verdict};
+        use crate::hw::block::BLK_RW_ASYNC;
+        use crate::mm::vmscan::ScanControl;
+        use crate::sched::TaskClass;
+        let mut k = kernel_with(
+            64,
+            0,
+            "[variant]\nreclaim_wait = \"zone_congested\"\ndirect_reclaim_writes_fs = true\n\
+             kswapd_writes_fs = \"always\"\ndirty_tail_pg_reclaim = false\n",
+        );
+        let tid = k.add_task("t".into(), 0, TaskClass::Workload);
+        k.current = tid;
+        let zi = k.mem.zonelists[0][0];
+        let pages: Vec<u32> = (0..4)
+            .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
+            .collect();
+        k.wb_new_inode(7, 0);
+        k.filemap_add_folios(7, &pages, 0);
+        k.generic_perform_write(7, 0, &pages, 0);
+        if congested {
+            k.set_bdi_congested(0, BLK_RW_ASYNC);
+        }
+        let sc = ScanControl::new(kswapd, 32, 0, 3);
+        let mut b = BatchState::default();
+        let mut pageouts = 0;
+        for &p in &pages {
+            let v = k.folio_verdict(p, 0, &sc, &mut b);
+            pageouts += usize::from(matches!(v, Verdict::FilePageout));
+        }
+        assert_eq!(b.nr_dirty, 4);
+        k.zone_congested_after_batch(0, &sc, &b);
+        (pageouts, k.mem.zones[zi].reclaim_congested)
+    }
+
+    #[test]
+    fn a_batch_whose_dirty_pages_are_all_on_a_congested_bdi_marks_its_zone_congested() {
+        // Direct reclaim, the bdi congested: every dirty page kept (may_write_to_queue()),
+        // nr_dirty == nr_congested, ZONE_CONGESTED.
+        assert_eq!(dirty_batch(true, false), (0, true));
+        // Not congested: all written, the zone not marked.
+        assert_eq!(dirty_batch(false, false), (4, false));
+        // kswapd writes to a congested bdi (PF_SWAPWRITE): not marked.
+        assert_eq!(dirty_batch(true, true), (4, false));
+    }
+
+    #[test]
+    fn kswapd_clears_zone_congested_once_the_zone_meets_its_high_watermark() {
+        let mut k = kernel_with(64, 0, "[variant]\nreclaim_wait = \"zone_congested\"\n");
+        let zi = k.mem.zonelists[0][0];
+        k.mem.zones[zi].reclaim_congested = true;
+        let held = crate::testing::fill_zone(&mut k, zi, 10, 0);
+        // Below the high watermark: stays.
+        k.clear_balanced_zones_congested(0, 0, 3);
+        assert!(k.mem.zones[zi].reclaim_congested);
+        for p in held {
+            k.mem.zones[zi].free_one_page(&mut k.mem.pages, p, 0);
+        }
+        k.clear_balanced_zones_congested(0, 0, 3);
+        assert!(!k.mem.zones[zi].reclaim_congested);
     }
 
     #[test]

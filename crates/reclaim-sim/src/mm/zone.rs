@@ -154,6 +154,10 @@ pub struct Zone {
     /// ZONE_BOOSTED_WATERMARK of `zone->flags`: a fallback boosted the zone for an
     /// allocation that may wake kswapd; `rmqueue()` clears it and wakes kswapd.
     pub boosted_watermark: bool,
+    /// ZONE_CONGESTED of `zone->flags` (2.6.37, seed 003's patch 8): reclaim found every
+    /// dirty page of a batch from the zone backed by a congested bdi; kswapd clears it once
+    /// the zone meets its high watermark (mm/congestion.rs).
+    pub reclaim_congested: bool,
     /// `vm.watermark_boost_factor` (the kernel's global `watermark_boost_factor`, 0:
     /// boosting off), each zone's copy set at boot, so that a fallback, which sees only its
     /// zone, can boost it.
@@ -264,6 +268,7 @@ impl Zone {
             compact_blockskip_flush: false,
             watermark_boost: 0,
             boosted_watermark: false,
+            reclaim_congested: false,
             watermark_boost_factor: 0,
         };
         // The kernel's zone starts zeroed, which on x86-64 puts the cached scanners outside

@@ -263,11 +263,16 @@ pub(super) async fn write_block(
     index: u64,
     end: u64,
 ) {
+    // __generic_file_aio_write() (2.6.36): `current->backing_dev_info` is the file's
+    // device for the write, so its own reclaim may queue writes there however congested
+    // (`may_write_to_queue()`, mm/congestion.rs).
+    cx.k().sched.tasks[cx.tid as usize].backing_dev_info = Some(t.dev);
     if cx.k().variant.large_folio_writes {
         write_block_large(cx, t, folios, mapping, index, end).await;
     } else {
         write_block_order0(cx, t, folios, mapping, index, end).await;
     }
+    cx.k().sched.tasks[cx.tid as usize].backing_dev_info = None;
 }
 
 /// [`write_block`] in order-0 folios.
