@@ -188,11 +188,14 @@ impl Kernel {
         r
     }
 
-    /// The rest of a lumpy batch's isolation under lru_lock: the lock's hold, the
-    /// tracepoint, the scan counters, and `clear_active_flags()` of the neighbours taken.
+    /// The rest of a lumpy batch's isolation under lru_lock (taken from a CPU on
+    /// `cpu_node`): the lock's hold, the tracepoint, the scan counters, and
+    /// `clear_active_flags()` of the neighbours taken.
+    #[allow(clippy::too_many_arguments)]
     fn lumpy_isolated(
         &mut self,
         lv: usize,
+        cpu_node: u32,
         nr_to_scan: u64,
         lru: usize,
         sc: &mut ScanControl,
@@ -201,7 +204,7 @@ impl Kernel {
     ) {
         let now = self.clock();
         let hold = (r.nr_scanned + r.nr_cursor).max(1) * self.costs.isolate_ns;
-        let lock = self.lru_lock(lv, self.memcg.lruvecs[lv].nid, hold, now);
+        let lock = self.lru_lock(lv, cpu_node, hold, now);
         self.charge(lock.total());
         self.trace_lru_isolate_lumpy(
             sc.reclaim_idx,
@@ -271,8 +274,9 @@ impl Kernel {
     }
 
     /// Back to their lists' lruvecs under lru_lock for a second pass: each of `kept` still
-    /// on an LRU (order 0), PG_active cleared (`clear_active_flags`); into `out`.
-    fn lumpy_retake(&mut self, lv: usize, kept: &[u32], out: &mut Vec<u32>) {
+    /// on an LRU (order 0), PG_active cleared (`clear_active_flags`); into `out`. The
+    /// lock is taken from a CPU on `cpu_node`.
+    fn lumpy_retake(&mut self, lv: usize, cpu_node: u32, kept: &[u32], out: &mut Vec<u32>) {
         let mut nr_active = 0;
         for &p in kept {
             let f = *self.mem.pages.fields(p);
@@ -291,7 +295,7 @@ impl Kernel {
         self.count(VmEvent::Pgdeactivate, nr_active);
         let now = self.clock();
         let hold = (out.len() as u64).max(1) * self.costs.isolate_ns;
-        let lock = self.lru_lock(lv, self.memcg.lruvecs[lv].nid, hold, now);
+        let lock = self.lru_lock(lv, cpu_node, hold, now);
         self.charge(lock.total());
     }
 }
@@ -354,7 +358,7 @@ pub(super) async fn shrink_inactive_list_lumpy(
     let r = {
         let mut k = cx.k();
         let r = k.isolate_lru_pages_lumpy(lv, nr_to_scan, lru, sc, &mut tail, &mut lumpy);
-        k.lumpy_isolated(lv, nr_to_scan, lru, sc, &r, &lumpy);
+        k.lumpy_isolated(lv, cx.node, nr_to_scan, lru, sc, &r, &lumpy);
         r
     };
     tail.nr_scanned = r.nr_scanned - r.nr_lumpy_taken;
@@ -384,7 +388,7 @@ pub(super) async fn shrink_inactive_list_lumpy(
         }
     }
     let mut again = Vec::new();
-    cx.k().lumpy_retake(lv, &kept, &mut again);
+    cx.k().lumpy_retake(lv, cx.node, &kept, &mut again);
     if again.is_empty() {
         cx.k().stats.lumpy_sync[0] += 1;
         return nr_reclaimed;
