@@ -46,6 +46,9 @@ pub struct Stats {
     pub first_kswapd_wake: Option<Ns>,
     /// When kswapd first scanned.
     pub first_kswapd_scan: Option<Ns>,
+    /// Lumpy reclaim's synchronous passes (`should_reclaim_stall()` said yes), and the
+    /// pages they reclaimed: model-internal, not in /proc/vmstat (2.6.36 counts neither).
+    pub lumpy_sync: [u64; 2],
 }
 
 pub struct Kernel {

@@ -122,7 +122,42 @@ impl Kernel {
             nr_taken,
             lru: Some(Lru::ALL[lru]),
             file: None,
+            contig_taken: None,
             contig_dirty: None,
+            contig_failed: None,
+        }));
+    }
+
+    /// `mm_vmscan_lru_isolate` of a lumpy isolation (`variant.high_order_reclaim`): the
+    /// 6.x fields, and 2.6.36's `contig_taken`, `contig_dirty`, `contig_failed`
+    /// (`nr_lumpy_taken`, `nr_lumpy_dirty`, `nr_lumpy_failed`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn trace_lru_isolate_lumpy(
+        &mut self,
+        classzone: usize,
+        order: u32,
+        nr_requested: u64,
+        nr_scanned: u64,
+        nr_taken: u64,
+        lru: usize,
+        contig: [u64; 3],
+    ) {
+        if self.tracer.is_none() {
+            return;
+        }
+        self.trace(Event::LruIsolate(LruIsolate {
+            classzone: Some(classzone as i32),
+            isolate_mode: None,
+            order: order as i32,
+            nr_requested,
+            nr_scanned,
+            nr_skipped: nr_scanned.saturating_sub(nr_taken),
+            nr_taken,
+            lru: Some(Lru::ALL[lru]),
+            file: None,
+            contig_taken: Some(contig[0]),
+            contig_dirty: Some(contig[1]),
+            contig_failed: Some(contig[2]),
         }));
     }
 
@@ -190,16 +225,22 @@ impl Kernel {
     }
 
     /// `mm_vmscan_write_folio`: reclaim's `pageout()` of page-cache folio `pfn`
-    /// (`RECLAIM_WB_FILE|RECLAIM_WB_ASYNC`). The `%p` value is the folio's address in a
+    /// (`RECLAIM_WB_FILE|RECLAIM_WB_ASYNC`; `RECLAIM_WB_SYNC` in lumpy reclaim's synchronous
+    /// pass). The `%p` value is the folio's address in a
     /// vmemmap at the x86-64 default base, as a kernel with `no_hash_pointers` prints it.
-    pub fn trace_write_folio(&mut self, pfn: u32) {
+    pub fn trace_write_folio(&mut self, pfn: u32, sync: bool) {
         if self.tracer.is_none() {
             return;
         }
+        let io = if sync {
+            ReclaimFlags::SYNC
+        } else {
+            ReclaimFlags::ASYNC
+        };
         self.trace(Event::WriteFolio(WriteFolio {
             page: 0xffff_ea00_0000_0000 + u64::from(pfn) * 64,
             pfn: u64::from(pfn),
-            flags: ReclaimFlags(ReclaimFlags::FILE | ReclaimFlags::ASYNC),
+            flags: ReclaimFlags(ReclaimFlags::FILE | io),
         }));
     }
 

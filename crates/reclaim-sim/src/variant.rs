@@ -131,6 +131,18 @@ pub struct Variant {
     /// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`). mm/congestion.rs says where each waits.
     #[serde(skip_serializing_if = "ReclaimWait::is_default")]
     pub reclaim_wait: ReclaimWait,
+    /// Seed 003, patches 3–6: how reclaim serves an order > 0 request. `"compaction"` (the
+    /// default, 6.x): reclaim isolates order-0 LRU tails only and hands over to compaction
+    /// (`compaction_ready`, `should_continue_reclaim`). `"lumpy"` (2.6.36): for a costly
+    /// order, or any order > 0 below priority DEF_PRIORITY − 2, `isolate_lru_pages()` also
+    /// takes every LRU page of each tail page's naturally aligned block, skipping the ones
+    /// it cannot take, and direct reclaim waits on the writeback of what it could not free
+    /// and shrinks the list again. `"lowlumpy"` (2.6.37, the seed's "lowlumpy" kernel): the
+    /// block is abandoned at its first page that cannot be taken, and a failure other than
+    /// writeback drops lumpy mode, so the synchronous pass happens only when writeback alone
+    /// stood in the way. mm/vmscan_lumpy.rs says how.
+    #[serde(skip_serializing_if = "HighOrderReclaim::is_default")]
+    pub high_order_reclaim: HighOrderReclaim,
 }
 
 /// How reclaim waits for writeback (`variant.reclaim_wait`, mm/congestion.rs).
@@ -158,6 +170,30 @@ impl ReclaimWait {
     /// The 2.6.36–2.6.37 waits, on the block queues' congestion state.
     pub fn congestion(self) -> bool {
         self != ReclaimWait::ReclaimThrottle
+    }
+}
+
+/// How reclaim serves high-order requests (`variant.high_order_reclaim`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HighOrderReclaim {
+    /// Order-0 reclaim, then compaction (2.6.38 on; 6.x).
+    #[default]
+    Compaction,
+    /// 2.6.36's lumpy reclaim.
+    Lumpy,
+    /// 2.6.37's less aggressive lumpy reclaim (seed 003's patches 3–6).
+    Lowlumpy,
+}
+
+impl HighOrderReclaim {
+    fn is_default(&self) -> bool {
+        *self == HighOrderReclaim::default()
+    }
+
+    /// Lumpy reclaim of either kernel.
+    pub fn is_lumpy(self) -> bool {
+        self != HighOrderReclaim::Compaction
     }
 }
 
@@ -217,6 +253,13 @@ impl Variant {
         if !(1..=16).contains(&self.kswapd_threads) {
             return Invalid::err("kswapd_threads", "expected 1 to 16 (MAX_KSWAPD_THREADS)");
         }
+        if self.high_order_reclaim.is_lumpy() && self.large_folios() {
+            return Invalid::err(
+                "high_order_reclaim",
+                "\"lumpy\" and \"lowlumpy\" model 2.6.36/2.6.37, whose page cache is order 0: \
+                 expected large_folio_readahead and large_folio_writes off",
+            );
+        }
         Ok(())
     }
 }
@@ -241,6 +284,7 @@ impl Default for Variant {
             large_folio_readahead: false,
             large_folio_writes: false,
             reclaim_wait: ReclaimWait::ReclaimThrottle,
+            high_order_reclaim: HighOrderReclaim::Compaction,
         }
     }
 }

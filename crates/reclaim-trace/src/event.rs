@@ -155,8 +155,12 @@ pub struct LruIsolate {
     pub lru: Option<Lru>,
     /// 3.x `file=%d`.
     pub file: Option<i32>,
-    /// 2.6.36 lumpy-reclaim counter.
+    /// 2.6.36 lumpy-reclaim counters (`nr_lumpy_taken`, `nr_lumpy_dirty`,
+    /// `nr_lumpy_failed`, printed `contig_taken`, `contig_dirty`, `contig_failed`): the
+    /// neighbours of tail pages taken, how many of those were dirty, and the failures.
+    pub contig_taken: Option<u64>,
     pub contig_dirty: Option<u64>,
+    pub contig_failed: Option<u64>,
 }
 
 impl LruIsolate {
@@ -485,7 +489,9 @@ fn lru_isolate_fast(text: &[u8]) -> Option<LruIsolate> {
         nr_taken,
         lru: Some(lru),
         file: None,
+        contig_taken: None,
         contig_dirty: None,
+        contig_failed: None,
     })
 }
 
@@ -499,7 +505,8 @@ fn lru_isolate(text: &[u8]) -> Result<LruIsolate, FieldError> {
         b"classzone" => classzone, b"isolate_mode" => mode, b"order" => order,
         b"nr_requested" => req, b"nr_scanned" => scanned, b"nr_skipped" => skipped,
         b"nr_taken" => taken, b"lru" => lru, b"file" => file,
-        b"contig_dirty" => contig_dirty,
+        b"contig_taken" => contig_taken, b"contig_dirty" => contig_dirty,
+        b"contig_failed" => contig_failed,
     });
     Ok(LruIsolate {
         classzone: classzone.opt_i()?,
@@ -511,7 +518,9 @@ fn lru_isolate(text: &[u8]) -> Result<LruIsolate, FieldError> {
         nr_taken: taken.u()?,
         lru: lru.0.map(|v| Lru::parse(v).ok_or(FieldError)).transpose()?,
         file: file.opt_i()?,
+        contig_taken: contig_taken.opt_u()?,
         contig_dirty: contig_dirty.opt_u()?,
+        contig_failed: contig_failed.opt_u()?,
     })
 }
 
@@ -1008,5 +1017,33 @@ mod tests {
             panic!()
         };
         assert_eq!((e.nid, e.unused_scan, e.new_scan, e.retval), (2, 3, 4, -1));
+    }
+
+    #[test]
+    fn lru_isolate_of_2_6_36_reads_the_lumpy_counters() {
+        let text = b"isolate_mode=1 order=9 nr_requested=32 nr_scanned=543 nr_taken=543 \
+                     contig_taken=511 contig_dirty=7 contig_failed=2";
+        let Ok(Some(Event::LruIsolate(i))) = Event::parse(b"mm_vmscan_lru_isolate", text) else {
+            panic!("not parsed");
+        };
+        assert_eq!(
+            (
+                i.isolate_mode,
+                i.order,
+                i.nr_scanned,
+                i.nr_taken,
+                i.nr_skipped
+            ),
+            (Some(1), 9, 543, 543, 0)
+        );
+        assert_eq!(
+            (i.contig_taken, i.contig_dirty, i.contig_failed),
+            (Some(511), Some(7), Some(2))
+        );
+        assert_eq!((i.lru, i.is_file()), (None, None));
+        // A damaged counter is an error, as any other field's.
+        let bad = b"isolate_mode=1 order=9 nr_requested=32 nr_scanned=543 nr_taken=543 \
+                    contig_taken=511 contig_dirty=7 contig_failed=x";
+        assert!(Event::parse(b"mm_vmscan_lru_isolate", bad).is_err());
     }
 }

@@ -89,8 +89,14 @@ fn isolate(f: &mut fmt::Formatter<'_>, i: &LruIsolate) -> fmt::Result {
     if let Some(file) = i.file {
         write!(f, " file={file}")?;
     }
+    if let Some(ct) = i.contig_taken {
+        write!(f, " contig_taken={ct}")?;
+    }
     if let Some(cd) = i.contig_dirty {
         write!(f, " contig_dirty={cd}")?;
+    }
+    if let Some(cf) = i.contig_failed {
+        write!(f, " contig_failed={cf}")?;
     }
     Ok(())
 }
@@ -346,7 +352,24 @@ mod tests {
             nr_taken: 32,
             lru: Some(Lru::InactiveFile),
             file: None,
+            contig_taken: None,
             contig_dirty: None,
+            contig_failed: None,
+        }));
+        // 2.6.36's layout with the lumpy counters.
+        round_trip(Event::LruIsolate(LruIsolate {
+            classzone: None,
+            isolate_mode: Some(1),
+            order: 9,
+            nr_requested: 32,
+            nr_scanned: 543,
+            nr_skipped: 0,
+            nr_taken: 543,
+            lru: None,
+            file: None,
+            contig_taken: Some(511),
+            contig_dirty: Some(7),
+            contig_failed: Some(0),
         }));
         round_trip(Event::LruShrinkInactive(ShrinkInactive {
             nid: 1,

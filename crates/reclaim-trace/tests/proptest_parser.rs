@@ -112,7 +112,9 @@ fn isolate() -> impl Strategy<Value = LruIsolate> {
             nr_taken: taken,
             lru: Some(Lru::ALL[lru]),
             file: None,
+            contig_taken: None,
             contig_dirty: None,
+            contig_failed: None,
         },
     )
 }

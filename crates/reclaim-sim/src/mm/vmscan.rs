@@ -92,6 +92,22 @@ pub struct ScanControl {
     /// A zone was skipped for a costly order because compaction could run there
     /// (`compaction_ready`): direct reclaim stops.
     pub compaction_ready: bool,
+    /// `sc->lumpy_reclaim_mode` (2.6.36–2.6.37, `variant.high_order_reclaim`): whether
+    /// this batch isolates whole blocks and ignores references, and whether it waits on
+    /// writeback (`LUMPY_MODE_SYNC`). Always `None` with `"compaction"`.
+    pub lumpy_reclaim_mode: LumpyMode,
+}
+
+/// `enum lumpy_mode` (2.6.37; 2.6.36 had a bool and `enum pageout_io` for the sync pass).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LumpyMode {
+    /// `LUMPY_MODE_NONE`: order-0 reclaim.
+    #[default]
+    None,
+    /// `LUMPY_MODE_ASYNC`: lumpy isolation, no waiting.
+    Async,
+    /// `LUMPY_MODE_SYNC`: the second pass, waiting on writeback.
+    Sync,
 }
 
 /// `sc->nr` and `struct reclaim_stat`: the dirty and writeback folios reclaim met.
@@ -137,6 +153,7 @@ impl ScanControl {
             skipped_deactivate: false,
             cache_trim_mode: false,
             compaction_ready: false,
+            lumpy_reclaim_mode: LumpyMode::None,
             file_is_tiny: false,
             kswapd,
             target_mem_cgroup: ROOT_MEM_CGROUP,
@@ -291,8 +308,13 @@ async fn do_try_to_free_pages(cx: &Cx, nid: u32, sc: &mut ScanControl) -> u64 {
 /// `sc.compaction_ready`; a node is shrunk if any of its zones up to `reclaim_idx` is not
 /// skipped.
 async fn shrink_zones(cx: &Cx, nodes: &[u32], sc: &mut ScanControl) {
+    // 2.6.36/2.6.37 (lumpy reclaim) have no hand-over to compaction here.
+    let lumpy = cx.k().variant.high_order_reclaim.is_lumpy();
     for &nid in nodes {
-        if sc.order > PAGE_ALLOC_COSTLY_ORDER && !Kernel::is_cgroup_reclaim(sc.target_mem_cgroup) {
+        if sc.order > PAGE_ALLOC_COSTLY_ORDER
+            && !lumpy
+            && !Kernel::is_cgroup_reclaim(sc.target_mem_cgroup)
+        {
             let k = cx.k();
             let mut shrink = false;
             for &zi in &k.mem.nodes[nid as usize].zones {
@@ -350,7 +372,9 @@ pub async fn shrink_node(cx: &Cx, nid: u32, sc: &mut ScanControl) {
         if reclaimed > 0 {
             cx.k().mem.nodes[nid as usize].kswapd_failures = 0;
         }
+        // `should_continue_reclaim()` is 2.6.38's, absent with lumpy reclaim.
         let again = sc.order > 0
+            && !cx.k().variant.high_order_reclaim.is_lumpy()
             && cx.k().should_continue_reclaim(
                 nid,
                 reclaimed,
@@ -488,6 +512,13 @@ async fn shrink_inactive_list(
     lru: usize,
     sc: &mut ScanControl,
 ) -> u64 {
+    if cx.k().variant.high_order_reclaim.is_lumpy() {
+        let mode = cx.k().set_lumpy_reclaim_mode(sc);
+        sc.lumpy_reclaim_mode = mode;
+        if mode != LumpyMode::None {
+            return lumpy::shrink_inactive_list_lumpy(cx, nr_to_scan, lv, lru, sc).await;
+        }
+    }
     let mut batch = Isolated::empty(lru);
     cx.k()
         .isolate_batch(lv, nr_to_scan, sc, cx.node, &mut batch);
@@ -992,6 +1023,9 @@ impl Kernel {
         }
     }
 }
+
+#[path = "vmscan_lumpy.rs"]
+mod lumpy;
 
 #[cfg(test)]
 #[path = "vmscan_tests.rs"]

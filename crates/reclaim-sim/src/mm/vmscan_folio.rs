@@ -77,10 +77,12 @@ use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};
 use crate::mm::lru::{folio_lru_list, is_file_lru};
 use crate::mm::page::{folio_nr_pages, pg, PageFields, NO_OWNER};
 use crate::mm::vma::{swp_entry, swp_pte};
-use crate::mm::vmscan::{Isolated, ReclaimNr, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::mm::vmscan::{
+    Isolated, LumpyMode, ReclaimNr, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX,
+};
 use crate::mm::vmstat::VmEvent;
 use crate::sched::Req;
-use crate::variant::{KswapdWritesFs, ReclaimWait};
+use crate::variant::{HighOrderReclaim, KswapdWritesFs, ReclaimWait};
 
 /// `shrink_folio_list()`'s verdict on one folio.
 enum Verdict {
@@ -167,6 +169,9 @@ impl Kernel {
         for (k, &p) in batch.pages().iter().enumerate() {
             self.mem.pages.prefetch_ahead(batch.pages(), k);
             let verdict = self.folio_verdict(p, cpu, sc, &mut state);
+            if sc.lumpy_reclaim_mode != LumpyMode::None {
+                self.lumpy_keep(p, &verdict, sc);
+            }
             // The folio's pages (`folio_nr_pages`): its order outlives the verdict.
             let nr_pages = folio_nr_pages(self.mem.pages.fields(p));
             match verdict {
@@ -402,7 +407,14 @@ impl Kernel {
         }
         // folio_check_references().
         let referenced_folio = self.mem.pages.test_and_clear(p, pg::REFERENCED);
-        if flags & pg::MAPPED != 0 && self.mm.test_and_clear_young(self.mem.pages.fields(p).owner) {
+        // Lumpy reclaim ignores references (2.6.36 `page_check_references`: both tests
+        // made, then PAGEREF_RECLAIM).
+        let lumpy = sc.lumpy_reclaim_mode != LumpyMode::None;
+        let referenced_folio = referenced_folio && !lumpy;
+        if flags & pg::MAPPED != 0
+            && self.mm.test_and_clear_young(self.mem.pages.fields(p).owner)
+            && !lumpy
+        {
             if self.variant.anon_lru_before_5_9 {
                 return Verdict::Activate;
             }
@@ -453,6 +465,24 @@ impl Kernel {
         }
         self.remove_mapping(p, area, slot, sc.target_mem_cgroup);
         Verdict::Free
+    }
+
+    /// 2.6.37's `shrink_page_list()` under lumpy reclaim (`variant.high_order_reclaim =
+    /// "lowlumpy"`): a folio kept or activated for any reason but writeback
+    /// (`keep_lumpy`: under writeback, or its write just started) ends lumpy mode for the
+    /// rest of the batch (`disable_lumpy_reclaim_mode`), so there is no synchronous pass
+    /// for it. 2.6.36 (`"lumpy"`) never drops the mode.
+    fn lumpy_keep(&self, p: u32, verdict: &Verdict, sc: &mut ScanControl) {
+        if self.variant.high_order_reclaim != HighOrderReclaim::Lowlumpy {
+            return;
+        }
+        let kept = matches!(
+            verdict,
+            Verdict::Keep | Verdict::KeepLocked | Verdict::Activate | Verdict::FilePageout
+        );
+        if kept && self.mem.pages.flags(p) & pg::WRITEBACK == 0 {
+            sc.lumpy_reclaim_mode = LumpyMode::None;
+        }
     }
 
     /// `folio_check_dirty_writeback()`'s counts for page-cache folio `p` (flags `flags`),
@@ -550,14 +580,14 @@ impl Kernel {
                 // redirty_page_for_writepage(): still dirty, PG_reclaim cleared (not under
                 // writeback), counted and traced as 3.1's pageout() does, then kept.
                 self.mem.pages.clear(p, pg::RECLAIM);
-                self.count_vmscan_write_file(p, nid, sc.kswapd);
+                self.count_vmscan_write_file(p, nid, sc);
                 return Verdict::Keep;
             }
         }
         self.folio_start_writeback(p);
         self.mem.pages.set(p, pg::RECLAIM);
         self.wb.written_by_reclaim += nr * crate::mm::page_writeback::PAGE_SIZE;
-        self.count_vmscan_write_file(p, nid, sc.kswapd);
+        self.count_vmscan_write_file(p, nid, sc);
         Verdict::FilePageout
     }
 
@@ -609,12 +639,14 @@ impl Kernel {
     /// The end of `pageout()` for page-cache folio `p` on node `nid` after `->writepage`
     /// (written or redirtied): `nr_vmscan_write` by its pages, `mm_vmscan_write_folio`, and
     /// the model-internal count of direct reclaim's calls (`Writeback::vmscan_write_file_direct`).
-    fn count_vmscan_write_file(&mut self, p: u32, nid: usize, kswapd: bool) {
+    /// The write is traced synchronous in lumpy reclaim's second pass (2.6.36
+    /// `trace_mm_vmscan_writepage(page, sync_writeback == PAGEOUT_IO_SYNC)`).
+    fn count_vmscan_write_file(&mut self, p: u32, nid: usize, sc: &ScanControl) {
         let nr = folio_nr_pages(self.mem.pages.fields(p));
         self.mem.nodes[nid].nr_vmscan_write += nr;
         self.wb.nodes[nid].nr_vmscan_write_file += nr;
-        self.wb.vmscan_write_file_direct += u64::from(!kswapd);
-        self.trace_write_folio(p);
+        self.wb.vmscan_write_file_direct += u64::from(!sc.kswapd);
+        self.trace_write_folio(p, sc.lumpy_reclaim_mode == LumpyMode::Sync);
     }
 
     /// `try_to_unmap()` of anon folio `p`, in the swap cache, by a task on `cpu`: its page
