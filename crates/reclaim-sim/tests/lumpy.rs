@@ -121,13 +121,49 @@ fn a_lumpy_run_is_deterministic() {
     }
 }
 
+/// highalloc with its dd readers replaced by writers of 256 MiB files, new files until the
+/// run stops.
+fn writers() -> String {
+    let text = HIGHALLOC.replace(
+        "kind = \"dd\"\n",
+        "kind = \"dd-write\"\nfile_mb = 256\njobs = 0\n",
+    );
+    assert_ne!(text, HIGHALLOC);
+    text
+}
+
+#[test]
+fn lumpy_naps_before_its_sync_pass_where_the_kernel_had_congestion_waits() {
+    // 2.6.36 calls congestion_wait(BLK_RW_ASYNC, HZ/10) before each synchronous pass; the
+    // run's direct reclaimers make one such nap a pass at least (their other HZ/10 naps,
+    // after a priority pass that fell short, come on top).
+    let sets = [
+        "variant.direct_reclaim_writes_fs=true",
+        "variant.reclaim_wait=congestion_wait",
+    ];
+    let (k, _, trace) = run_text(&writers(), "lumpy", &sets);
+    let naps = trace
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("kswapd"))
+        .filter(|l| l.contains("writeback_congestion_wait: usec_timeout=100000"))
+        .count() as u64;
+    let [passes, _] = k.stats.lumpy_sync;
+    assert!(
+        passes > 0 && naps >= passes,
+        "{naps} naps, {passes} sync passes"
+    );
+    // 5.16+'s reclaim_throttle has no congestion to wait for: no nap.
+    let (k, _, trace) = run_text(&writers(), "lumpy", &sets[..1]);
+    assert!(k.stats.lumpy_sync[0] > 0);
+    assert!(!trace.contains("writeback_congestion_wait"));
+}
+
 #[test]
 fn direct_reclaim_waits_on_writeback_and_shrinks_again() {
     // The dd readers of highalloc replaced by writers, whose dirty page cache direct
     // reclaim writes itself (2.6.36): lumpy batches keep folios under writeback, and
     // should_reclaim_stall() sends them round again once written.
-    let text = HIGHALLOC.replace("kind = \"dd\"\n", "kind = \"dd-write\"\nfile_mb = 256\n");
-    assert_ne!(text, HIGHALLOC);
+    let text = writers();
     let writes = ["variant.direct_reclaim_writes_fs=true"];
     for v in ["lumpy", "lowlumpy"] {
         let (k, out, trace) = run_text(&text, v, &writes);

@@ -31,7 +31,8 @@
 //! `mm_vmscan_lru_shrink_inactive`; between the two passes the kept pages wait on their
 //! LRU lists rather than on the reclaimer's private list, and the second pass takes back
 //! those still there; 2.6.36's `congestion_wait(BLK_RW_ASYNC, HZ/10)` before the sync pass
-//! belongs to the congestion-wait model and is not made here; the sync pass's
+//! is taken with a congestion variant (`variant.reclaim_wait`, mm/congestion.rs), not with
+//! 5.16+'s `reclaim_throttle`, which has no congestion to wait for; the sync pass's
 //! `lock_page()` (rather than a trylock) is not modelled, nor its wait on the writes it
 //! starts itself (of pages dirtied again between the passes: traced `RECLAIM_WB_SYNC`,
 //! kept); the rest of the kernel (allocator,
@@ -41,6 +42,8 @@
 //! large (large page-cache folios, THP faults): 2.6.36 had neither.
 
 use super::*;
+use crate::hw::block::BLK_RW_ASYNC;
+use crate::mm::congestion::congestion_wait;
 use crate::mm::page::NO_OWNER;
 use crate::process::io_schedule;
 use crate::variant::HighOrderReclaim;
@@ -374,6 +377,15 @@ pub(super) async fn shrink_inactive_list_lumpy(
         return nr_reclaimed;
     }
     sc.lumpy_reclaim_mode = LumpyMode::Sync;
+    let nap = {
+        let k = cx.k();
+        k.variant.high_order_reclaim == HighOrderReclaim::Lumpy
+            && k.variant.reclaim_wait.congestion()
+    };
+    if nap {
+        // 2.6.36 naps before the sync pass (the seed's patches removed it in 2.6.37).
+        congestion_wait(cx, BLK_RW_ASYNC, CONGESTION_NAP).await;
+    }
     // wait_on_page_writeback() of each page kept.
     for &p in &kept {
         loop {
