@@ -102,6 +102,17 @@ pub struct Variant {
     /// Only machines of more than one node have it.
     #[serde(skip_serializing_if = "is_false")]
     pub zonelist_cache: bool,
+    /// ALLOC_NOFRAGMENT in the allocator's fast path (`alloc_flags_nofragment()`, 5.0,
+    /// "mm, page_alloc: spread allocations across zones before introducing fragmentation"):
+    /// when the preferred zone is ZONE_NORMAL and its node has a populated ZONE_DMA32,
+    /// `get_page_from_freelist()` first walks the local node's zones taking a page of another
+    /// migratetype only as a whole pageblock, and walks again with every fallback once it
+    /// reaches a remote node or the zonelist's end. On by default (6.x). Off (`false`), the
+    /// kernels before 5.0 (seed 000's 4.16, seed 004's 4.3-rc1): one walk, each zone
+    /// falling back to any migratetype's blocks (`__rmqueue_fallback`) before the next zone
+    /// is tried.
+    #[serde(skip_serializing_if = "is_true")]
+    pub alloc_nofragment: bool,
     /// Large page-cache folios from readahead (mm/readahead.c `page_cache_ra_order()`, read
     /// at 6.18; since 5.18, the `ra->order` ramp since 6.16): a sequential reader's
     /// synchronous window is read in order-0 folios, each asynchronous window in folios of
@@ -281,6 +292,7 @@ impl Default for Variant {
             dirty_tail_pg_reclaim: true,
             dirty_throttle: DirtyThrottle::Ratelimit,
             zonelist_cache: false,
+            alloc_nofragment: true,
             large_folio_readahead: false,
             large_folio_writes: false,
             reclaim_wait: ReclaimWait::ReclaimThrottle,

@@ -17,7 +17,7 @@ from rich.markup import escape
 from reclaimlab import _core
 from reclaimlab.rundir import RunDir, read_rundir
 from reclaimlab.scenarios import SCENARIO_DIR
-from reclaimlab.seeds import seed000, seed001, seed002
+from reclaimlab.seeds import seed000, seed001, seed002, seed004
 from reclaimlab.simulate.capacity import CapacityError, fit_jobs
 from reclaimlab.simulate.runner import Point, PointsFailed, ScenarioError, points, run_points
 from reclaimlab.summary import print_summary
@@ -277,12 +277,35 @@ def _reproduce_seed001(scale: float, duration: float | None, sets: tuple[str, ..
     console.print(f"run directories: {out}")
 
 
+def _reproduce_seed004(scale: float, duration: float | None, sets: tuple[str, ...], out: Path, force: bool, jobs: int | None, ray: str | None = None) -> None:
+    """Seed 004's stutter (zonelist cache on, off) simulated, its table beside the seed's,
+    the mechanism's counters, the targets."""
+    try:
+        pts = []
+        for kernel in seed004.KERNELS:
+            (p,) = points(seed004.scenario(kernel), [*seed004.overrides(scale, duration), *sets])
+            pts.append(p.with_label(kernel))
+    except ScenarioError as e:
+        _fail(str(e))
+        return
+    rundirs = _run_points(pts, out, force, jobs, ray=ray)
+    sim = {kernel: seed004.columns_of(read_rundir(d)) for kernel, d in zip(seed004.KERNELS, rundirs)}
+    length = f"{duration:g} s" if duration is not None else "the scenarios' 120 s"
+    title = f"Seed 004, stutter mmap latency (ms), 2 nodes × {seed004.node_mb(scale)} MB (×{scale:g}), {length}"
+    console.print(seed004.table(sim, title))
+    console.print(seed004.NOTES, highlight=False, markup=False)
+    console.print(seed004.targets_table(seed004.check_targets(sim, scale)))
+    if sets:
+        console.print("with " + ", ".join(sets), highlight=False, markup=False)
+    console.print(f"run directories: {out}")
+
+
 @click.command()
-@click.argument("seed", type=click.Choice(["seed000", "seed001", "seed002"]))
+@click.argument("seed", type=click.Choice(["seed000", "seed001", "seed002", "seed004"]))
 @click.option("--tests", default="1,2,3,4", show_default=True, type=IntList(1, 4), help="Which of the seed's tests (seed000).")
 @click.option("--tasks", default=None, type=IntList(1), help="Only these dd task counts (comma-separated); default: the seed's (seed000).")
-@click.option("--scale", default=1.0, show_default=True, type=POSITIVE, help="Memory scale, above 0 (1 = the seed's machine: 756 GB for seed000; 512, 1024 and 4608 MB with fs_mark's files and simple-wb's file for seed001; 32 GB, the usemem sizes and the swap file for seed002).")
-@click.option("--duration", default=None, type=POSITIVE, help="Measured seconds per stage (default: the seed's 300; seed001: simulated seconds a run, default 60).")
+@click.option("--scale", default=1.0, show_default=True, type=POSITIVE, help="Memory scale, above 0 (1 = the seed's machine: 756 GB for seed000; 512, 1024 and 4608 MB with fs_mark's files and simple-wb's file for seed001; 32 GB, the usemem sizes and the swap file for seed002; for seed004 the scenarios' 2 × 1 GiB, with the memhog, the copied file and swap).")
+@click.option("--duration", default=None, type=POSITIVE, help="Measured seconds per stage (default: the seed's 300; seed001: simulated seconds a run, default 60; seed004: simulated seconds a run, default the scenarios' 120).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a key of every test's scenario, e.g. --set variant.readahead_noretry=true.")
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite existing run directories.")
@@ -299,6 +322,9 @@ def reproduce(seed: str, tests: list[int], tasks: list[int] | None, scale: float
             raise click.BadParameter(f"{configs!r}: expected seed001's configurations, comma-separated, of {', '.join(known)}", param_hint="--configs")
     if seed == "seed002":
         _reproduce_seed002(scale, duration, sets, out or _default_out(seed), force, jobs, ray)
+        return
+    if seed == "seed004":
+        _reproduce_seed004(scale, duration, sets, out or _default_out(seed), force, jobs, ray)
         return
     if seed == "seed001":
         _reproduce_seed001(scale, duration, sets, out or _default_out(seed), force, jobs, chosen, ray)

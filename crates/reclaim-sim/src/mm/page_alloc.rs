@@ -343,13 +343,18 @@ impl Kernel {
     /// watermark boost reads), and ALLOC_NOFRAGMENT when the allocation's preferred zone (the
     /// first of its zonelist it may use) is ZONE_NORMAL and, on a machine of several nodes,
     /// its node has a populated ZONE_DMA32 (one node: assumed to). Only the fast path uses
-    /// it.
+    /// it. With `variant.alloc_nofragment` off (the kernels before 5.0, which had no
+    /// ALLOC_NOFRAGMENT), ALLOC_KSWAPD only (the boost it serves is set by
+    /// `vm.watermark_boost_factor`).
     pub fn alloc_flags_nofragment(&self, ac: &AllocContext) -> AllocFlags {
         let alloc_flags = if ac.gfp & __GFP_KSWAPD_RECLAIM != 0 {
             ALLOC_KSWAPD
         } else {
             0
         };
+        if !self.variant.alloc_nofragment {
+            return alloc_flags;
+        }
         let zonelist = &self.mem.zonelists[ac.nid as usize];
         let Some(&zi) = zonelist
             .iter()
@@ -1075,6 +1080,70 @@ mod tests {
             k.now += 1_000_000_001;
             let q = k.get_page(&movable, ALLOC_WMARK_LOW, 0).unwrap();
             assert_eq!(k.page_zone(q), dma32);
+            assert_eq!(k.check_lists(), Ok(()));
+        }
+    }
+
+    /// Two nodes of 64 MiB, node 0 with 32 MiB of DMA32, `variant.alloc_nofragment` as
+    /// `nofragment` says; node 0's Normal has 8 pageblocks made unmovable and freed but for
+    /// one page each (8 · 511 free pages above its low watermark, none movable, no whole
+    /// pageblock); node 0's DMA32 is free unless `dma32_full`.
+    fn two_nodes_local_normal_unmovable(nofragment: bool, dma32_full: bool) -> Kernel {
+        use crate::mm::zone::{PAGEBLOCK_NR_PAGES, ZONE_DMA32, ZONE_NORMAL};
+        use crate::testing::{fill_zone, kernel_of, zone_of};
+        let mut k = kernel_of(&format!(
+            "[machine]\nnodes = 2\ncpus_per_node = 1\nmemory_mb_per_node = 64\ndma32_mb = 32\n\
+             [variant]\nalloc_nofragment = {nofragment}\n[workload]\nkind = \"dd\"\ntasks = 1\n"
+        ));
+        let (dma32, normal) = (zone_of(&k, ZONE_DMA32), zone_of(&k, ZONE_NORMAL));
+        let n = k.mem.zones[normal].managed_pages;
+        let start = k.mem.zones[normal].start_pfn;
+        for _ in 0..n {
+            k.mem.zones[normal].rmqueue(&mut k.mem.pages, 0).unwrap();
+        }
+        for b in 0..8 {
+            let first = start + b * PAGEBLOCK_NR_PAGES;
+            k.mem.zones[normal].set_pageblock_migratetype(first, MIGRATE_UNMOVABLE);
+            for p in first + 1..first + PAGEBLOCK_NR_PAGES {
+                k.mem.zones[normal].free_one_page(&mut k.mem.pages, p, 0);
+            }
+        }
+        if dma32_full {
+            fill_zone(&mut k, dma32, 0, 0);
+        }
+        k
+    }
+
+    #[test]
+    fn before_5_0_a_movable_allocation_steals_in_its_first_zone_and_never_goes_remote_first() {
+        use crate::mm::zone::{ZONE_DMA32, ZONE_NORMAL};
+        use crate::testing::zone_of;
+        let movable = AllocContext::new(GFP_HIGHUSER_MOVABLE, 0, 0);
+        for (nofragment, dma32_full) in [(true, false), (false, false), (true, true), (false, true)]
+        {
+            let mut k = two_nodes_local_normal_unmovable(nofragment, dma32_full);
+            let (dma32, normal) = (zone_of(&k, ZONE_DMA32), zone_of(&k, ZONE_NORMAL));
+            let flags = k.alloc_flags_nofragment(&movable);
+            assert_eq!(flags & ALLOC_NOFRAGMENT != 0, nofragment);
+            assert!(k.mem.zones[normal].zone_watermark_ok(
+                0,
+                k.mem.zones[normal].wmark_pages(WMARK_LOW),
+                ZONE_NORMAL
+            ));
+            let p = k.get_page(&movable, ALLOC_WMARK_LOW | flags, 0).unwrap();
+            // 5.0+ with DMA32 free: DMA32 serves and Normal's unmovable blocks stay whole.
+            // Before 5.0, or with DMA32 full (the walk meets node 1's Normal, drops
+            // ALLOC_NOFRAGMENT and starts again): Normal falls back and claims an unmovable
+            // block (511 free pages of 512, more than half). Node 1 is never reached.
+            let spreads = nofragment && !dma32_full;
+            assert_eq!(k.page_zone(p), if spreads { dma32 } else { normal });
+            let unmovable = k.mem.zones[normal].nr_pageblock_mt[MIGRATE_UNMOVABLE];
+            assert_eq!(unmovable == 8, spreads, "unmovable pageblocks {unmovable}");
+            let ev = &k.stats.events;
+            assert_eq!(
+                (ev.get(VmEvent::NumaHit), ev.get(VmEvent::NumaMiss)),
+                (1, 0)
+            );
             assert_eq!(k.check_lists(), Ok(()));
         }
     }
