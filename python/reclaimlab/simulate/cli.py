@@ -290,7 +290,8 @@ def _reproduce_seed004(scale: float, duration: float | None, sets: tuple[str, ..
         return
     rundirs = _run_points(pts, out, force, jobs, ray=ray)
     sim = {kernel: seed004.columns_of(read_rundir(d)) for kernel, d in zip(seed004.KERNELS, rundirs)}
-    length = f"{duration:g} s" if duration is not None else "the scenarios' 120 s"
+    length = (f"until the copy ends, at most {duration:g} s" if duration is not None
+              else "until the copy ends, at most the scenarios' 120 s")
     title = f"Seed 004, stutter mmap latency (ms), 2 nodes × {seed004.node_mb(scale)} MB (×{scale:g}), {length}"
     console.print(seed004.table(sim, title))
     console.print(seed004.NOTES, highlight=False, markup=False)
@@ -305,7 +306,7 @@ def _reproduce_seed004(scale: float, duration: float | None, sets: tuple[str, ..
 @click.option("--tests", default="1,2,3,4", show_default=True, type=IntList(1, 4), help="Which of the seed's tests (seed000).")
 @click.option("--tasks", default=None, type=IntList(1), help="Only these dd task counts (comma-separated); default: the seed's (seed000).")
 @click.option("--scale", default=1.0, show_default=True, type=POSITIVE, help="Memory scale, above 0 (1 = the seed's machine: 756 GB for seed000; 512, 1024 and 4608 MB with fs_mark's files and simple-wb's file for seed001; 32 GB, the usemem sizes and the swap file for seed002; for seed004 the scenarios' 2 × 1 GiB, with the memhog, the copied file and swap).")
-@click.option("--duration", default=None, type=POSITIVE, help="Measured seconds per stage (default: the seed's 300; seed001: simulated seconds a run, default 60; seed004: simulated seconds a run, default the scenarios' 120).")
+@click.option("--duration", default=None, type=POSITIVE, help="Measured seconds per stage (default: the seed's 300; seed001: simulated seconds a run, default 60; seed004: the most simulated seconds a run lasts, default the scenarios' 120; a run ends when its copy does).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a key of every test's scenario, e.g. --set variant.readahead_noretry=true.")
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite existing run directories.")
