@@ -341,7 +341,7 @@ pub fn simulate(
         return Err(Interrupted);
     }
     // A workload that ends by itself but had not when the run's duration was up.
-    let timed_out = work.ends_by_itself() && foreground_done_at.is_none() && !work.finished(&sim);
+    let timed_out = work.ends_by_itself() && !work.finished(&sim);
     let mut k = sim.into_kernel();
     if let Some(t) = k.tracer.as_mut() {
         t.flush();

@@ -985,14 +985,10 @@ mod tests {
         assert_eq!(k.check_conservation(2000), Ok(()));
     }
 
-    #[test]
-    fn the_fast_path_leaves_normal_unfragmented_while_dma32_can_serve() {
-        use crate::mm::zone::{PAGEBLOCK_NR_PAGES, ZONE_DMA32, ZONE_NORMAL};
-        use crate::testing::zone_of;
-        let mut k = kernel(64, 16);
-        let (dma32, normal) = (zone_of(&k, ZONE_DMA32), zone_of(&k, ZONE_NORMAL));
-        // Normal: every page taken, then 8 pageblocks made unmovable and freed but for one
-        // page each: 8 · 511 free pages, none movable, no whole pageblock.
+    /// Zone `normal` with every page taken, then 8 pageblocks made unmovable and freed but
+    /// for one page each: 8 · 511 free pages, none movable, no whole pageblock.
+    fn normal_unmovable_pageblocks(k: &mut Kernel, normal: usize) {
+        use crate::mm::zone::PAGEBLOCK_NR_PAGES;
         let n = k.mem.zones[normal].managed_pages;
         let start = k.mem.zones[normal].start_pfn;
         for _ in 0..n {
@@ -1005,6 +1001,15 @@ mod tests {
                 k.mem.zones[normal].free_one_page(&mut k.mem.pages, p, 0);
             }
         }
+    }
+
+    #[test]
+    fn the_fast_path_leaves_normal_unfragmented_while_dma32_can_serve() {
+        use crate::mm::zone::{ZONE_DMA32, ZONE_NORMAL};
+        use crate::testing::zone_of;
+        let mut k = kernel(64, 16);
+        let (dma32, normal) = (zone_of(&k, ZONE_DMA32), zone_of(&k, ZONE_NORMAL));
+        normal_unmovable_pageblocks(&mut k, normal);
         let movable = AllocContext::new(GFP_HIGHUSER_MOVABLE, 0, 0);
         assert_eq!(
             k.alloc_flags_nofragment(&movable),
@@ -1089,25 +1094,14 @@ mod tests {
     /// one page each (8 · 511 free pages above its low watermark, none movable, no whole
     /// pageblock); node 0's DMA32 is free unless `dma32_full`.
     fn two_nodes_local_normal_unmovable(nofragment: bool, dma32_full: bool) -> Kernel {
-        use crate::mm::zone::{PAGEBLOCK_NR_PAGES, ZONE_DMA32, ZONE_NORMAL};
+        use crate::mm::zone::{ZONE_DMA32, ZONE_NORMAL};
         use crate::testing::{fill_zone, kernel_of, zone_of};
         let mut k = kernel_of(&format!(
             "[machine]\nnodes = 2\ncpus_per_node = 1\nmemory_mb_per_node = 64\ndma32_mb = 32\n\
              [variant]\nalloc_nofragment = {nofragment}\n[workload]\nkind = \"dd\"\ntasks = 1\n"
         ));
         let (dma32, normal) = (zone_of(&k, ZONE_DMA32), zone_of(&k, ZONE_NORMAL));
-        let n = k.mem.zones[normal].managed_pages;
-        let start = k.mem.zones[normal].start_pfn;
-        for _ in 0..n {
-            k.mem.zones[normal].rmqueue(&mut k.mem.pages, 0).unwrap();
-        }
-        for b in 0..8 {
-            let first = start + b * PAGEBLOCK_NR_PAGES;
-            k.mem.zones[normal].set_pageblock_migratetype(first, MIGRATE_UNMOVABLE);
-            for p in first + 1..first + PAGEBLOCK_NR_PAGES {
-                k.mem.zones[normal].free_one_page(&mut k.mem.pages, p, 0);
-            }
-        }
+        normal_unmovable_pageblocks(&mut k, normal);
         if dma32_full {
             fill_zone(&mut k, dma32, 0, 0);
         }
