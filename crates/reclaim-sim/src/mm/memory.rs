@@ -28,7 +28,8 @@ use crate::mm::workingset::shadow_is_workingset;
 use crate::process::{io_schedule, psi_memstall_enter, psi_memstall_leave, Cx};
 
 /// What a fault did: nothing (the entry was present, or another fault served it), mapped a
-/// new or cached folio (minor), or read from swap (major).
+/// new or cached folio (minor), or read from swap (major; for a file, found the page not
+/// in the page cache, as `filemap_fault()` counts PGMAJFAULT whether or not it reads).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
     None,
