@@ -20,7 +20,7 @@ def test_scenarios_lists_the_shipped_scenarios_and_the_workloads() -> None:
     assert "seed000/test3.toml" in by_path and "seed000/reference.toml" not in by_path
     kinds = {w["kind"]: w for w in listing["workloads"]}
     assert kinds["usemem"]["simulated"] and kinds["stutter"]["simulated"]
-    assert not kinds["mapped-file-stream"]["simulated"]
+    assert kinds["mapped-file-stream"]["simulated"]
     text = CliRunner().invoke(cli, ["scenarios"]).output
     assert "small.toml" in text and "stutter" in text
 

@@ -461,6 +461,10 @@ impl Kernel {
             events: self.stats.events.v,
             compaction: self.mem.nodes.iter().any(|n| n.kcompactd.is_some()),
             thp: self.thp_faults_possible(),
+            nr_mapped: self
+                .mm
+                .file_mapped
+                .then(|| self.mem.nodes.iter().map(|n| n.nr_file_mapped).sum()),
         }
     }
 

@@ -36,11 +36,12 @@ pub fn page_state_bytes_needed(s: &Scenario) -> u64 {
     let nr_lists = nr_memcgs * u64::from(m.nodes) * NR_LRU_LISTS as u64
         + u64::from(nr_zones(m)) * NR_FREE_LISTS as u64;
     let (mut vmas, mut mapped) = (0, 0);
-    // A buffered dd of a file of known size indexes its folios (`folio->index`).
+    // A buffered dd of a file of known size, and a mapped file's faults, index their
+    // folios (`folio->index`).
     let indexed = workload_tables(s).iter().any(|(kind, p)| {
         let int = |key: &str| p.get(key).and_then(|v| v.as_integer());
         let direct = p.get("direct").and_then(|v| v.as_bool()) == Some(true);
-        kind == "dd" && int("file_mb").unwrap_or(0) > 0 && !direct
+        (kind == "dd" && int("file_mb").unwrap_or(0) > 0 && !direct) || kind == "mapped-file-stream"
     });
     for (kind, params) in workload_tables(s) {
         let (v, p) = (workload::lookup(&kind)

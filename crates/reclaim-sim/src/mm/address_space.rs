@@ -42,11 +42,14 @@ struct XaNode {
     lru_seq: u32,
 }
 
-/// One file's page-cache index.
+/// One file's page-cache index, and the VMAs that map it.
 #[derive(Clone, Debug)]
 pub struct AddressSpace {
     i_pages: Vec<u64>,
     nodes: Vec<XaNode>,
+    /// `i_mmap`: the shared VMAs mapping the file (the kernel's is an interval tree; a
+    /// file here has a few VMAs at most, so a list).
+    i_mmap: Vec<u32>,
 }
 
 impl AddressSpace {
@@ -56,6 +59,7 @@ impl AddressSpace {
         AddressSpace {
             i_pages: vec![0; nr_pages as usize],
             nodes: vec![XaNode::default(); nr_nodes as usize],
+            i_mmap: Vec::new(),
         }
     }
 
@@ -113,6 +117,29 @@ impl AddressSpaces {
     #[inline]
     pub fn get(&self, mapping: u32) -> Option<&AddressSpace> {
         self.spaces.get(mapping as usize)?.as_ref()
+    }
+
+    /// `i_mmap` of `mapping`: the VMAs that map it (none for a file without an index).
+    #[inline]
+    pub fn i_mmap(&self, mapping: u32) -> &[u32] {
+        self.get(mapping).map_or(&[], |s| &s.i_mmap)
+    }
+
+    /// `vma_interval_tree_insert()`: VMA `vma` maps `mapping`, a file of known size.
+    pub fn i_mmap_insert(&mut self, mapping: u32, vma: u32) {
+        let space = self.spaces[mapping as usize]
+            .as_mut()
+            .expect("a mapped file has an index");
+        debug_assert!(!space.i_mmap.contains(&vma));
+        space.i_mmap.push(vma);
+    }
+
+    /// `vma_interval_tree_remove()`: VMA `vma` no longer maps `mapping`.
+    pub fn i_mmap_remove(&mut self, mapping: u32, vma: u32) {
+        let space = self.spaces[mapping as usize]
+            .as_mut()
+            .expect("a mapped file has an index");
+        space.i_mmap.retain(|&v| v != vma);
     }
 
     /// Whether `mapping` has an index (cheap: false at once while no file has one).

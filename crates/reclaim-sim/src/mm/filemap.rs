@@ -156,6 +156,119 @@ impl Kernel {
     }
 }
 
+/// `do_read_fault()` → `filemap_fault()` (mm/memory.c, mm/filemap.c, 6.6) for a read of
+/// page `addr` of shared file VMA `vma`, whose entry is empty, by the task of `cx`.
+///
+/// * The file page is cached (`filemap_get_folio()` finds it): it is mapped, a minor fault
+///   (charged `swapin_map_ns`, the map of a folio found without I/O).
+/// * It is not: a major fault (`PGMAJFAULT`, counted whether or not I/O follows, as the
+///   kernel's). `do_sync_mmap_readahead()` returns at once for the VMA's VM_RAND_READ
+///   (`madvise(MADV_RANDOM)`), so one folio is allocated with the mapping's gfp mask and
+///   added to the page cache and the inactive file list (`__filemap_get_folio(FGP_CREAT)` →
+///   `filemap_add_folio()`, a shadow there being a refault); its read
+///   (`filemap_read_folio()` → `->read_folio`) finds a hole in the sparse file and zero-fills
+///   it with no I/O, charged as the anon fault's zeroing is (`anon_fault_ns`: fault entry and
+///   exit, `clear_page`, rmap). The folio is uptodate, unlocked and mapped, its entry young,
+///   and not PG_referenced (the fault does not `folio_mark_accessed()`).
+///
+/// Departures: every page not cached is a hole (the files the model maps are sparse and
+/// never written: a read of data from the device is not modelled); no fault-around
+/// (`do_fault_around()` maps only folios already cached beside the fault, and a stream
+/// faulting each page once finds none); no read-around for a VMA without VM_RAND_READ
+/// (`Kernel::mmap_file` refuses one); the folio is charged to the root cgroup, as all of the
+/// model's page cache is.
+pub async fn filemap_fault(cx: &Cx, vma: u32, addr: u32) -> crate::mm::memory::Fault {
+    use crate::mm::memory::Fault;
+    use crate::mm::vma::mk_pte;
+    use crate::mm::vmstat::VmEvent;
+    let (mapping, index, idx) = {
+        let k = cx.k();
+        let f = k.mm.vm_file(vma).expect("a file VMA");
+        (
+            f.mapping,
+            f.pgoff + addr,
+            k.mm.vmas[vma as usize].start + addr,
+        )
+    };
+    let cached = |k: &Kernel| match k
+        .address_spaces
+        .get(mapping)
+        .map(|s| s.load(u64::from(index)))
+    {
+        Some(Entry::Folio(p)) => Some(p),
+        _ => None,
+    };
+    {
+        let mut k = cx.k();
+        if k.mm.ptes[idx as usize] != 0 {
+            return Fault::None;
+        }
+        if let Some(p) = cached(&k) {
+            let map = k.costs.swapin_map_ns;
+            k.charge(map);
+            k.mm.ptes[idx as usize] = mk_pte(p);
+            k.folio_add_file_rmap(p);
+            k.count(VmEvent::Pgfault, 1);
+            return Fault::Minor;
+        }
+        k.count(VmEvent::Pgmajfault, 1);
+    }
+    let p = alloc_pages(cx, MAPPING_GFP, 0, cx.node)
+        .await
+        .expect("order-0 user allocations retry until they succeed");
+    let mut k = cx.k();
+    if k.mm.ptes[idx as usize] != 0 || cached(&k).is_some() {
+        // Another fault mapped or cached it meanwhile (`filemap_add_folio()` fails with
+        // -EEXIST and the fault retries): the caller finds it.
+        k.free_folio(p, cx.cpu);
+        return Fault::None;
+    }
+    k.filemap_add_folios(mapping, &[p], cx.cpu);
+    // A hole's read waits for no I/O, so a refault of a workingset folio is no stall.
+    k.filemap_index_folios(mapping, u64::from(index), &[p]);
+    let zero = k.costs.anon_fault_ns;
+    k.charge(zero);
+    let f = k.mem.pages.fields_mut(p);
+    f.flags = (f.flags & !pg::LOCKED) | pg::UPTODATE;
+    k.mm.ptes[idx as usize] = mk_pte(p);
+    k.folio_add_file_rmap(p);
+    k.count(VmEvent::Pgfault, 1);
+    Fault::Major
+}
+
+impl Kernel {
+    /// `mmap(MAP_SHARED)` of pages `pgoff..pgoff + nr_pages` of `mapping`, a file of known
+    /// size, by task `tid`, then `madvise(MADV_RANDOM)` (`vm_flags` must have
+    /// `vm::RAND_READ`: fault read-around is not modelled): the VMA, on the mapping's
+    /// `i_mmap`. Returns its id.
+    pub fn mmap_file(
+        &mut self,
+        tid: u32,
+        nr_pages: u32,
+        mapping: u32,
+        pgoff: u32,
+        vm_flags: u8,
+    ) -> u32 {
+        use crate::mm::vma::vm;
+        assert!(
+            vm_flags & vm::RAND_READ != 0,
+            "a file mapping without MADV_RANDOM: fault read-around is not modelled"
+        );
+        let size = self
+            .address_spaces
+            .get(mapping)
+            .expect("a mapped file has a known size (`AddressSpaces::create`)")
+            .nr_pages();
+        assert!(
+            u64::from(pgoff) + u64::from(nr_pages) <= size,
+            "a mapping past the file's end"
+        );
+        let v = self.mm.mmap_file(tid, nr_pages, mapping, pgoff, vm_flags);
+        self.address_spaces.i_mmap_insert(mapping, v);
+        v
+    }
+}
+
 /// `MAX_PAGECACHE_ORDER` on x86-64 with 4 KiB pages: `HPAGE_PMD_ORDER` (the xarray's
 /// `MAX_XAS_ORDER` is larger).
 pub const MAX_PAGECACHE_ORDER: u32 = 9;

@@ -1,4 +1,5 @@
-//! Page faults on anonymous memory (mm/memory.c, 6.x): `handle_mm_fault()` →
+//! Page faults (mm/memory.c, 6.x); a shared file mapping's go to `do_read_fault()` →
+//! `filemap_fault()` (`mm::filemap`). On anonymous memory: `handle_mm_fault()` →
 //! `do_anonymous_page()` for an empty entry (`do_huge_pmd_anonymous_page()` first where a
 //! huge page may map it, `mm::huge_memory`), `do_swap_page()` for a swap entry. Faults are
 //! write faults (usemem writes; a read fault on an empty entry would map the zero page).
@@ -27,7 +28,8 @@ use crate::mm::workingset::shadow_is_workingset;
 use crate::process::{io_schedule, psi_memstall_enter, psi_memstall_leave, Cx};
 
 /// What a fault did: nothing (the entry was present, or another fault served it), mapped a
-/// new or cached folio (minor), or read from swap (major).
+/// new or cached folio (minor), or read from swap (major; for a file, found the page not
+/// in the page cache, as `filemap_fault()` counts PGMAJFAULT whether or not it reads).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
     None,
@@ -35,7 +37,8 @@ pub enum Fault {
     Major,
 }
 
-/// `handle_mm_fault()` for a write to page `addr` of `vma` by a task charged to `memcg`,
+/// `handle_mm_fault()` for a write to page `addr` of `vma` (a read, of a file VMA) by a task
+/// charged to `memcg`,
 /// then the return to user space, where a task that charged pages above its cgroup's
 /// memory.high pays for them (`mem_cgroup_handle_over_high`).
 pub async fn handle_mm_fault(
@@ -59,10 +62,21 @@ async fn __handle_mm_fault(
     memcg: u16,
     scratch: &mut SwapinScratch,
 ) -> Fault {
-    let pte = {
+    let (pte, file) = {
         let k = cx.k();
-        k.mm.ptes[(k.mm.vmas[vma as usize].start + addr) as usize]
+        let v = &k.mm.vmas[vma as usize];
+        (
+            k.mm.ptes[(v.start + addr) as usize],
+            k.mm.vm_file(vma).is_some(),
+        )
     };
+    if file {
+        // A read of a shared file mapping (no swap entry in it: its folios are dropped).
+        return match pte_kind(pte) {
+            PteKind::None => crate::mm::filemap::filemap_fault(cx, vma, addr).await,
+            _ => Fault::None,
+        };
+    }
     match pte_kind(pte) {
         PteKind::None => {
             let huge = if memcg == crate::mm::mem_cgroup::ROOT_MEM_CGROUP {

@@ -135,6 +135,9 @@ impl Kernel {
                 self.swap.areas[area].cache[slot as usize] = dst;
             }
         } else if self.address_spaces.tracks(f.owner) {
+            if mapped {
+                self.remap_file_folio(src, dst);
+            }
             let index = self.mem.page_ext.index_mut()[src as usize];
             self.address_spaces
                 .replace_folio(f.owner, u64::from(index), dst);

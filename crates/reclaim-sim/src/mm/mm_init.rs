@@ -123,6 +123,7 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
             nr_isolated: [0; 2],
             nr_file_pages: 0,
             nr_anon_mapped: 0,
+            nr_file_mapped: 0,
             nr_vmscan_write: 0,
             workingset: Default::default(),
         });

@@ -1,4 +1,6 @@
-//! `munmap()` of anonymous private VMAs (mm/mmap.c and mm/memory.c, 6.6): `do_vmi_munmap()`
+//! `munmap()` of VMAs (mm/mmap.c and mm/memory.c, 6.6); a shared file VMA's entries are
+//! cleared and its folios stay in the page cache (`Kernel::unmap_file_vma`). Of anonymous
+//! private VMAs: `do_vmi_munmap()`
 //! → `unmap_region()` → `unmap_vmas()` → `zap_pte_range()` over the VMA's page-table entries,
 //! then `free_pgtables()` and the VMA's removal.
 //!
@@ -31,7 +33,7 @@ use crate::engine::{Ns, NSEC_PER_USEC};
 use crate::kernel::Kernel;
 use crate::mm::page::{folio_nr_pages, pg, NO_OWNER};
 use crate::mm::swapfile::{NO_PAGE, SWAP_HAS_CACHE};
-use crate::mm::vma::{pte_kind, PteKind};
+use crate::mm::vma::{pte_kind, vm, PteKind, VmFile};
 use crate::mm::vmstat::VmEvent;
 use crate::process::{sleep_until, Cx};
 
@@ -68,6 +70,10 @@ impl Kernel {
     /// batch (reclaim or compaction has it isolated). A folio waiting in another CPU's
     /// batch is moved to the LRU with that batch.
     pub fn vma_folio_isolated(&mut self, vma: u32) -> bool {
+        if self.mm.vm_file(vma).is_some() {
+            // A page-cache folio's owner is its mapping, which the zap leaves as it is.
+            return false;
+        }
         let v = &self.mm.vmas[vma as usize];
         let (start, end) = (v.start as usize, (v.start + v.nr_pages) as usize);
         for i in start..end {
@@ -93,6 +99,11 @@ impl Kernel {
     /// the VMA dead and its entries free for reuse.
     pub fn do_vmi_munmap(&mut self, vma: u32, cpu: u32) {
         self.lru_add_drain(cpu);
+        if let Some(f) = self.mm.vm_file(vma) {
+            self.unmap_file_vma(f);
+            self.mm.munmap(vma);
+            return;
+        }
         let v = &self.mm.vmas[vma as usize];
         let (start, end) = (v.start as usize, (v.start + v.nr_pages) as usize);
         let mut i = start;
@@ -115,6 +126,25 @@ impl Kernel {
             }
         }
         self.mm.munmap(vma);
+    }
+
+    /// The zap of shared file VMA `vma` (`zap_pte_range()` over a file mapping): off the
+    /// file's `i_mmap`, each present entry cleared and its folio unmapped if no other entry
+    /// maps it (`folio_remove_rmap_pte()`); the folios stay in the page cache. A young
+    /// entry marks its folio accessed where the VMA has recency (`vma_has_recency()`: not
+    /// VM_RAND_READ). Not charged, as the rest of the page-table walk is not.
+    fn unmap_file_vma(&mut self, f: VmFile) {
+        self.address_spaces.i_mmap_remove(f.mapping, f.vma);
+        let v = &self.mm.vmas[f.vma as usize];
+        for i in v.start..v.start + v.nr_pages {
+            let pte = std::mem::take(&mut self.mm.ptes[i as usize]);
+            if let PteKind::Present { pfn, young } = pte_kind(pte) {
+                if young && f.vm_flags & vm::RAND_READ == 0 {
+                    self.folio_mark_accessed(pfn);
+                }
+                self.folio_remove_file_rmap(pfn);
+            }
+        }
     }
 
     /// The zap of present folio `p` (its head): unmapped, out of the swap cache if it may

@@ -28,6 +28,7 @@ pub mod page_io;
 pub mod page_writeback;
 pub mod pcp;
 pub mod percpu;
+pub mod rmap;
 pub mod swap;
 pub mod swap_state;
 pub mod swapfile;

@@ -68,7 +68,7 @@ impl PageExt {
 
     /// Bytes of the arrays of `nr_pages` pages a run may come to: `swap` where it has swap
     /// areas, `memcg` where it has a memory cgroup, `index` where a file of known size is
-    /// read (no modelled path uses `mapcount` yet; tests/capacity.rs fails if one starts to
+    /// read or mapped (no modelled path uses `mapcount` yet; tests/capacity.rs fails if one starts to
     /// without this counting it).
     pub fn state_bytes_for(nr_pages: u32, swap: bool, memcg: bool, index: bool) -> u64 {
         let per_page = |on: bool, bytes: u64| if on { bytes } else { 0 };

@@ -1,8 +1,11 @@
-//! Address spaces: anonymous private VMAs (`struct vm_area_struct`) and their page tables,
-//! one 4-byte entry per virtual page in one flat array for all of them. An entry is empty
-//! (`pte_none`), present (a pfn and the accessed bit, `pte_young`) or a swap entry (the
-//! slot its page was written to). An anon folio's owner is the index of the entry that maps
-//! it, which makes the reverse map (`folio_referenced`, `try_to_unmap`) one array access.
+//! Address spaces: VMAs (`struct vm_area_struct`) and their page tables, one 4-byte entry
+//! per virtual page in one flat array for all of them. An entry is empty (`pte_none`),
+//! present (a pfn and the accessed bit, `pte_young`) or a swap entry (the slot its page was
+//! written to). A VMA is anonymous and private, or a shared mapping of a file of known size
+//! (`VmFile`: `vm_file`, `vm_pgoff`). An anon folio's owner is the index of the entry that maps it,
+//! which makes its reverse map (`folio_referenced`, `try_to_unmap`) one array access; a
+//! file folio's owner stays its mapping, and its reverse map goes through the mapping's
+//! VMAs (`i_mmap`, `mm::rmap`).
 //!
 //! Departure: no page-table pages, PMDs or TLB (reclaim charges only a TLB flush's IPIs,
 //! `mm::vmscan_folio`); the dirty bit is kept on the folio
@@ -92,6 +95,12 @@ pub fn pte_remap(pte: Pte, pfn: u32) -> Pte {
     (pte & !PFN_MASK) | pfn
 }
 
+/// `pte_pfn()` of a present entry; `None` for any other.
+#[inline]
+pub fn pte_pfn(pte: Pte) -> Option<u32> {
+    pte_present(pte).then_some(pte & PFN_MASK)
+}
+
 #[inline]
 pub fn pte_present(pte: Pte) -> bool {
     pte & PTE_PRESENT != 0
@@ -112,7 +121,17 @@ pub struct SwapRaInfo {
     pub hits: u32,
 }
 
-/// An anonymous private mapping.
+/// `vm_flags` bits the model reads (the kernel's are wider; these are their names).
+pub mod vm {
+    /// VM_EXEC: an executable mapping (`shrink_active_list` keeps its referenced file
+    /// folios active, `folio_check_references` activates them after one use).
+    pub const EXEC: u8 = 1 << 0;
+    /// VM_RAND_READ (`madvise(MADV_RANDOM)`): no fault readahead.
+    pub const RAND_READ: u8 = 1 << 1;
+}
+
+/// An anonymous private mapping, or a shared mapping of a file (its file in
+/// `PageTables::files`).
 #[derive(Clone, Debug)]
 pub struct Vma {
     /// The task whose address space it is.
@@ -121,6 +140,19 @@ pub struct Vma {
     pub start: u32,
     pub nr_pages: u32,
     pub swap_readahead_info: SwapRaInfo,
+}
+
+/// What a shared file VMA maps: `vm_file` (the file's mapping), `vm_pgoff` and the
+/// `vm_flags` the model reads. Kept beside the VMAs (`PageTables::files`, a few at most),
+/// so that `Vma` stays as small as anonymous memory needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VmFile {
+    pub vma: u32,
+    pub mapping: u32,
+    /// `vm_pgoff`: the file page its first page maps.
+    pub pgoff: u32,
+    /// [`vm`] bits.
+    pub vm_flags: u8,
 }
 
 /// The `owner_task` of a VMA that was unmapped (`mm::mmap`): its entries are empty and free
@@ -134,6 +166,10 @@ pub struct PageTables {
     pub vmas: Vec<Vma>,
     /// The dead VMAs whose entries a new mapping may take, most recently unmapped last.
     pub free_vmas: Vec<u32>,
+    /// The shared file VMAs' files.
+    pub files: Vec<VmFile>,
+    /// A file has been mapped: /proc/vmstat prints `nr_mapped` (`VmstatSnapshot::nr_mapped`).
+    pub file_mapped: bool,
 }
 
 impl PageTables {
@@ -167,6 +203,43 @@ impl PageTables {
         (self.vmas.len() - 1) as u32
     }
 
+    /// `mmap(MAP_SHARED)` of `nr_pages` of file `mapping` from its page `pgoff` by task
+    /// `tid`, with `vm_flags`: a VMA as [`PageTables::mmap`] makes, with its file. The
+    /// caller adds it to the mapping's `i_mmap` (`Kernel::mmap_file`).
+    pub fn mmap_file(
+        &mut self,
+        tid: u32,
+        nr_pages: u32,
+        mapping: u32,
+        pgoff: u32,
+        vm_flags: u8,
+    ) -> u32 {
+        self.file_mapped = true;
+        let vma = self.mmap(tid, nr_pages);
+        self.files.push(VmFile {
+            vma,
+            mapping,
+            pgoff,
+            vm_flags,
+        });
+        vma
+    }
+
+    /// The file VMA `vma` maps, if it is a file VMA (cheap while no file is mapped).
+    #[inline]
+    pub fn vm_file(&self, vma: u32) -> Option<VmFile> {
+        self.files.iter().find(|f| f.vma == vma).copied()
+    }
+
+    /// `vma_address()`: the entry of file VMA `f` mapping page `index` of its file, if the
+    /// VMA covers it.
+    #[inline]
+    pub fn vma_address(&self, f: &VmFile, index: u32) -> Option<u32> {
+        let v = &self.vmas[f.vma as usize];
+        let off = index.checked_sub(f.pgoff)?;
+        (off < v.nr_pages).then_some(v.start + off)
+    }
+
     /// The end of `munmap()` of `vma`, whose entries the caller emptied: the VMA is dead,
     /// and dead VMAs at the end of the array give their entries back.
     pub fn munmap(&mut self, vma: u32) {
@@ -176,6 +249,7 @@ impl PageTables {
             .iter()
             .all(|&p| p == 0));
         v.owner_task = VMA_DEAD;
+        self.files.retain(|f| f.vma != vma);
         self.free_vmas.push(vma);
         while let Some(last) = self.vmas.last() {
             if last.owner_task != VMA_DEAD {

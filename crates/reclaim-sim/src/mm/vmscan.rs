@@ -42,6 +42,7 @@ use crate::mm::lru::*;
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
 use crate::mm::page::{folio_nr_pages, pg, ListId};
 use crate::mm::page_alloc::PAGE_ALLOC_COSTLY_ORDER;
+use crate::mm::vma::vm;
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{MAX_NR_ZONES, WMARK_MIN, ZONE_NORMAL};
 use crate::process::{cond_resched, schedule, schedule_timeout, sleep_until, Cx};
@@ -972,9 +973,12 @@ impl Kernel {
         self.free_unref_folios(freed, cpu);
     }
 
-    /// `shrink_active_list()`: every folio that is not an executable mapped file folio is
-    /// deactivated (PG_workingset set, head of the inactive list). `nr_to_scan` and the
-    /// counts are pages, a large folio counting all of its.
+    /// `shrink_active_list()` (6.6): each folio is checked through the reverse map if it is
+    /// mapped (`folio_referenced()`, clearing its entries' accessed bits); a referenced file
+    /// folio of a VM_EXEC mapping gets another trip round the active list (to its head,
+    /// `nr_rotated`), every other folio is deactivated (PG_workingset set, head of the
+    /// inactive list). `nr_to_scan` and the counts are pages, a large folio counting all of
+    /// its.
     pub(crate) fn shrink_active_list(
         &mut self,
         lv: usize,
@@ -986,30 +990,44 @@ impl Kernel {
         let list = self.memcg.lruvecs[lv].list(lru);
         let mut taken = 0u64;
         let mut mapped = 0u64;
+        let mut nr_rotated = 0u64;
         while taken < nr_to_scan {
             let Some(p) = self.mem.pages.tail(list) else {
                 break;
             };
             let zone_idx = self.page_zonenum(p);
             let nr_pages = folio_nr_pages(self.mem.pages.fields(p));
+            taken += nr_pages;
+            let flags = self.mem.pages.flags(p);
+            let rotate = flags & pg::MAPPED != 0 && {
+                mapped += 1;
+                let (referenced, vm_flags) = self.folio_referenced(p, flags);
+                referenced > 0 && vm_flags & vm::EXEC != 0 && flags & pg::ANON == 0
+            };
             let lruvec = &mut self.memcg.lruvecs[lv];
             lruvec.del_folio(&mut self.mem.pages, p, lru, zone_idx);
+            if rotate {
+                nr_rotated += nr_pages;
+                lruvec.add_folio(&mut self.mem.pages, p, lru, zone_idx);
+                continue;
+            }
             self.mem.pages.clear(p, pg::ACTIVE);
             self.mem.pages.set(p, pg::WORKINGSET);
             lruvec.add_folio(&mut self.mem.pages, p, lru - 1, zone_idx);
-            if self.mem.pages.flags(p) & pg::MAPPED != 0 {
-                // folio_referenced(): the check clears the accessed bits; only executable
-                // file folios stay active for them.
-                let idx = self.mem.pages.fields(p).owner;
-                self.mm.test_and_clear_young(idx);
-                mapped += 1;
-            }
-            taken += nr_pages;
         }
+        let nr_deactivate = taken - nr_rotated;
         self.count(VmEvent::Pgrefill, taken);
-        self.count(VmEvent::Pgdeactivate, taken);
+        self.count(VmEvent::Pgdeactivate, nr_deactivate);
         let nid = self.memcg.lruvecs[lv].nid;
-        self.trace_lru_shrink_active(nid, taken, 0, taken, 0, sc.priority, is_file_lru(lru));
+        self.trace_lru_shrink_active(
+            nid,
+            taken,
+            nr_rotated,
+            nr_deactivate,
+            nr_rotated,
+            sc.priority,
+            is_file_lru(lru),
+        );
         let now = self.clock();
         let c = &self.costs;
         let hold = taken.max(1) * c.isolate_ns;

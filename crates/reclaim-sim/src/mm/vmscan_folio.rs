@@ -11,14 +11,22 @@
 //!    `nr_dirty`, `nr_unqueued_dirty`, `nr_congested`, `nr_writeback` of the tracepoint and
 //!    `sc->nr`; swap-backed folios count as neither, and their swap writeback is left out of
 //!    `nr_writeback` too: the model throttles swap-out by the device's tags);
-//! 3. `folio_check_references()`: a mapped folio (only anon folios are mapped so far) is
-//!    checked through the reverse map: a young entry (cleared by the check) keeps it, and
-//!    activates it if PG_referenced was set too (a second trip round the inactive list;
-//!    before v5.9 at once, `variant.anon_lru_before_5_9`); an unmapped page-cache folio is
-//!    reclaimed, referenced or not (PAGEREF_RECLAIM_CLEAN or PAGEREF_RECLAIM);
+//! 3. `folio_check_references()`: a mapped folio, anon or page cache, is checked through
+//!    the reverse map (`folio_referenced()`, `mm::rmap`): young entries (cleared by the
+//!    check) keep it with PG_referenced set, and activate it if PG_referenced was set
+//!    already (a second trip round the inactive list), if more than one entry was young, or
+//!    if it is a file folio of a VM_EXEC mapping; an anon one before v5.9 at once
+//!    (`variant.anon_lru_before_5_9`). 2.6.36's `page_check_references` had neither the
+//!    "more than one entry" nor the VM_EXEC rule (3.3's "vmscan: promote shared file mapped
+//!    pages" and "vmscan: activate executable pages after first usage"): the same verdicts
+//!    for folios mapped once by non-executable VMAs, the only ones the workloads map, so
+//!    there is no switch. A folio with no young entry is reclaimed, referenced or not
+//!    (PAGEREF_RECLAIM_CLEAN or PAGEREF_RECLAIM); so is every folio in lumpy reclaim;
 //! 4. anon and not in the swap cache: `add_to_swap()` gives it a slot (no slot left:
 //!    activate);
-//! 5. mapped: `try_to_unmap()` replaces the entry by the swap entry;
+//! 5. mapped: `try_to_unmap()` replaces an anon folio's entry by the swap entry, and clears
+//!    a page-cache folio's (each rmap walk of a mapped page-cache folio charged
+//!    `folio_referenced_ns`, as the anon check's);
 //! 6. dirty: `try_to_unmap_flush_dirty()`, then `pageout()` → `swap_writeout()`
 //!    (`swap_writepage()` before 6.16): PG_writeback and PG_reclaim, the write submitted,
 //!    the folio kept (its completion rotates it to the inactive tail). The flush waits for
@@ -76,7 +84,7 @@ use crate::machine::Writepage;
 use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};
 use crate::mm::lru::{folio_lru_list, is_file_lru};
 use crate::mm::page::{folio_nr_pages, pg, PageFields, NO_OWNER};
-use crate::mm::vma::{swp_entry, swp_pte};
+use crate::mm::vma::{swp_entry, swp_pte, vm};
 use crate::mm::vmscan::{
     Isolated, LumpyMode, ReclaimNr, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX,
 };
@@ -128,6 +136,8 @@ struct BatchState {
     nr_dirty: u64,
     nr_congested: u64,
     dirty_zones: u8,
+    /// Reverse-map walks of mapped page-cache folios (`folio_referenced`, `try_to_unmap`).
+    file_rmap_walks: u64,
 }
 
 impl Kernel {
@@ -206,16 +216,20 @@ impl Kernel {
         }
         self.zone_congested_after_batch(nid, sc, &state);
         let BatchState {
-            unmapped, mut stat, ..
+            unmapped,
+            mut stat,
+            file_rmap_walks,
+            ..
         } = state;
         let c = &self.costs;
         // Memory-bound: struct page, mapping and xarray cache misses, slower as the node's
         // memory load grows (hw/memory.rs), as the copy to user space is. An anon folio's
-        // reverse map is walked (`folio_referenced()`), a page-cache folio's is empty. The
-        // work is per folio, however large; the counts below are of pages (`nr_taken`).
+        // reverse map is walked (`folio_referenced()`); a page-cache folio's only if it is
+        // mapped, once to check its references and once more to unmap it. The work is per
+        // folio, however large; the counts below are of pages (`nr_taken`).
         let nr_folios = batch.pages().len() as u64;
         let nr = batch.nr_taken();
-        let rmap_walks = if file { 0 } else { nr_folios };
+        let rmap_walks = if file { file_rmap_walks } else { nr_folios };
         let work = nr_folios * c.shrink_folio_ns
             + rmap_walks * c.folio_referenced_ns
             + (unmapped.folios + nr_file_writes as u64) * c.swap_out_ns
@@ -411,21 +425,26 @@ impl Kernel {
         // made, then PAGEREF_RECLAIM).
         let lumpy = sc.lumpy_reclaim_mode != LumpyMode::None;
         let referenced_folio = referenced_folio && !lumpy;
-        if flags & pg::MAPPED != 0
-            && self.mm.test_and_clear_young(self.mem.pages.fields(p).owner)
-            && !lumpy
-        {
-            if self.variant.anon_lru_before_5_9 {
-                return Verdict::Activate;
-            }
-            self.mem.pages.set(p, pg::REFERENCED);
-            return if referenced_folio {
-                Verdict::Activate
-            } else {
-                Verdict::Keep
-            };
-        }
         let anon = flags & pg::ANON != 0;
+        if flags & pg::MAPPED != 0 {
+            let (referenced_ptes, vm_flags) = self.folio_referenced(p, flags);
+            b.file_rmap_walks += u64::from(!anon);
+            if referenced_ptes > 0 && !lumpy {
+                if anon && self.variant.anon_lru_before_5_9 {
+                    return Verdict::Activate;
+                }
+                // Mapped folios start with the fault's reference: kept for another trip
+                // round the inactive list, activated if used again (or by several
+                // mappings, or executable file folios after one use).
+                self.mem.pages.set(p, pg::REFERENCED);
+                let exec_file = !anon && vm_flags & vm::EXEC != 0;
+                return if referenced_folio || referenced_ptes > 1 || exec_file {
+                    Verdict::Activate
+                } else {
+                    Verdict::Keep
+                };
+            }
+        }
         // add_to_swap(): a slot, and the folio joins the swap cache, dirty (a folio mapped
         // again while its write was in flight is in it already).
         if anon && flags & pg::SWAPCACHE == 0 {
@@ -437,7 +456,12 @@ impl Kernel {
             self.mem.pages.set(p, pg::SWAPCACHE | pg::DIRTY);
         }
         if flags & pg::MAPPED != 0 {
-            self.try_to_unmap(p, cpu, &mut b.unmapped);
+            if anon {
+                self.try_to_unmap(p, cpu, &mut b.unmapped);
+            } else {
+                self.try_to_unmap_file(p);
+                b.file_rmap_walks += 1;
+            }
         }
         if !anon {
             if flags & pg::DIRTY != 0 {
@@ -735,7 +759,7 @@ fn remove_page_cache_folio(f: &mut PageFields) -> Verdict {
 mod tests {
     use crate::mm::page::pg;
     use crate::mm::swapfile::NO_PAGE;
-    use crate::mm::vma::{mk_pte, swp_entry};
+    use crate::mm::vma::{mk_pte, pte_kind, swp_entry, PteKind};
     use crate::testing::{kernel_with, swapon};
 
     /// A folio mapped again while its write to swap was in flight, the write now done: in
@@ -899,5 +923,307 @@ mod tests {
         k.swap.areas[0].swap_duplicate(slot);
         k.activate_locked_free_swap(p);
         assert!(k.mem.pages.fields(p).flags & pg::SWAPCACHE != 0);
+    }
+
+    /// Mapping 9, a sparse file of `nr` pages, mapped whole by a new shared VMA of task 0
+    /// with `vm_flags` (and MADV_RANDOM).
+    fn file_vma(k: &mut crate::kernel::Kernel, nr: u32, vm_flags: u8) -> u32 {
+        use crate::mm::vma::vm;
+        if k.address_spaces.get(9).is_none() {
+            k.address_spaces.create(9, u64::from(nr));
+        }
+        k.mmap_file(0, nr, 9, 0, vm::RAND_READ | vm_flags)
+    }
+
+    /// Page `index` of mapping 9 cached in a new folio and mapped by `vma`, as a hole
+    /// fault leaves it: inactive file list, uptodate, mapped, its entry young.
+    fn map_file_page(k: &mut crate::kernel::Kernel, vma: u32, index: u32) -> u32 {
+        let zi = k.mem.zonelists[0][0];
+        let p = k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
+        k.filemap_add_folios(9, &[p], 0);
+        k.filemap_index_folios(9, u64::from(index), &[p]);
+        k.mem.pages.clear(p, pg::LOCKED);
+        k.mem.pages.set(p, pg::UPTODATE);
+        map_again(k, vma, index, p);
+        p
+    }
+
+    /// Folio `p`, page `index` of mapping 9, mapped by `vma` too, its entry young.
+    fn map_again(k: &mut crate::kernel::Kernel, vma: u32, index: u32, p: u32) -> u32 {
+        let f = k.mm.vm_file(vma).unwrap();
+        let idx = k.mm.vma_address(&f, index).unwrap();
+        k.mm.ptes[idx as usize] = mk_pte(p);
+        k.folio_add_file_rmap(p);
+        idx
+    }
+
+    /// `folio_verdict` of `p` by direct reclaim (`lumpy`: in lumpy reclaim's mode), and
+    /// the rmap walks it made.
+    fn file_verdict(k: &mut crate::kernel::Kernel, p: u32, lumpy: bool) -> (super::Verdict, u64) {
+        use crate::mm::vmscan::{LumpyMode, ScanControl};
+        let mut sc = ScanControl::new(false, 32, 0, 3);
+        if lumpy {
+            sc.lumpy_reclaim_mode = LumpyMode::Async;
+        }
+        let mut b = super::BatchState::default();
+        let v = k.folio_verdict(p, 0, &sc, &mut b);
+        (v, b.file_rmap_walks)
+    }
+
+    fn nr_file_mapped(k: &crate::kernel::Kernel) -> u64 {
+        let n = k.mem.nodes[0].nr_file_mapped;
+        assert_eq!(
+            n,
+            k.nr_file_mapped_walk(),
+            "NR_FILE_MAPPED is the present file entries"
+        );
+        n
+    }
+
+    #[test]
+    fn a_mapped_file_folio_used_once_is_kept_once_then_reclaimed_and_unmapped() {
+        use super::Verdict;
+        use crate::mm::address_space::Entry;
+        let mut k = kernel_with(64, 0, "");
+        let vma = file_vma(&mut k, 8, 0);
+        let p = map_file_page(&mut k, vma, 5);
+        let idx = k.mm.vmas[vma as usize].start + 5;
+        assert_eq!(nr_file_mapped(&k), 1);
+        // First trip: the fault's young entry keeps it, PG_referenced set, the bit cleared.
+        let (v, walks) = file_verdict(&mut k, p, false);
+        assert!(matches!(v, Verdict::Keep));
+        assert_eq!(walks, 1);
+        assert_ne!(k.mem.pages.flags(p) & pg::REFERENCED, 0);
+        assert_eq!(
+            pte_kind(k.mm.ptes[idx as usize]),
+            PteKind::Present {
+                pfn: p,
+                young: false
+            }
+        );
+        // Second trip, not used since: unmapped (a walk) and freed, out of the page cache.
+        let (v, walks) = file_verdict(&mut k, p, false);
+        assert!(matches!(v, Verdict::Free));
+        assert_eq!(walks, 2);
+        assert_eq!(k.mm.ptes[idx as usize], 0);
+        assert_eq!(nr_file_mapped(&k), 0);
+        assert_eq!(k.address_spaces.get(9).unwrap().load(5), Entry::None);
+        assert_eq!(k.mem.pages.fields(p).flags, 0);
+    }
+
+    #[test]
+    fn an_unmapped_page_cache_folio_is_reclaimed_at_once_with_no_rmap_walk() {
+        use super::Verdict;
+        let mut k = kernel_with(64, 0, "");
+        let vma = file_vma(&mut k, 8, 0);
+        let p = map_file_page(&mut k, vma, 2);
+        // Unmapped again (munmap): the folio stays cached, unmapped.
+        k.do_vmi_munmap(vma, 0);
+        assert_eq!(k.mem.pages.flags(p) & pg::MAPPED, 0);
+        assert_eq!(nr_file_mapped(&k), 0);
+        let (v, walks) = file_verdict(&mut k, p, false);
+        assert!(matches!(v, Verdict::Free));
+        assert_eq!(walks, 0);
+    }
+
+    #[test]
+    fn a_mapped_file_folio_is_activated_when_used_twice_mapped_twice_or_executable() {
+        use super::Verdict;
+        use crate::mm::vma::vm;
+        // Used again after its first trip: activated on the second.
+        let mut k = kernel_with(64, 0, "");
+        let vma = file_vma(&mut k, 8, 0);
+        let p = map_file_page(&mut k, vma, 1);
+        assert!(matches!(file_verdict(&mut k, p, false).0, Verdict::Keep));
+        k.mm.mark_young(k.mm.vmas[vma as usize].start + 1);
+        assert!(matches!(
+            file_verdict(&mut k, p, false).0,
+            Verdict::Activate
+        ));
+        assert_eq!(nr_file_mapped(&k), 1);
+        // Young in two mappings (`referenced_ptes > 1`): at once; both bits cleared.
+        let mut k = kernel_with(64, 0, "");
+        let a = file_vma(&mut k, 8, 0);
+        let b = file_vma(&mut k, 8, 0);
+        let p = map_file_page(&mut k, a, 3);
+        let ib = map_again(&mut k, b, 3, p);
+        assert_eq!(nr_file_mapped(&k), 1, "one folio, mapped twice");
+        let (v, walks) = file_verdict(&mut k, p, false);
+        assert!(matches!(v, Verdict::Activate));
+        assert_eq!(walks, 1);
+        assert!(!k.mm.test_and_clear_young(ib));
+        // Executable (VM_EXEC): after one use.
+        let mut k = kernel_with(64, 0, "");
+        let vma = file_vma(&mut k, 8, vm::EXEC);
+        let p = map_file_page(&mut k, vma, 0);
+        assert!(matches!(
+            file_verdict(&mut k, p, false).0,
+            Verdict::Activate
+        ));
+        // Lumpy reclaim ignores references: unmapped and freed on its first trip.
+        let mut k = kernel_with(64, 0, "");
+        let vma = file_vma(&mut k, 8, 0);
+        let p = map_file_page(&mut k, vma, 0);
+        assert!(matches!(file_verdict(&mut k, p, true).0, Verdict::Free));
+        assert_eq!(nr_file_mapped(&k), 0);
+    }
+
+    #[test]
+    fn shrink_active_list_keeps_referenced_executable_file_folios_active_only() {
+        use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
+        use crate::mm::vma::vm;
+        use crate::mm::vmscan::ScanControl;
+        use crate::mm::vmstat::VmEvent;
+        use crate::sched::TaskClass;
+        let mut k = kernel_with(64, 0, "");
+        let tid = k.add_task("t".into(), 0, TaskClass::Workload);
+        k.current = tid;
+        let exec = file_vma(&mut k, 4, vm::EXEC);
+        let data = file_vma(&mut k, 4, 0);
+        let pe = map_file_page(&mut k, exec, 0);
+        let pd = map_file_page(&mut k, data, 1);
+        for p in [pe, pd] {
+            let z = k.page_zonenum(p);
+            k.memcg.lruvecs[0].del_folio(&mut k.mem.pages, p, LRU_INACTIVE_FILE, z);
+            k.mem.pages.set(p, pg::ACTIVE);
+            k.memcg.lruvecs[0].add_folio(&mut k.mem.pages, p, LRU_ACTIVE_FILE, z);
+        }
+        let sc = ScanControl::new(true, 32, 0, 3);
+        k.shrink_active_list(0, 2, LRU_ACTIVE_FILE, &sc, 0);
+        assert_ne!(k.mem.pages.flags(pe) & pg::ACTIVE, 0, "rotated");
+        assert_eq!(
+            k.mem.pages.flags(pd) & (pg::ACTIVE | pg::WORKINGSET),
+            pg::WORKINGSET
+        );
+        assert_eq!(k.memcg.lruvecs[0].total(LRU_ACTIVE_FILE), 1);
+        assert_eq!(k.stats.events.get(VmEvent::Pgrefill), 2);
+        assert_eq!(k.stats.events.get(VmEvent::Pgdeactivate), 1);
+        // Both checks cleared the accessed bits: the rotated folio needs a new use to stay.
+        let start = |v: u32| k.mm.vmas[v as usize].start;
+        let (ie, id) = (start(exec), start(data) + 1);
+        assert!(!k.mm.test_and_clear_young(ie) && !k.mm.test_and_clear_young(id));
+        k.shrink_active_list(0, 1, LRU_ACTIVE_FILE, &sc, 0);
+        assert_eq!(k.mem.pages.flags(pe) & pg::ACTIVE, 0);
+    }
+
+    #[test]
+    fn a_migrated_mapped_file_folio_is_mapped_at_its_new_place() {
+        use crate::mm::address_space::Entry;
+        use crate::mm::lru::LRU_INACTIVE_FILE;
+        use crate::sched::TaskClass;
+        let mut k = kernel_with(64, 0, "");
+        let tid = k.add_task("t".into(), 0, TaskClass::Workload);
+        k.current = tid;
+        let vma = file_vma(&mut k, 8, 0);
+        let src = map_file_page(&mut k, vma, 4);
+        let z = k.page_zonenum(src);
+        k.memcg.lruvecs[0].del_folio(&mut k.mem.pages, src, LRU_INACTIVE_FILE, z);
+        k.mem.nodes[0].nr_isolated[1] += 1;
+        let zi = k.page_zone(src);
+        let dst = k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
+        k.migrate_folio(src, dst, 0);
+        let idx = k.mm.vmas[vma as usize].start + 4;
+        assert_eq!(
+            pte_kind(k.mm.ptes[idx as usize]),
+            PteKind::Present {
+                pfn: dst,
+                young: true
+            }
+        );
+        assert_eq!(k.address_spaces.get(9).unwrap().load(4), Entry::Folio(dst));
+        assert_eq!(nr_file_mapped(&k), 1);
+        let flags = k.mem.pages.flags(dst);
+        assert_eq!(
+            k.folio_referenced(dst, flags),
+            (1, crate::mm::vma::vm::RAND_READ)
+        );
+    }
+
+    /// Runs a task of `sim` that faults page `addr` of `vma` until it exits; the fault's
+    /// result.
+    fn fault(sim: &mut crate::process::Sim, vma: u32, addr: u32) -> crate::mm::memory::Fault {
+        use crate::mm::memory::{handle_mm_fault, Fault};
+        use crate::mm::swap_state::SwapinScratch;
+        use crate::sched::TaskClass;
+        use std::cell::Cell;
+        use std::rc::Rc;
+        let out = Rc::new(Cell::new(Fault::None));
+        let o = Rc::clone(&out);
+        let id = sim.spawn("f".into(), 0, TaskClass::Workload, move |cx| async move {
+            let mut scratch = SwapinScratch::default();
+            o.set(handle_mm_fault(&cx, vma, addr, 0, &mut scratch).await);
+        });
+        let now = sim.k().clock();
+        sim.k().sched.wake(id, now);
+        while !sim.exited(id) {
+            crate::testing::run_next(sim);
+        }
+        out.get()
+    }
+
+    #[test]
+    fn a_hole_fault_maps_a_new_page_cache_folio_with_no_io_and_refaults_after_reclaim() {
+        use super::Verdict;
+        use crate::mm::address_space::Entry;
+        use crate::mm::lru::LRU_INACTIVE_FILE;
+        use crate::mm::memory::Fault;
+        use crate::mm::vmstat::VmEvent;
+        let mut sim = crate::process::Sim::new(kernel_with(64, 0, ""));
+        let vma = file_vma(&mut sim.k(), 16, 0);
+        let idx = sim.k().mm.vmas[vma as usize].start + 7;
+        let free = sim.k().nr_free_pages_true();
+        assert_eq!(fault(&mut sim, vma, 7), Fault::Major);
+        let k = sim.k();
+        let PteKind::Present {
+            pfn: p,
+            young: true,
+        } = pte_kind(k.mm.ptes[idx as usize])
+        else {
+            panic!("a young entry");
+        };
+        let f = *k.mem.pages.fields(p);
+        assert_eq!(f.owner, 9);
+        assert_eq!(
+            f.flags & !pg::WORKINGSET,
+            pg::LRU | pg::MAPPED | pg::UPTODATE,
+            "on the LRU, mapped, uptodate; not locked, referenced or anon"
+        );
+        assert_eq!(f.lru as usize, LRU_INACTIVE_FILE);
+        assert_eq!(k.mem.page_ext.index.as_ref().unwrap()[p as usize], 7);
+        assert_eq!(k.address_spaces.get(9).unwrap().load(7), Entry::Folio(p));
+        assert_eq!(k.mem.nodes[0].nr_file_pages, 1);
+        assert_eq!(nr_file_mapped(&k), 1);
+        assert_eq!(k.nr_free_pages_true(), free - 1);
+        // A major fault, and no read: no bio, nothing paged in.
+        assert_eq!(k.stats.events.get(VmEvent::Pgmajfault), 1);
+        assert_eq!(k.stats.events.get(VmEvent::Pgfault), 1);
+        assert_eq!(k.stats.events.get(VmEvent::PgpginKb), 0);
+        k.check_page_places(&[]).unwrap();
+        drop(k);
+        // Present now: a second fault does nothing.
+        assert_eq!(fault(&mut sim, vma, 7), Fault::None);
+        // Reclaimed (kept once, then freed), its entry is none; the next fault finds a hole
+        // again and maps a fresh folio.
+        {
+            let mut guard = sim.k();
+            let k = &mut *guard;
+            assert!(matches!(file_verdict(k, p, false).0, Verdict::Keep));
+            assert!(matches!(file_verdict(k, p, false).0, Verdict::Free));
+            assert_eq!(k.mm.ptes[idx as usize], 0);
+            let z = k.page_zonenum(p);
+            k.memcg.lruvecs[0].del_folio(&mut k.mem.pages, p, LRU_INACTIVE_FILE, z);
+            k.mem.nodes[0].nr_file_pages -= 1;
+            k.free_folio(p, 0);
+        }
+        assert_eq!(fault(&mut sim, vma, 7), Fault::Major);
+        let k = sim.k();
+        assert!(matches!(
+            pte_kind(k.mm.ptes[idx as usize]),
+            PteKind::Present { young: true, .. }
+        ));
+        assert_eq!(k.stats.events.get(VmEvent::Pgmajfault), 2);
+        assert_eq!(k.stats.events.get(VmEvent::PgpginKb), 0);
+        assert_eq!(nr_file_mapped(&k), 1);
+        k.check_page_places(&[]).unwrap();
     }
 }

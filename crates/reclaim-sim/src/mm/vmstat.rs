@@ -185,6 +185,9 @@ pub struct VmstatSnapshot {
     pub compaction: bool,
     /// Whether the `THP_EVENTS` are printed: `transparent_hugepage = "always"`.
     pub thp: bool,
+    /// `nr_mapped` (NR_FILE_MAPPED), printed after the other state items in a run that maps
+    /// a file, so that the run directories of the others stay as they were.
+    pub nr_mapped: Option<u64>,
 }
 
 impl VmstatSnapshot {
@@ -199,6 +202,11 @@ impl VmstatSnapshot {
         {
             s.push_str(name);
             s.push(' ');
+            s.push_str(&v.to_string());
+            s.push('\n');
+        }
+        if let Some(v) = self.nr_mapped {
+            s.push_str("nr_mapped ");
             s.push_str(&v.to_string());
             s.push('\n');
         }

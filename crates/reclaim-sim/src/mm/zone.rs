@@ -197,6 +197,8 @@ pub struct PgData {
     pub nr_file_pages: u64,
     /// NR_ANON_MAPPED.
     pub nr_anon_mapped: u64,
+    /// NR_FILE_MAPPED (`nr_mapped`): page-cache pages mapped by a page table.
+    pub nr_file_mapped: u64,
     /// NR_VMSCAN_WRITE (cumulative).
     pub nr_vmscan_write: u64,
     /// WORKINGSET_REFAULT_ANON, WORKINGSET_ACTIVATE_ANON, WORKINGSET_RESTORE_ANON.

@@ -716,7 +716,6 @@ mod tests {
                 &["swap.kind=file", "swap.size_mb=2000000"][..],
                 "swap.size_mb",
             ),
-            (&["workload.kind=mapped-file-stream"][..], "workload.kind"),
         ] {
             let e = refused(MIN, sets, Backend::Simulator);
             assert_eq!(e.key, key, "{e}");
@@ -768,12 +767,13 @@ mod tests {
         assert_eq!(bg["size_mb"].as_integer(), Some(256), "defaults filled in");
         s.check_backend(Backend::Live, "bg.toml").unwrap();
         s.check_backend(Backend::Simulator, "bg.toml").unwrap();
-        let live_only = ok.replace(
+        let sim_only = ok.replace(
             "[workload.background]\nkind = \"usemem\"\nrandom = true",
-            "[workload.background]\nkind = \"mapped-file-stream\"",
+            "[workload.background]\nkind = \"hugetlb\"",
         );
-        let s = Scenario::parse(&live_only, "bg.toml", &[]).unwrap();
-        let e = s.check_backend(Backend::Simulator, "bg.toml").unwrap_err();
+        let s = Scenario::parse(&sim_only, "bg.toml", &[]).unwrap();
+        s.check_backend(Backend::Simulator, "bg.toml").unwrap();
+        let e = s.check_backend(Backend::Live, "bg.toml").unwrap_err();
         assert_eq!(e.key, "workload.background.kind");
     }
 

@@ -1,6 +1,6 @@
 //! Workloads: the benchmarks of the seed documents as processes on the simulated machine
-//! (dd, dd-write, fs_mark, usemem, stutter and hugetlb); mapped-file-stream is live
-//! runs' only, its keys checked here all the same so that one scenario file serves both backends.
+//! (dd, dd-write, fs_mark, usemem, mapped-file-stream, stutter and hugetlb), each one
+//! scenario file for both backends.
 //!
 //! A workload is one file here that implements [`Workload`] and one line in [`REGISTRY`].
 //! The scenario, the run loop and the command line know workloads only through that table:
