@@ -186,6 +186,8 @@ async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) ->
         {
             let mut k = cx.k();
             // Fall back to order-0 once enough was reclaimed for the high-order request.
+            // Departure: 4.16's and 6.6's kswapd_shrink_node() test balance_pgdat()'s
+            // running sc->nr_reclaimed, not one pass's (docs/model.md, "Fragmentation").
             let delta = sc.nr_reclaimed - nr_reclaimed;
             if sc.order > 0 && delta >= 2u64 << sc.order {
                 sc.order = 0;
