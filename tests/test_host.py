@@ -261,3 +261,45 @@ def test_the_probe_command_refuses_a_fresh_file_too_small_to_measure(tmp_path: P
     result = CliRunner().invoke(cli, ["host", "probe", "--path", str(tmp_path), "--fresh-mb", "10"])
     assert result.exit_code == 1 and "--fresh-mb 10: the probe reads at least 64 MiB" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+PAGETYPEINFO = ROOT / "tests" / "data" / "pagetypeinfo-6.18.txt"
+
+
+def test_pagetypeinfo_gives_each_zones_non_movable_pageblocks_and_their_free_blocks() -> None:
+    text = PAGETYPEINFO.read_text()
+    # A damaged line is skipped, not a crash.
+    text = text.replace("Node 0, zone   Normal           93", "Node 0, zone   Normal  x y\nNode 0, zone   Normal           93")
+    blocks = host.pageblocks(text)
+    dma32, normal = blocks
+    # ZONE_DMA counts with DMA32, as `dma32_mb` does: 1 + 12 unmovable pageblocks.
+    assert (dma32["zone"], dma32["unmovable"], dma32["reclaimable"], dma32["highatomic"]) == ("DMA32", 13, 44, 0)
+    assert dma32["free_unmovable"] == [131, 198, 86, 50, 23, 18, 14, 3, 4, 0, 0]
+    assert dma32["free_reclaimable"][:3] == [2215, 1290, 572]
+    assert (normal["zone"], normal["unmovable"], normal["reclaimable"], normal["highatomic"]) == ("Normal", 93, 292, 78)
+    assert normal["free_unmovable"] == [109, 798, 333, 175, 83, 24, 17, 9, 4, 1, 0]
+    assert "free_movable" not in normal
+    # Movable free lists alone say nothing of the kernel's pageblocks.
+    assert host.pageblocks("Node 0, zone Normal, type Movable 1 2\n") == []
+
+
+def test_the_pageblocks_command_fills_the_profile_and_a_host_scenario_starts_from_them(host_profile: Path) -> None:
+    result = CliRunner().invoke(cli, ["host", "pageblocks", "--file", str(PAGETYPEINFO)])
+    assert result.exit_code != 0 and "reclaimlab host probe" in result.output, result.output
+    profile = {
+        "hostname": "vm", "kernel": "6.18", "probed_at": "2026-11-28T08:00:00Z", "path": "/var/tmp",
+        "nodes": 1, "cpus_per_node": 2, "memory_mb_per_node": 24105, "dma32_mb": 3034, "read_ahead_kb": 8192,
+        "min_free_kbytes": 67584, "watermark_scale_factor": 10, "rotational": False,
+        "device": {"name": "vda", "bandwidth_mb_s": 1000.0, "latency_us": 50.0},
+    }
+    host_profile.write_text(_core.host_profile_toml(json.dumps(profile)))
+    result = CliRunner().invoke(cli, ["host", "pageblocks", "--file", str(PAGETYPEINFO)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "node 0 Normal: 93 unmovable, 292 reclaimable, 78 high-atomic pageblocks" in result.stdout
+    written = tomllib.loads(host_profile.read_text())
+    assert written["device"]["bandwidth_mb_s"] == 1000.0 and written["min_free_kbytes"] == 67584
+    assert [b["zone"] for b in written["pageblocks"]] == ["DMA32", "Normal"]
+    scenario = ROOT / "scenarios" / "live" / "dd-squeeze.toml"
+    (point,) = points(scenario, ["workload.tasks=1"])
+    machine = tomllib.loads(point.toml)["machine"]
+    assert machine["pageblocks"] == written["pageblocks"]

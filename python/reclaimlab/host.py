@@ -18,6 +18,11 @@ written by the core (its schema is crates/reclaim-sim/src/scenario/host.rs) to
 `_core.host_profile_file()`, which later runs reuse. With `--swap` (root) the swap path's
 CPU costs are measured too, with a swap file the probe adds and removes
 (live/swap_probe.py); without it the probe changes nothing.
+
+The profile also keeps the zones' non-movable pageblocks and the free blocks in them, from
+/proc/pagetypeinfo (`pageblocks`, crates/reclaim-sim/src/mm/boot_memory.rs), so that a
+simulated run starts as fragmented as this machine; `reclaimlab host pageblocks` reads them
+again on their own, optionally after dropping the page cache as a live run does.
 """
 
 from __future__ import annotations
@@ -67,6 +72,61 @@ def _read(path: str | Path) -> str:
 
 def _kb(line: str) -> int:
     return int(line.split()[-2])
+
+
+PAGETYPEINFO = "/proc/pagetypeinfo"
+# The model's zones: the host's ZONE_DMA counts with its DMA32, as `dma32_mb` does.
+MODEL_ZONE = {"DMA": "DMA32", "DMA32": "DMA32", "Normal": "Normal"}
+NON_MOVABLE = {"Unmovable": "unmovable", "Reclaimable": "reclaimable", "HighAtomic": "highatomic"}
+
+
+def pageblocks(text: str) -> list[dict[str, Any]]:
+    """Each zone's non-movable pageblocks and the free blocks on the Unmovable and
+    Reclaimable free lists, from /proc/pagetypeinfo's text, as the machine's `pageblocks`
+    (`ZonePageblocks`). Zones the model does not have (Movable, Device) are left out; a
+    line that does not parse is skipped."""
+    zones: dict[tuple[int, str], dict[str, Any]] = {}
+
+    def zone(node: str, name: str) -> dict[str, Any] | None:
+        if name not in MODEL_ZONE:
+            return None
+        key = (int(node), MODEL_ZONE[name])
+        return zones.setdefault(key, {"node": key[0], "zone": key[1], "unmovable": 0, "reclaimable": 0, "highatomic": 0})
+
+    columns: list[str] = []
+    for line in text.splitlines():
+        head, _, rest = line.partition(",")
+        fields = rest.replace(",", " ").split()
+        if line.startswith("Number of blocks type"):
+            columns = line.split()[4:]
+        elif head.startswith("Node") and len(fields) >= 2 and fields[0] == "zone":
+            if fields[2:3] == ["type"] and len(fields) >= 4:
+                # Node 0, zone Normal, type Unmovable <counts by order>
+                name, mt, counts = fields[1], fields[3], fields[4:]
+                z = zone(head.split()[1], name)
+                key = {"Unmovable": "free_unmovable", "Reclaimable": "free_reclaimable"}.get(mt)
+                if z is None or key is None or not all(c.isdigit() for c in counts):
+                    continue
+                have = z.setdefault(key, [])
+                have.extend([0] * (len(counts) - len(have)))
+                for i, c in enumerate(counts):
+                    have[i] += int(c)
+            elif columns and len(fields) == 2 + len(columns) and all(c.isdigit() for c in fields[2:]):
+                # Node 0, zone Normal <blocks of each type>
+                z = zone(head.split()[1], fields[1])
+                if z is None:
+                    continue
+                for mt, n in zip(columns, fields[2:]):
+                    if mt in NON_MOVABLE:
+                        z[NON_MOVABLE[mt]] += int(n)
+    return [z for z in zones.values() if z["unmovable"] or z["reclaimable"] or z["highatomic"]]
+
+
+def drop_page_cache() -> None:
+    """`sync; echo 3 > /proc/sys/vm/drop_caches`: the clean page cache and reclaimable slab
+    dropped, as a live run with `[live] drop_caches` starts (root)."""
+    os.sync()
+    Path("/proc/sys/vm/drop_caches").write_text("3")
 
 
 def memory_per_node_mb(nodes: list[Path]) -> int:
@@ -511,6 +571,7 @@ def _probe(path: str, probe_file: Path | None, log: Callable[[str], None], write
         },
         "reads": reads,
         "costs": probe_usemem_costs(),
+        "pageblocks": pageblocks(_read(PAGETYPEINFO)) if os.access(PAGETYPEINFO, os.R_OK) else [],
     }
     if writes is not None:
         profile["writes"] = writes
@@ -583,6 +644,38 @@ def probe_command(path: str, swap: bool, fresh_mb: int, as_json: bool) -> None:
         click.echo(json.dumps(profile, indent=2))
     else:
         click.echo(out.read_text(), nl=False)
+    click.echo(f"host profile: {out}", err=True)
+
+
+@host.command("pageblocks")
+@click.option(
+    "--drop-caches",
+    is_flag=True,
+    help="First drop the page cache and reclaimable slab (sync; echo 3 > /proc/sys/vm/drop_caches; root), as a live run with `[live] drop_caches` starts.",
+)
+@click.option(
+    "--file",
+    "path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=PAGETYPEINFO,
+    show_default=True,
+    help="Read a copy of /proc/pagetypeinfo saved earlier (e.g. just before a live run) instead.",
+)
+def pageblocks_command(drop_caches: bool, path: str) -> None:
+    """Read this machine's non-movable pageblocks and the free blocks in them from
+    /proc/pagetypeinfo (root) into its host profile, the rest of the profile kept: a
+    simulated run of a `from = "host"` scenario starts from them (`[machine] pageblocks`)."""
+    try:
+        if drop_caches:
+            drop_page_cache()
+        blocks = pageblocks(_read(path))
+        text = _core.host_profile_with_pageblocks(json.dumps(blocks))
+    except (OSError, ValueError) as e:
+        raise click.ClickException(str(e)) from None
+    out = Path(_core.host_profile_file())
+    out.write_text("# this machine, as `reclaimlab host probe` measured it\n" + text.rstrip("\n") + "\n")
+    for b in blocks:
+        click.echo(f"node {b['node']} {b['zone']}: {b['unmovable']} unmovable, {b['reclaimable']} reclaimable, {b['highatomic']} high-atomic pageblocks")
     click.echo(f"host profile: {out}", err=True)
 
 

@@ -233,6 +233,20 @@ fn host_profile_toml(json: &str) -> PyResult<String> {
     Ok(profile.to_toml())
 }
 
+/// The host profile as TOML with its `pageblocks` replaced by those in `json` (what
+/// `reclaimlab host pageblocks` read from /proc/pagetypeinfo), the rest as it was; OSError
+/// if there is no profile yet, ValueError naming the key if one is out of range.
+#[pyfunction]
+fn host_profile_with_pageblocks(json: &str) -> PyResult<String> {
+    let mut profile = HostProfile::load().map_err(PyOSError::new_err)?;
+    profile.pageblocks = serde_json::from_str(json)
+        .map_err(|e| PyValueError::new_err(format!("host profile: pageblocks: {e}")))?;
+    profile
+        .validate()
+        .map_err(|e| PyValueError::new_err(format!("host profile: {}: {}", e.key, e.message)))?;
+    Ok(profile.to_toml())
+}
+
 /// Run a resolved scenario (a `ResolvedScenario` checked for the simulator) and write its
 /// run directory, complete or not at all:
 /// its files go into a hidden `staging_dir` renamed into place at the end (with `overwrite`,
@@ -431,5 +445,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_profile_file, m)?)?;
     m.add_function(wrap_pyfunction!(dumps_toml, m)?)?;
     m.add_function(wrap_pyfunction!(host_profile_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(host_profile_with_pageblocks, m)?)?;
     Ok(())
 }

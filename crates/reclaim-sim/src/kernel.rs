@@ -491,6 +491,7 @@ impl Kernel {
         // A squeeze's hugetlb pages left the buddy lists but stay managed.
         let held = held
             + self.mem.hugetlb_pages
+            + self.mem.kernel_pages
             + self.mem.compaction_freepages
             + self.percpu.pcp.total()
             + self
@@ -509,8 +510,9 @@ impl Kernel {
 
     /// Every page frame is in exactly one place (slow: tests only): inside one free block on
     /// a buddy list, on one per-CPU list, in a folio on one LRU list (a large folio's tails
-    /// with it), in one CPU's LRU-add batch, in a compound page nobody owns (a hugetlb
-    /// page), or in `held` (pages the caller knows a task holds) — but for the isolated
+    /// with it), in one CPU's LRU-add batch, in the kernel's own memory (`pg::SLAB`), in a
+    /// compound page nobody owns (a hugetlb page), or in `held` (pages the caller knows a
+    /// task holds) — but for the isolated
     /// folios and compactions' targets, which tasks hold in lists of their own: the pages in
     /// no place are exactly as many.
     pub fn check_page_places(&self, held: &[u32]) -> Result<(), String> {
@@ -553,7 +555,10 @@ impl Kernel {
         }
         for p in 0..pages.nr_pages() {
             let f = pages.fields(p);
-            if f.order > 0 && f.flags & (pg::BUDDY | pg::TAIL | pg::LRU) == 0 && f.owner == NO_OWNER
+            if f.flags & pg::SLAB != 0
+                || f.order > 0
+                    && f.flags & (pg::BUDDY | pg::TAIL | pg::LRU) == 0
+                    && f.owner == NO_OWNER
             {
                 put(p, 1 << f.order);
             }

@@ -79,6 +79,63 @@ pub struct Machine {
     /// run, which runs on the machine itself, does not read it.
     #[serde(default, skip_serializing_if = "SysctlSettings::is_empty")]
     pub sysctl: SysctlSettings,
+    /// The pageblocks the kernel's own memory holds when the run starts, zone by zone, as
+    /// /proc/pagetypeinfo of a machine at rest counts them (a host's, from its profile).
+    /// Empty: every pageblock starts movable and free, as on a machine just booted
+    /// (`mm::boot_memory`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pageblocks: Vec<ZonePageblocks>,
+}
+
+/// One zone's non-movable pageblocks and the free blocks left in them, as
+/// /proc/pagetypeinfo prints them ("Number of blocks type" and "Free pages count per
+/// migrate type at order"). The rest of those pageblocks is the kernel's (slab, page tables,
+/// boot allocations): in use for the whole run, neither reclaimable nor movable
+/// (`mm::boot_memory`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZonePageblocks {
+    #[serde(default)]
+    pub node: u32,
+    /// `"DMA32"` (with the host's ZONE_DMA, as `dma32_mb` counts it) or `"Normal"`.
+    pub zone: String,
+    /// Pageblocks of MIGRATE_UNMOVABLE, MIGRATE_RECLAIMABLE and MIGRATE_HIGHATOMIC. The model
+    /// has no high-atomic reserve: those pageblocks are held whole, out of every
+    /// allocation's reach, as the watermark checks keep a reserve's pages out of ordinary
+    /// allocations' (`zone->nr_reserved_highatomic`).
+    #[serde(default)]
+    pub unmovable: u32,
+    #[serde(default)]
+    pub reclaimable: u32,
+    #[serde(default)]
+    pub highatomic: u32,
+    /// The free blocks of each order (0, 1, …) on the MIGRATE_UNMOVABLE and
+    /// MIGRATE_RECLAIMABLE free lists.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub free_unmovable: Vec<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub free_reclaimable: Vec<u64>,
+}
+
+/// Zone names `ZonePageblocks::zone` takes.
+pub const PAGEBLOCK_ZONES: [&str; 2] = ["DMA32", "Normal"];
+
+impl ZonePageblocks {
+    /// Its own keys: a zone the model has, free lists of at most 11 orders (0 … MAX_ORDER).
+    pub fn validate(&self) -> Result<(), Invalid> {
+        if !PAGEBLOCK_ZONES.contains(&self.zone.as_str()) {
+            return Invalid::err("zone", "expected \"DMA32\" or \"Normal\"");
+        }
+        for (key, free) in [
+            ("free_unmovable", &self.free_unmovable),
+            ("free_reclaimable", &self.free_reclaimable),
+        ] {
+            if free.len() > 11 {
+                return Invalid::err(key, "expected at most 11 counts (orders 0 to 10)");
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Machine {
@@ -119,8 +176,78 @@ impl Machine {
             d.validate()
                 .map_err(|e| e.within(&format!("devices[{i}]")))?;
         }
+        self.validate_pageblocks()
+    }
+
+    /// `pageblocks`: each entry's own keys, a node and zone the machine has, once each, and
+    /// no more non-movable pageblocks than the zone has.
+    fn validate_pageblocks(&self) -> Result<(), Invalid> {
+        let mut seen = vec![];
+        for (i, b) in self.pageblocks.iter().enumerate() {
+            let at = format!("pageblocks[{i}]");
+            b.validate().map_err(|e| e.within(&at))?;
+            if b.node >= self.nodes {
+                return Invalid::err(
+                    format!("{at}.node"),
+                    format!("expected a node below {}", self.nodes),
+                );
+            }
+            let zone_pages = self.zone_pages(b.node, &b.zone);
+            if zone_pages == 0 {
+                return Invalid::err(
+                    format!("{at}.zone"),
+                    format!(
+                        "node {} has no {} zone (dma32_mb sets node 0's DMA32)",
+                        b.node, b.zone
+                    ),
+                );
+            }
+            if seen.contains(&(b.node, b.zone.as_str())) {
+                return Invalid::err(format!("{at}.zone"), "expected each node's zone once");
+            }
+            seen.push((b.node, b.zone.as_str()));
+            let blocks =
+                u64::from(b.unmovable) + u64::from(b.reclaimable) + u64::from(b.highatomic);
+            let zone_blocks = zone_pages / 512;
+            if blocks > zone_blocks {
+                return Invalid::err(
+                    at,
+                    format!(
+                        "{blocks} non-movable pageblocks do not fit in the zone's {zone_blocks}"
+                    ),
+                );
+            }
+        }
         Ok(())
     }
+
+    /// The page frames of node `nid`'s zone `zone` (`"DMA32"` or `"Normal"`); 0 if it has
+    /// none.
+    pub fn zone_pages(&self, nid: u32, zone: &str) -> u64 {
+        let (dma32, normal) = self.node_zone_pages(nid);
+        match zone {
+            "DMA32" => dma32,
+            "Normal" => normal,
+            _ => 0,
+        }
+    }
+
+    /// Node `nid`'s page frames in ZONE_DMA32 and ZONE_NORMAL as boot lays them out
+    /// (`mm::mm_init`): each in whole MAX_ORDER blocks (1024 pages), DMA32 on node 0 only.
+    pub fn node_zone_pages(&self, nid: u32) -> (u64, u64) {
+        let dma32 = if nid == 0 {
+            whole_blocks(self.dma32_mb)
+        } else {
+            0
+        };
+        (dma32, whole_blocks(self.memory_mb_per_node) - dma32)
+    }
+}
+
+/// The pages of `mb` megabytes in whole MAX_ORDER blocks of 1024 pages (what a node or
+/// zone of that size manages).
+pub fn whole_blocks(mb: u64) -> u64 {
+    mb * 256 / 1024 * 1024
 }
 
 impl Machine {
@@ -176,6 +303,7 @@ impl Default for Machine {
             devices: vec![Device::default()],
             fs: Fs::Generic,
             sysctl: SysctlSettings::default(),
+            pageblocks: vec![],
         }
     }
 }

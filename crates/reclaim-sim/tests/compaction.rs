@@ -107,3 +107,42 @@ fn a_compacting_run_is_deterministic() {
         assert_eq!(x, y);
     }
 }
+
+/// A machine that starts with the kernel's own pageblocks (`[machine] pageblocks`, as a
+/// host at rest has them): their kernel pages stay for the whole run (a movable
+/// allocation's fallback may claim such a pageblock once page cache fills its free part, as
+/// the kernel's `steal_suitable_fallback` does), and every page ends in one place.
+#[test]
+fn the_kernels_pageblocks_stay_the_kernels_through_a_compacting_run() {
+    let blocks = "machine.pageblocks=[{zone = \"Normal\", unmovable = 40, reclaimable = 60, \
+                  free_unmovable = [300, 120, 40, 10, 2], free_reclaimable = [900, 300, 60, 8]}]";
+    let (k, out, _) = run(&[blocks]);
+    let (_, plain, _) = run(&[]);
+    let slab = (0..k.mem.pages.nr_pages())
+        .filter(|&p| k.mem.pages.flags(p) & reclaim_sim::mm::page::pg::SLAB != 0)
+        .count() as u64;
+    let free_placed = 300 + 240 + 160 + 80 + 32 + 900 + 600 + 240 + 64;
+    assert_eq!(k.mem.kernel_pages, 100 * 512 - free_placed);
+    assert_eq!(
+        slab, k.mem.kernel_pages,
+        "no kernel page was freed or migrated"
+    );
+    assert_eq!(k.check_page_places(&[]), Ok(()));
+    // The fragmented machine's memory is the plain one's less the kernel's: fewer pages
+    // free at the start.
+    let free = |o: &reclaim_sim::RunOutput| -> u64 {
+        let line = o
+            .vmstat_before
+            .lines()
+            .find(|l| l.starts_with("nr_free_pages "))
+            .unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    assert_eq!(
+        free(&plain) - free(&out),
+        k.mem.kernel_pages,
+        "{} {}",
+        free(&plain),
+        free(&out)
+    );
+}

@@ -135,6 +135,7 @@ async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) ->
     let zone_boosts = {
         let mut k = cx.k();
         k.count(VmEvent::Pageoutrun, 1);
+        k.update_reclaim_active(nid, highest_zoneidx, true);
         k.pgdat_zone_boosts(nid, highest_zoneidx)
     };
     // Account for the reclaim boost.
@@ -185,6 +186,8 @@ async fn balance_pgdat(cx: &Cx, nid: u32, order: u32, highest_zoneidx: usize) ->
         {
             let mut k = cx.k();
             // Fall back to order-0 once enough was reclaimed for the high-order request.
+            // Departure: 4.16's and 6.6's kswapd_shrink_node() test balance_pgdat()'s
+            // running sc->nr_reclaimed, not one pass's (docs/model.md, "Fragmentation").
             let delta = sc.nr_reclaimed - nr_reclaimed;
             if sc.order > 0 && delta >= 2u64 << sc.order {
                 sc.order = 0;
@@ -311,6 +314,7 @@ impl Kernel {
         zone_boosts: &[u64; MAX_NR_ZONES],
         highest_zoneidx: usize,
     ) -> u32 {
+        self.update_reclaim_active(nid, highest_zoneidx, false);
         if boosted {
             for (i, &boost) in zone_boosts.iter().enumerate() {
                 if boost == 0 {
@@ -323,6 +327,19 @@ impl Kernel {
             self.wakeup_kcompactd(nid, PAGEBLOCK_ORDER, highest_zoneidx);
         }
         sc.order
+    }
+
+    /// `update_reclaim_active()` (5.14+): ZONE_RECLAIM_ACTIVE set (`set_reclaim_active`, at
+    /// `balance_pgdat()`'s start) or cleared (`clear_reclaim_active`, at its end) on node
+    /// `nid`'s managed zones up to `highest_zoneidx`. Kept in every era; only the per-CPU
+    /// lists of 5.14+ read it (`PerCpuPages::nr_pcp_high`).
+    pub fn update_reclaim_active(&mut self, nid: u32, highest_zoneidx: usize, active: bool) {
+        for &zi in &self.mem.nodes[nid as usize].zones {
+            let z = &mut self.mem.zones[zi];
+            if z.zone_idx <= highest_zoneidx && z.managed_pages > 0 {
+                z.reclaim_active = active;
+            }
+        }
     }
 
     /// `pgdat_watermark_boosted()` (6.6): any managed zone of node `nid` up to

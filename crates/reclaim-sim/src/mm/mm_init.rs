@@ -6,7 +6,8 @@
 
 use crate::hw::lock::SpinLock;
 use crate::hw::memory::MemoryBandwidth;
-use crate::machine::Machine;
+use crate::machine::{whole_blocks, Machine};
+use crate::mm::boot_memory;
 use crate::mm::lru::{Lruvec, NR_LRU_LISTS};
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
 use crate::mm::numa::{build_node_orders, Zlc};
@@ -53,15 +54,11 @@ pub struct Memory {
     pub min_free_kbytes: u64,
     /// Base pages held by reserved hugetlb pages (`mm::hugetlb`, a memory squeeze).
     pub hugetlb_pages: u64,
+    /// Pages the kernel's own memory holds from the start (`pg::SLAB`, `mm::boot_memory`).
+    pub kernel_pages: u64,
     /// Free pages compactions in progress hold as migration targets (their
     /// `cc->freepages`): off the free lists and out of NR_FREE_PAGES.
     pub compaction_freepages: u64,
-}
-
-/// The pages of `mb` megabytes, in whole MAX_ORDER blocks (what a node or zone of that size
-/// manages).
-fn whole_blocks(mb: u64) -> u64 {
-    (mb * 256) / MAX_ORDER_NR_PAGES as u64 * MAX_ORDER_NR_PAGES as u64
 }
 
 /// The page frames of machine `m`: each node's memory in whole MAX_ORDER blocks.
@@ -136,12 +133,34 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
         })
         .collect();
     let mut block_zone = vec![0u8; (nr_pages / MAX_ORDER_NR_PAGES) as usize];
+    let mut kernel_pages = 0;
     for (zi, z) in zones.iter_mut().enumerate() {
         let mut p = z.start_pfn;
         while p < z.end_pfn() {
             block_zone[(p / MAX_ORDER_NR_PAGES) as usize] = zi as u8;
-            z.free_one_page(&mut pages, p, (NR_PAGE_ORDERS - 1) as u32);
             p += MAX_ORDER_NR_PAGES;
+        }
+        let name = if z.zone_idx == ZONE_DMA32 {
+            "DMA32"
+        } else {
+            "Normal"
+        };
+        match m
+            .pageblocks
+            .iter()
+            .find(|b| b.node == z.nid && b.zone == name)
+        {
+            Some(b) => {
+                let layout = boot_memory::zone_layout(z, b);
+                kernel_pages += boot_memory::boot_zone(z, &mut pages, &layout);
+            }
+            None => {
+                let mut p = z.start_pfn;
+                while p < z.end_pfn() {
+                    z.free_one_page(&mut pages, p, (NR_PAGE_ORDERS - 1) as u32);
+                    p += MAX_ORDER_NR_PAGES;
+                }
+            }
         }
     }
     // Boot-time watermarks: min_free_kbytes from all (low) memory, then the reserves.
@@ -194,6 +213,7 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
         block_zone,
         min_free_kbytes,
         hugetlb_pages: 0,
+        kernel_pages,
         compaction_freepages: 0,
     };
     (memory, lruvecs)

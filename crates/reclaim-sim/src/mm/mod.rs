@@ -6,6 +6,7 @@
 
 pub mod address_space;
 pub mod backing_dev;
+pub mod boot_memory;
 pub mod compaction;
 pub mod congestion;
 pub mod filemap;

@@ -35,6 +35,10 @@ pub mod pg {
     /// list, is neither free nor a folio of its own, and carries no other flag; `owner`
     /// holds the head's pfn (mm/page_alloc.rs `prep_compound_folio`).
     pub const TAIL: u16 = 1 << 14;
+    /// PG_slab, standing for all the kernel's own memory a machine starts with (slab, page
+    /// tables, boot allocations: `mm::boot_memory`): in use for the whole run, on no list,
+    /// never reclaimed, migrated or freed.
+    pub const SLAB: u16 = 1 << 15;
 }
 
 /// `folio_nr_pages()`: the pages of the folio whose head has fields `f` (`1 << order`).

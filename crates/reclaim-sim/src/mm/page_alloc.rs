@@ -35,8 +35,8 @@
 //! (an allocation whose retries run out is counted in `Kernel::nr_oom_retries` and retries,
 //! as it would after the killer freed memory), cpusets, `__GFP_MEMALLOC`/PF_MEMALLOC reserves,
 //! highatomic reserves (`unreserve_highatomic_pageblock()` before the drain has none to
-//! release), 6.2's lower `high` while kswapd reclaims a zone (`nr_pcp_high()` under
-//! ZONE_RECLAIM_ACTIVE), and 6.7's auto-tuned `high`.
+//! release), and 6.7's auto-tuned `high`. The per-CPU lists' `high` is lowered while kswapd
+//! reclaims a zone (5.14+ `nr_pcp_high()` under ZONE_RECLAIM_ACTIVE, `mm::pcp`).
 
 use crate::engine::Ns;
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
@@ -626,8 +626,8 @@ impl Kernel {
     }
 
     /// `free_unref_page_commit()` of `pages`, all of zone `zi`, on `cpu`: each goes to the
-    /// head of the list; whenever the list reaches `high`, `free_pcppages_bulk()` returns
-    /// `nr_pcp_free()` pages.
+    /// head of the list; whenever the list reaches `nr_pcp_high()`, `free_pcppages_bulk()`
+    /// returns `nr_pcp_free()` pages.
     fn free_unref_page_commit(&mut self, zi: usize, cpu: u32, pages: &[u32]) {
         for (k, &p) in pages.iter().enumerate() {
             self.mem.pages.prefetch_ahead(pages, k);
@@ -637,15 +637,19 @@ impl Kernel {
             f.order = 0;
         }
         let i = self.percpu.pcp.idx(zi, cpu);
+        let high = self
+            .percpu
+            .pcp
+            .nr_pcp_high(i, self.mem.zones[zi].reclaim_active);
         let mut rest = pages;
         while !rest.is_empty() {
             let pcp = &self.percpu.pcp;
-            let room = pcp.high[i].saturating_sub(pcp.count[i]).max(1) as usize;
+            let room = high.saturating_sub(pcp.count[i]).max(1) as usize;
             let (now, later) = rest.split_at(room.min(rest.len()));
             self.percpu.pcp.add_head(i, now);
             rest = later;
-            if self.percpu.pcp.count[i] >= self.percpu.pcp.high[i] {
-                let n = self.percpu.pcp.nr_pcp_free(i);
+            if self.percpu.pcp.count[i] >= high {
+                let n = self.percpu.pcp.nr_pcp_free(i, high);
                 self.free_pcppages_bulk(zi, cpu, n);
             }
         }

@@ -288,11 +288,26 @@ impl PerCpuPages {
             .sum()
     }
 
-    /// How many pages `free_unref_page_commit` frees once `count ≥ high`: `batch` (4.16), or
-    /// `nr_pcp_free()` (6.2: `batch << free_factor`, clamped to batch … high − batch, the
-    /// factor growing while it stays below the clamp).
-    pub fn nr_pcp_free(&mut self, i: usize) -> u32 {
-        let (high, batch) = (self.high[i], self.batch[i]);
+    /// `nr_pcp_high()` (5.14+, "mm/page_alloc: limit the number of pages on PCP lists when
+    /// reclaim is active"): list `i`'s `high`, or `min(batch << 2, high)` while kswapd
+    /// reclaims its zone (ZONE_RECLAIM_ACTIVE, `reclaim_active`), so that what reclaim frees
+    /// reaches the buddy lists, where watermarks and compaction see it. 4.16 had no such
+    /// limit. 6.0's `free_high` (high-order frees) does not arise: the lists are order 0.
+    #[inline]
+    pub fn nr_pcp_high(&self, i: usize, reclaim_active: bool) -> u32 {
+        let high = self.high[i];
+        if self.era.before_5_14 || !reclaim_active {
+            return high;
+        }
+        high.min(self.batch[i] << 2)
+    }
+
+    /// How many pages `free_unref_page_commit` frees once `count ≥ high` (`high` as
+    /// [`PerCpuPages::nr_pcp_high`] gives it): `batch` (4.16), or `nr_pcp_free()` (6.2:
+    /// `batch << free_factor`, clamped to batch … high − batch, the factor growing while it
+    /// stays below the clamp).
+    pub fn nr_pcp_free(&mut self, i: usize, high: u32) -> u32 {
+        let batch = self.batch[i];
         if self.era.before_5_14 {
             return batch.min(self.count[i]);
         }
@@ -487,7 +502,7 @@ mod tests {
         for freed in 2000u32..2170 {
             pcp.add_head(i, &[freed]);
             if pcp.count[i] >= pcp.high[i] {
-                let n = pcp.nr_pcp_free(i);
+                let n = pcp.nr_pcp_free(i, pcp.high[i]);
                 pcp.take_tail(i, n, &mut drained);
             }
         }
@@ -504,8 +519,59 @@ mod tests {
         let i = pcp6.idx(0, 1);
         pcp6.high[i] = 1000;
         pcp6.count[i] = 1000;
-        let frees: Vec<u32> = (0..4).map(|_| pcp6.nr_pcp_free(i)).collect();
+        let frees: Vec<u32> = (0..4).map(|_| pcp6.nr_pcp_free(i, 1000)).collect();
         assert_eq!(frees, [63, 126, 252, 504]);
+    }
+
+    #[test]
+    fn reclaim_lowers_high_to_four_batches_from_5_14_on() {
+        // A 16 GiB zone on 2 CPUs, 6.2's sizing: batch 63 (1 MiB cap: 256 / 4 = 64 → 63),
+        // high = low / 2 CPUs, far above 4 · 63 = 252. Under ZONE_RECLAIM_ACTIVE
+        // nr_pcp_high() is min(batch << 2, high) = 252; 4.16 has no such limit.
+        let mut zones = vec![zone(4 << 20)];
+        setup_per_zone_wmarks(&mut zones, 16384, 10);
+        let pcp = PerCpuPages::new(&mut zones, 2, 2, era(false));
+        let i = pcp.idx(0, 0);
+        let low = zones[0].wmark_pages(WMARK_LOW);
+        assert_eq!(pcp.batch[i], 63);
+        assert_eq!(u64::from(pcp.high[i]), low / 2);
+        assert!(pcp.high[i] > 252);
+        assert_eq!(pcp.nr_pcp_high(i, false), pcp.high[i]);
+        assert_eq!(pcp.nr_pcp_high(i, true), 252);
+        let pcp416 = PerCpuPages::new(&mut zones, 2, 2, era(true));
+        assert_eq!(pcp416.nr_pcp_high(i, true), pcp416.high[i]);
+        // A high already below four batches stays.
+        let mut small = PerCpuPages::new(&mut zones, 2, 2, era(false));
+        small.high[i] = 200;
+        assert_eq!(small.nr_pcp_high(i, true), 200);
+    }
+
+    #[test]
+    fn frees_under_reclaim_drain_at_the_lowered_high() {
+        // free_unref_page_commit() page by page on CPU 0 of the 6.2 zone above while kswapd
+        // reclaims it: at count 252 = nr_pcp_high(), nr_pcp_free(252) frees batch << 0 = 63
+        // (clamped to 63 … 252 − 63), then 126, the factor growing while below 189; the
+        // list never holds more than 252.
+        let mut zones = vec![zone(4 << 20)];
+        setup_per_zone_wmarks(&mut zones, 16384, 10);
+        let mut pcp = PerCpuPages::new(&mut zones, 2, 2, era(false));
+        let i = pcp.idx(0, 0);
+        let high = pcp.nr_pcp_high(i, true);
+        let (mut drained, mut bulks) = (Vec::new(), Vec::new());
+        for p in 0u32..700 {
+            pcp.add_head(i, &[p]);
+            assert!(pcp.count[i] <= high);
+            if pcp.count[i] >= high {
+                let n = pcp.nr_pcp_free(i, high);
+                bulks.push(n);
+                pcp.take_tail(i, n, &mut drained);
+            }
+        }
+        // Page 252: −63 → 189; page 315: −126 → 126; page 441: −(252 clamped to 189) → 63;
+        // page 630: −189 → 63; then 70 more.
+        assert_eq!(bulks, [63, 126, 189, 189]);
+        assert_eq!(pcp.count[i], 63 + 70);
+        assert_eq!(drained.len() as u32 + pcp.count[i], 700);
     }
 
     proptest::proptest! {

@@ -158,6 +158,11 @@ pub struct Zone {
     /// dirty page of a batch from the zone backed by a congested bdi; kswapd clears it once
     /// the zone meets its high watermark (mm/congestion.rs).
     pub reclaim_congested: bool,
+    /// ZONE_RECLAIM_ACTIVE of `zone->flags` (5.14+): kswapd is in `balance_pgdat()` for
+    /// this zone (`set_reclaim_active` … `clear_reclaim_active`), which lowers the per-CPU
+    /// lists' `high` (`nr_pcp_high`, mm/pcp.rs) so that pages freed by reclaim reach the
+    /// buddy lists sooner.
+    pub reclaim_active: bool,
     /// `vm.watermark_boost_factor` (the kernel's global `watermark_boost_factor`, 0:
     /// boosting off), each zone's copy set at boot, so that a fallback, which sees only its
     /// zone, can boost it.
@@ -271,6 +276,7 @@ impl Zone {
             watermark_boost: 0,
             boosted_watermark: false,
             reclaim_congested: false,
+            reclaim_active: false,
             watermark_boost_factor: 0,
         };
         // The kernel's zone starts zeroed, which on x86-64 puts the cached scanners outside

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::machine::{Costs, Device, Invalid};
+use crate::machine::{Costs, Device, Invalid, ZonePageblocks};
 
 /// A host profile, as `reclaimlab host probe` writes it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -59,6 +59,12 @@ pub struct HostProfile {
     /// The CPU costs live usemem meets here (absent from profiles probed before they were).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub costs: Option<HostCosts>,
+    /// The non-movable pageblocks of each zone and the free blocks in them, from
+    /// /proc/pagetypeinfo after the page cache was dropped, as a live run with
+    /// `drop_caches` starts (absent from profiles probed before it was read): the
+    /// machine's `pageblocks` (`mm::boot_memory`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pageblocks: Vec<ZonePageblocks>,
 }
 
 /// The sequential reads of `reclaimlab host probe`: parallel streams of `max_request_kb`
@@ -313,6 +319,10 @@ impl HostProfile {
         if let Some(writes) = &self.writes {
             writes.validate().map_err(|e| e.within("writes"))?;
         }
+        for (i, b) in self.pageblocks.iter().enumerate() {
+            b.validate()
+                .map_err(|e| e.within(&format!("pageblocks[{i}]")))?;
+        }
         Ok(())
     }
 
@@ -361,9 +371,15 @@ impl HostProfile {
 
     /// Fill a scenario's `[machine]` table (and its `[machine.sysctl]`, the host's own
     /// tuning) from the profile, leaving every key the scenario sets as it is, and take
-    /// `from` out of it.
+    /// `from` out of it. The host's `pageblocks` go with the host's memory: not to a
+    /// scenario that sets its own nodes or memory.
     pub fn apply(&self, machine: &mut toml::Table) {
         machine.remove("from");
+        // The host's fragmentation describes the host's zones: a scenario that sizes its own
+        // memory starts from an empty machine unless it gives its own pageblocks.
+        let own_memory = ["nodes", "memory_mb_per_node", "dma32_mb"]
+            .iter()
+            .any(|k| machine.contains_key(*k));
         let device = Device {
             rotational: self.rotational,
             ..self.device.clone()
@@ -387,6 +403,10 @@ impl HostProfile {
         }
         for (key, value) in from_host {
             machine.entry(key).or_insert(value);
+        }
+        if !self.pageblocks.is_empty() && !own_memory {
+            let blocks = toml::Value::try_from(&self.pageblocks).expect("pageblocks serialise");
+            machine.entry("pageblocks").or_insert(blocks);
         }
         let sysctls: [(&str, u64); 3] = [
             ("read_ahead_kb", self.read_ahead_kb),
@@ -432,6 +452,7 @@ mod tests {
             },
             reads: None,
             writes: None,
+            pageblocks: vec![],
             costs: Some(HostCosts {
                 usemem_page_ns: 850,
                 usemem_word_ns: 90,
@@ -468,6 +489,59 @@ mod tests {
         assert_eq!(k.min_free_kbytes, 1024, "the scenario's own key wins");
         s.check_backend(crate::scenario::Backend::Live, "h.toml")
             .expect("a live run does not read [machine]");
+    }
+
+    #[test]
+    fn the_hosts_pageblocks_come_with_its_memory() {
+        let fragmented = HostProfile {
+            pageblocks: vec![ZonePageblocks {
+                zone: "Normal".into(),
+                unmovable: 93,
+                reclaimable: 292,
+                highatomic: 78,
+                free_unmovable: vec![109, 798, 333],
+                ..Default::default()
+            }],
+            ..profile()
+        };
+        let scenario = |machine: &str| {
+            let text = format!(
+                "[machine]\nfrom = \"host\"\n{machine}[workload]\nkind = \"dd\"\ntasks = 1\n"
+            );
+            let mut table: toml::Table = text.parse().unwrap();
+            fragmented.apply(table["machine"].as_table_mut().unwrap());
+            Scenario::from_table(table, "h.toml")
+        };
+        let s = scenario("").unwrap();
+        assert_eq!(s.machine.pageblocks, fragmented.pageblocks);
+        // The scenario's own memory: the host's pageblocks do not describe it.
+        let own = scenario("memory_mb_per_node = 30000\n").unwrap();
+        assert!(own.machine.pageblocks.is_empty());
+        // Pageblocks of a zone the machine does not have, or more than the zone holds.
+        let err = scenario("dma32_mb = 0\n[[machine.pageblocks]]\nzone = \"DMA32\"\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("pageblocks[0].zone") && err.contains("no DMA32 zone"),
+            "{err}"
+        );
+        let err = scenario("[[machine.pageblocks]]\nzone = \"Normal\"\nunmovable = 9000000\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("pageblocks[0]") && err.contains("do not fit"),
+            "{err}"
+        );
+        let err = scenario("[[machine.pageblocks]]\nzone = \"HighMem\"\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("pageblocks[0].zone") && err.contains("\"Normal\""),
+            "{err}"
+        );
     }
 
     #[test]

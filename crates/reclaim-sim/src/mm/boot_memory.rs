@@ -1,0 +1,329 @@
+//! The kernel's own memory when a run starts: the non-movable pageblocks of a machine at rest
+//! (`[machine] pageblocks`, from /proc/pagetypeinfo; a host's profile brings its own).
+//!
+//! A machine that has run for a while is not the empty one `free_area_init()` boots: slab,
+//! page tables and boot-time allocations sit in pageblocks of MIGRATE_UNMOVABLE and
+//! MIGRATE_RECLAIMABLE type, spread over each zone, with free blocks of every order between
+//! them. Those pageblocks can never be freed whole, and no compaction can empty them; what
+//! is left of a zone's memory for order-9 allocations is the movable pageblocks. A live run
+//! that squeezes memory with hugetlb pages takes those movable pageblocks first, so the
+//! memory left to the workload is largely these fragmented ones.
+//!
+//! /proc/pagetypeinfo gives, per zone, how many pageblocks each type has and how many free
+//! blocks of each order are on each type's free lists, not where they lie. The model
+//! places them:
+//! - the non-movable pageblocks spread evenly over the zone, their types interleaved in
+//!   proportion (a smooth weighted round robin), a choice: boot allocations lie low and
+//!   slab wherever the allocator stole a pageblock, which no counter records;
+//! - each type's free blocks inside its own pageblocks, largest first, each where a buddy
+//!   allocator would have left it: an aligned block whose buddy holds at least one page in
+//!   use, so that no two of them merge and the free lists read exactly the counts given;
+//! - every other page of those pageblocks in use by the kernel (`pg::SLAB`) for the whole
+//!   run: not on an LRU, never reclaimed, migrated or freed;
+//! - MIGRATE_HIGHATOMIC pageblocks held whole: the model has no high-atomic reserve, and an
+//!   ordinary allocation cannot reach one (`zone->nr_reserved_highatomic` is kept out of
+//!   its watermark check);
+//! - free blocks of pageblock order and above on a non-movable type's lists are not placed
+//!   (they stay in use): the model's non-movable pageblocks are never wholly free.
+//!
+//! Movable pageblocks start free, as on a machine just booted: the movable pages a host
+//! has at rest (other processes' memory, page cache a live run's `drop_caches` leaves) are
+//! not placed; the squeeze's available-memory target stands for their amount.
+
+use crate::machine::ZonePageblocks;
+use crate::mm::page::{pg, Pages};
+use crate::mm::zone::{
+    Zone, MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE, NR_PAGE_ORDERS,
+    PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER,
+};
+
+/// MIGRATE_HIGHATOMIC in [`type_sequence`]'s result: held whole as `MIGRATE_UNMOVABLE`.
+const HIGHATOMIC: usize = usize::MAX;
+
+/// Where one zone's non-movable pageblocks and the free blocks in them lie.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ZoneLayout {
+    /// Each non-movable pageblock's first pfn and its migratetype (MIGRATE_UNMOVABLE for a
+    /// high-atomic one), in pfn order.
+    pub blocks: Vec<(u32, usize)>,
+    /// The free blocks inside them: first pfn and order.
+    pub free: Vec<(u32, u32)>,
+    /// Pages of free blocks the counts asked for that could not be placed (see the module).
+    pub unplaced_pages: u64,
+}
+
+/// The migratetypes of `n` pageblocks, `counts[t]` of type `types[t]`, interleaved in
+/// proportion: a smooth weighted round robin (each step credits every type its count and
+/// picks the most credited, which then pays `n`), so each type is spread over the sequence.
+fn type_sequence(counts: &[(usize, u32)]) -> Vec<usize> {
+    let n: i64 = counts.iter().map(|&(_, c)| i64::from(c)).sum();
+    let mut credit = vec![0i64; counts.len()];
+    (0..n)
+        .map(|_| {
+            for (c, &(_, w)) in credit.iter_mut().zip(counts) {
+                *c += i64::from(w);
+            }
+            let best = (0..counts.len())
+                .max_by_key(|&t| (credit[t], -(t as i64)))
+                .unwrap();
+            credit[best] -= n;
+            counts[best].0
+        })
+        .collect()
+}
+
+/// A part of a pageblock not yet given out, of `order` pages; [`Placer`] keeps apart those
+/// that may become one free block whole and those that must keep a page in use (their
+/// buddy is, or will be, free whole).
+#[derive(Clone, Copy)]
+struct Region {
+    start: u32,
+    order: u32,
+}
+
+/// Free blocks placed in a type's pageblocks, as a buddy allocator leaves them.
+struct Placer {
+    /// `stacks[order][whole]`: the regions of that order.
+    stacks: Vec<[Vec<Region>; 2]>,
+}
+
+impl Placer {
+    /// The pageblocks at `starts`, none of which may be free whole.
+    fn new(starts: impl Iterator<Item = u32>) -> Placer {
+        let mut stacks: Vec<[Vec<Region>; 2]> =
+            (0..=PAGEBLOCK_ORDER).map(|_| [vec![], vec![]]).collect();
+        // Reversed so that the lowest pageblock is given out first.
+        let mut whole_blocks: Vec<Region> = starts
+            .map(|start| Region {
+                start,
+                order: PAGEBLOCK_ORDER,
+            })
+            .collect();
+        whole_blocks.reverse();
+        stacks[PAGEBLOCK_ORDER as usize][0] = whole_blocks;
+        Placer { stacks }
+    }
+
+    /// A free block of `order`, from the smallest region that may hold it (one that must
+    /// keep a page in use before one that need not, at the same order), split as
+    /// `expand()` splits: the half that is not the block goes back as a region, free whole
+    /// only if the block's own half is not free whole (else they would merge).
+    fn place(&mut self, order: u32) -> Option<u32> {
+        let (mut region, whole) = (order..=PAGEBLOCK_ORDER).find_map(|r| {
+            // A region that must keep a page in use can hold a block only below its order.
+            let kinds: &[usize] = if r > order { &[0, 1] } else { &[1] };
+            kinds
+                .iter()
+                .find_map(|&w| self.stacks[r as usize][w].pop().map(|reg| (reg, w == 1)))
+        })?;
+        if region.order == order {
+            debug_assert!(whole);
+            return Some(region.start);
+        }
+        while region.order > order {
+            region.order -= 1;
+            let hi = Region {
+                start: region.start + (1 << region.order),
+                order: region.order,
+            };
+            let hi_whole = region.order > order;
+            self.stacks[hi.order as usize][usize::from(hi_whole)].push(hi);
+        }
+        Some(region.start)
+    }
+}
+
+/// Where zone `z`'s non-movable pageblocks (`b`) and their free blocks lie.
+pub fn zone_layout(z: &Zone, b: &ZonePageblocks) -> ZoneLayout {
+    let nr_blocks = (z.managed_pages / u64::from(PAGEBLOCK_NR_PAGES)) as u32;
+    let types = type_sequence(&[
+        (MIGRATE_UNMOVABLE, b.unmovable),
+        (MIGRATE_RECLAIMABLE, b.reclaimable),
+        (HIGHATOMIC, b.highatomic),
+    ]);
+    let k = types.len() as u64;
+    let blocks: Vec<(u32, usize)> = types
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| {
+            let idx = ((2 * i as u64 + 1) * u64::from(nr_blocks) / (2 * k)) as u32;
+            (z.start_pfn + idx * PAGEBLOCK_NR_PAGES, t)
+        })
+        .collect();
+    let mut layout = ZoneLayout::default();
+    for (mt, counts) in [
+        (MIGRATE_UNMOVABLE, &b.free_unmovable),
+        (MIGRATE_RECLAIMABLE, &b.free_reclaimable),
+    ] {
+        let mut placer = Placer::new(blocks.iter().filter(|&&(_, t)| t == mt).map(|&(s, _)| s));
+        for order in (0..counts.len().min(NR_PAGE_ORDERS) as u32).rev() {
+            for _ in 0..counts[order as usize] {
+                match (order < PAGEBLOCK_ORDER)
+                    .then(|| placer.place(order))
+                    .flatten()
+                {
+                    Some(pfn) => layout.free.push((pfn, order)),
+                    None => layout.unplaced_pages += 1 << order,
+                }
+            }
+        }
+    }
+    layout.free.sort_unstable();
+    layout.blocks = blocks
+        .into_iter()
+        .map(|(s, t)| {
+            (
+                s,
+                if t == HIGHATOMIC {
+                    MIGRATE_UNMOVABLE
+                } else {
+                    t
+                },
+            )
+        })
+        .collect();
+    layout
+}
+
+/// Boot zone `z` with `layout`: its non-movable pageblocks typed, their free blocks freed and
+/// every other page of them the kernel's (`pg::SLAB`), the rest of the zone freed as
+/// `free_area_init()` frees it. Returns the kernel's pages.
+pub fn boot_zone(z: &mut Zone, pages: &mut Pages, layout: &ZoneLayout) -> u64 {
+    for &(start, mt) in &layout.blocks {
+        z.set_pageblock_migratetype(start, mt);
+        for p in start..start + PAGEBLOCK_NR_PAGES {
+            pages.fields_mut(p).flags = pg::SLAB;
+        }
+    }
+    let mut kernel = layout.blocks.len() as u64 * u64::from(PAGEBLOCK_NR_PAGES);
+    for &(start, order) in &layout.free {
+        for p in start..start + (1 << order) {
+            pages.fields_mut(p).flags = 0;
+        }
+        kernel -= 1 << order;
+    }
+    // The movable pageblocks, in the largest aligned blocks they make.
+    let mut pfn = z.start_pfn;
+    let end = z.end_pfn();
+    let reserved = |p: u32| layout.blocks.binary_search_by_key(&p, |&(s, _)| s).is_ok();
+    while pfn < end {
+        let order = if pfn.is_multiple_of(2 * PAGEBLOCK_NR_PAGES)
+            && pfn + 2 * PAGEBLOCK_NR_PAGES <= end
+            && !reserved(pfn)
+            && !reserved(pfn + PAGEBLOCK_NR_PAGES)
+        {
+            PAGEBLOCK_ORDER + 1
+        } else {
+            PAGEBLOCK_ORDER
+        };
+        if !reserved(pfn) {
+            debug_assert_eq!(z.get_pageblock_migratetype(pfn), MIGRATE_MOVABLE);
+            z.free_one_page(pages, pfn, order);
+        }
+        pfn += 1 << order;
+    }
+    for &(start, order) in &layout.free {
+        z.free_one_page(pages, start, order);
+    }
+    kernel
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::zone::{free_lists, MIGRATE_TYPES, NR_FREE_LISTS, ZONE_NORMAL};
+
+    fn zone(nr_pages: u64) -> (Zone, Pages) {
+        let pages = Pages::new(nr_pages as u32, NR_FREE_LISTS as u32);
+        let lists = free_lists(&pages, 0);
+        (Zone::new(ZONE_NORMAL, 0, 0, nr_pages, lists), pages)
+    }
+
+    #[test]
+    fn types_interleave_in_proportion() {
+        let seq = type_sequence(&[(0, 2), (2, 4), (9, 2)]);
+        assert_eq!(seq.len(), 8);
+        assert_eq!(seq.iter().filter(|&&t| t == 2).count(), 4);
+        // Never two of the minority types in a row.
+        assert!(
+            seq.windows(2).all(|w| !(w[0] == w[1] && w[0] != 2)),
+            "{seq:?}"
+        );
+        assert!(type_sequence(&[(0, 0), (2, 0)]).is_empty());
+    }
+
+    /// The free lists of a booted zone read back exactly the counts asked for, the
+    /// pageblock types count up, and every page is free or the kernel's.
+    #[test]
+    fn the_free_lists_read_back_the_counts() {
+        let (mut z, mut pages) = zone(64 * 512);
+        let b = ZonePageblocks {
+            zone: "Normal".into(),
+            unmovable: 5,
+            reclaimable: 7,
+            highatomic: 2,
+            free_unmovable: vec![109, 98, 33, 17, 8, 4, 2, 1, 1, 1],
+            free_reclaimable: vec![527, 203, 60, 14, 3, 1, 0, 1],
+            ..Default::default()
+        };
+        let layout = zone_layout(&z, &b);
+        // The one order-9 unmovable block is not placed (a pageblock wholly free).
+        assert_eq!(layout.unplaced_pages, 512);
+        let kernel = boot_zone(&mut z, &mut pages, &layout);
+        for (mt, want) in [
+            (MIGRATE_UNMOVABLE, &b.free_unmovable),
+            (MIGRATE_RECLAIMABLE, &b.free_reclaimable),
+        ] {
+            for (o, &n) in want.iter().enumerate().take(PAGEBLOCK_ORDER as usize) {
+                assert_eq!(z.nr_free_mt[mt][o], n, "type {mt} order {o}");
+            }
+        }
+        assert_eq!(z.nr_pageblock_mt[MIGRATE_UNMOVABLE], 5 + 2);
+        assert_eq!(z.nr_pageblock_mt[MIGRATE_RECLAIMABLE], 7);
+        assert_eq!(z.nr_pageblock_mt[MIGRATE_MOVABLE], 64 - 14);
+        // The movable pageblocks are all free, in blocks of order 9 and 10.
+        let movable_free: u64 = (0..NR_PAGE_ORDERS)
+            .map(|o| z.nr_free_mt[MIGRATE_MOVABLE][o] << o)
+            .sum();
+        assert_eq!(movable_free, 50 * 512);
+        assert!((0..PAGEBLOCK_ORDER as usize).all(|o| z.nr_free_mt[MIGRATE_MOVABLE][o] == 0));
+        let slab = (0..64 * 512)
+            .filter(|&p| pages.flags(p) & pg::SLAB != 0)
+            .count() as u64;
+        assert_eq!(slab, kernel);
+        let free: u64 = (0..MIGRATE_TYPES)
+            .flat_map(|mt| (0..NR_PAGE_ORDERS).map(move |o| (mt, o)))
+            .map(|(mt, o)| z.nr_free_mt[mt][o] << o)
+            .sum();
+        assert_eq!(free + kernel, 64 * 512);
+        assert_eq!(free, z.nr_free_pages);
+        // Spread: no two non-movable pageblocks side by side here (14 of 64).
+        let starts: Vec<u32> = layout.blocks.iter().map(|&(s, _)| s).collect();
+        assert!(
+            starts.windows(2).all(|w| w[1] - w[0] >= 4 * 512),
+            "{starts:?}"
+        );
+    }
+
+    /// A pageblock can give out all but one of its pages as free blocks that do not merge.
+    #[test]
+    fn a_pageblock_holds_free_blocks_down_to_one_page_in_use() {
+        let (z, _) = zone(4 * 512);
+        let b = ZonePageblocks {
+            zone: "Normal".into(),
+            unmovable: 1,
+            // 256 + 128 + … + 1 = 511: one pageblock's worth but a page.
+            free_unmovable: vec![1; 9],
+            ..Default::default()
+        };
+        let layout = zone_layout(&z, &b);
+        assert_eq!(layout.unplaced_pages, 0);
+        assert_eq!(layout.free.len(), 9);
+        // A tenth order-0 block has no room left.
+        let more = ZonePageblocks {
+            free_unmovable: vec![2, 1, 1, 1, 1, 1, 1, 1, 1],
+            ..b
+        };
+        assert_eq!(zone_layout(&z, &more).unplaced_pages, 1);
+    }
+}
