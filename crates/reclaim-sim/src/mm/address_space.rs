@@ -78,10 +78,17 @@ impl AddressSpace {
     }
 }
 
+/// The bits of a mapping id below its range: each workload numbers its files from its own
+/// base, a multiple of 2^24 (dd readers 0, dd-write 2^24, fs_mark and stutter's source
+/// 3 · 2^24), and within a range from the base up.
+const RANGE_SHIFT: u32 = 24;
+
 /// The address spaces of the files of known size, by mapping id, and the shadow-node list.
+/// Indexed by the id's range and its offset within it (`RANGE_SHIFT`): one array indexed by
+/// the whole id would hold tens of millions of empty entries below the higher ranges' files.
 #[derive(Clone, Debug, Default)]
 pub struct AddressSpaces {
-    spaces: Vec<Option<AddressSpace>>,
+    ranges: Vec<Vec<Option<AddressSpace>>>,
     /// `shadow_nodes`: (mapping, node, its `lru_seq`), oldest first; an entry whose node has
     /// left the list since (another `lru_seq`) is stale and skipped.
     shadow_nodes: VecDeque<(u32, u32, u32)>,
@@ -106,17 +113,38 @@ impl AddressSpaces {
 
     /// Give `mapping` an index of `nr_pages` pages (a file of known size).
     pub fn create(&mut self, mapping: u32, nr_pages: u64) {
-        let i = mapping as usize;
-        if self.spaces.len() <= i {
-            self.spaces.resize(i + 1, None);
+        let (r, i) = Self::split(mapping);
+        if self.ranges.len() <= r {
+            self.ranges.resize(r + 1, Vec::new());
         }
-        self.spaces[i] = Some(AddressSpace::new(nr_pages));
+        let range = &mut self.ranges[r];
+        if range.len() <= i {
+            range.resize(i + 1, None);
+        }
+        range[i] = Some(AddressSpace::new(nr_pages));
+    }
+
+    /// The range and offset of `mapping`'s id.
+    #[inline]
+    fn split(mapping: u32) -> (usize, usize) {
+        (
+            (mapping >> RANGE_SHIFT) as usize,
+            (mapping & ((1 << RANGE_SHIFT) - 1)) as usize,
+        )
     }
 
     /// `mapping`'s index, if its file has a known size.
     #[inline]
     pub fn get(&self, mapping: u32) -> Option<&AddressSpace> {
-        self.spaces.get(mapping as usize)?.as_ref()
+        let (r, i) = Self::split(mapping);
+        self.ranges.get(r)?.get(i)?.as_ref()
+    }
+
+    /// `mapping`'s index, which the caller knows its file has.
+    #[inline]
+    fn tracked_mut(&mut self, mapping: u32) -> &mut AddressSpace {
+        let (r, i) = Self::split(mapping);
+        self.ranges[r][i].as_mut().expect("a tracked mapping")
     }
 
     /// `i_mmap` of `mapping`: the VMAs that map it (none for a file without an index).
@@ -127,77 +155,83 @@ impl AddressSpaces {
 
     /// `vma_interval_tree_insert()`: VMA `vma` maps `mapping`, a file of known size.
     pub fn i_mmap_insert(&mut self, mapping: u32, vma: u32) {
-        let space = self.spaces[mapping as usize]
-            .as_mut()
-            .expect("a mapped file has an index");
+        let space = self.tracked_mut(mapping);
         debug_assert!(!space.i_mmap.contains(&vma));
         space.i_mmap.push(vma);
     }
 
     /// `vma_interval_tree_remove()`: VMA `vma` no longer maps `mapping`.
     pub fn i_mmap_remove(&mut self, mapping: u32, vma: u32) {
-        let space = self.spaces[mapping as usize]
-            .as_mut()
-            .expect("a mapped file has an index");
+        let space = self.tracked_mut(mapping);
         space.i_mmap.retain(|&v| v != vma);
     }
 
     /// Whether `mapping` has an index (cheap: false at once while no file has one).
     #[inline]
     pub fn tracks(&self, mapping: u32) -> bool {
-        !self.spaces.is_empty() && self.get(mapping).is_some()
+        !self.ranges.is_empty() && self.get(mapping).is_some()
     }
 
-    /// Store `entry` (0, a shadow, or pfn + 1) at `index` of `mapping`, keeping the node's
-    /// counts and its place on the shadow-node list (`workingset_update_node`); returns the
-    /// entry replaced.
-    fn store(&mut self, mapping: u32, index: u64, entry: u64) -> u64 {
-        let space = self.spaces[mapping as usize]
-            .as_mut()
-            .expect("a tracked mapping");
-        let old = std::mem::replace(&mut space.i_pages[index as usize], entry);
-        let n = (index >> XA_CHUNK_SHIFT) as u32;
-        let node = &mut space.nodes[n as usize];
+    /// Store `entry` (0, a shadow, or pfn + 1) at `index`, `index + 1`, … `index + nr − 1` of
+    /// `mapping`, keeping each node's counts and its place on the shadow-node list
+    /// (`workingset_update_node`); returns the last entry replaced that was a shadow (0:
+    /// none). With `adding`, every entry replaced must be empty or a shadow. The mapping's
+    /// index is looked up once for the run (a large folio's indices are stored together).
+    fn store_run(&mut self, mapping: u32, index: u64, nr: u64, entry: u64, adding: bool) -> u64 {
+        let (r, i) = Self::split(mapping);
+        let AddressSpaces {
+            ranges,
+            shadow_nodes,
+            next_seq,
+            nr_shadow_nodes,
+            ..
+        } = self;
+        let space = ranges[r][i].as_mut().expect("a tracked mapping");
         let kind = |e: u64| (u8::from(e != 0), u8::from(e & VALUE != 0));
-        let (c0, v0) = kind(old);
         let (c1, v1) = kind(entry);
-        node.count = node.count - c0 + c1;
-        node.nr_values = node.nr_values - v0 + v1;
-        let shadow_node = node.nr_values > 0 && node.count == node.nr_values;
-        match (node.lru_seq != 0, shadow_node) {
-            (false, true) => {
-                node.lru_seq = self.next_seq;
-                self.shadow_nodes.push_back((mapping, n, self.next_seq));
-                self.next_seq = self.next_seq.wrapping_add(1).max(1);
-                self.nr_shadow_nodes += 1;
+        let mut shadow = 0;
+        for index in index..index + nr {
+            let old = std::mem::replace(&mut space.i_pages[index as usize], entry);
+            debug_assert!(
+                !adding || old == 0 || old & VALUE != 0,
+                "a cached page added again"
+            );
+            if old & VALUE != 0 {
+                shadow = old;
             }
-            (true, false) => {
-                node.lru_seq = 0;
-                self.nr_shadow_nodes -= 1;
+            let n = (index >> XA_CHUNK_SHIFT) as u32;
+            let node = &mut space.nodes[n as usize];
+            let (c0, v0) = kind(old);
+            node.count = node.count - c0 + c1;
+            node.nr_values = node.nr_values - v0 + v1;
+            let shadow_node = node.nr_values > 0 && node.count == node.nr_values;
+            match (node.lru_seq != 0, shadow_node) {
+                (false, true) => {
+                    node.lru_seq = *next_seq;
+                    shadow_nodes.push_back((mapping, n, *next_seq));
+                    *next_seq = next_seq.wrapping_add(1).max(1);
+                    *nr_shadow_nodes += 1;
+                }
+                (true, false) => {
+                    node.lru_seq = 0;
+                    *nr_shadow_nodes -= 1;
+                }
+                _ => {}
             }
-            _ => {}
         }
-        old
+        shadow
     }
 
     /// `__filemap_add_folio()`: folio `pfn` caches `index` of `mapping`; returns the shadow
     /// it replaces (0: none).
     pub fn add_folio(&mut self, mapping: u32, index: u64, pfn: u32) -> u64 {
-        let old = self.store(mapping, index, u64::from(pfn) + 1);
-        debug_assert!(old == 0 || old & VALUE != 0, "a cached page added again");
-        if old & VALUE != 0 {
-            old
-        } else {
-            0
-        }
+        self.store_run(mapping, index, 1, u64::from(pfn) + 1, true)
     }
 
     /// `folio_migrate_mapping()`'s `xas_store()`: the folio cached at `index` of `mapping`
     /// is now at page frame `pfn` (the node's counts stay: a folio for a folio).
     pub fn replace_folio(&mut self, mapping: u32, index: u64, pfn: u32) {
-        let space = self.spaces[mapping as usize]
-            .as_mut()
-            .expect("a tracked mapping");
+        let space = self.tracked_mut(mapping);
         let e = &mut space.i_pages[index as usize];
         debug_assert!(*e != 0 && *e & VALUE == 0, "a cached folio");
         *e = u64::from(pfn) + 1;
@@ -207,7 +241,7 @@ impl AddressSpaces {
     /// leaves, `shadow` (0: none) in its place; then the shrinker's bound.
     pub fn delete_folio(&mut self, mapping: u32, index: u64, shadow: u64) {
         debug_assert!(shadow == 0 || shadow & VALUE != 0);
-        self.store(mapping, index, shadow);
+        self.store_run(mapping, index, 1, shadow, false);
         while self.nr_shadow_nodes > self.max_shadow_nodes {
             self.shadow_lru_isolate();
         }
@@ -222,15 +256,7 @@ impl AddressSpaces {
     /// of the xarray; the model fills every index's slot, so its leaf nodes, and the shadow
     /// nodes its eviction leaves, are counted as an order-0 folio's would be.
     pub fn add_large_folio(&mut self, mapping: u32, index: u64, nr: u64, pfn: u32) -> u64 {
-        let mut shadow = 0;
-        for i in index..index + nr {
-            let old = self.store(mapping, i, u64::from(pfn) + 1);
-            debug_assert!(old == 0 || old & VALUE != 0, "a cached page added again");
-            if old & VALUE != 0 {
-                shadow = old;
-            }
-        }
-        shadow
+        self.store_run(mapping, index, nr, u64::from(pfn) + 1, true)
     }
 
     /// `__filemap_remove_folio()` of the large folio of `nr` pages at `index` of `mapping`:
@@ -238,9 +264,7 @@ impl AddressSpaces {
     /// shrinker's bound.
     pub fn delete_large_folio(&mut self, mapping: u32, index: u64, nr: u64, shadow: u64) {
         debug_assert!(shadow == 0 || shadow & VALUE != 0);
-        for i in index..index + nr {
-            self.store(mapping, i, shadow);
-        }
+        self.store_run(mapping, index, nr, shadow, false);
         while self.nr_shadow_nodes > self.max_shadow_nodes {
             self.shadow_lru_isolate();
         }
@@ -249,20 +273,15 @@ impl AddressSpaces {
     /// `shadow_lru_isolate()` of the oldest shadow node: its shadows are dropped.
     fn shadow_lru_isolate(&mut self) {
         while let Some((mapping, n, seq)) = self.shadow_nodes.pop_front() {
-            let space = self.spaces[mapping as usize].as_ref().expect("tracked");
+            let space = self.get(mapping).expect("tracked");
             if space.nodes[n as usize].lru_seq != seq {
                 continue; // left the list since
             }
             let first = u64::from(n) << XA_CHUNK_SHIFT;
             let last = (first + (1 << XA_CHUNK_SHIFT)).min(space.nr_pages());
             for index in first..last {
-                if self.spaces[mapping as usize]
-                    .as_ref()
-                    .expect("tracked")
-                    .i_pages[index as usize]
-                    != 0
-                {
-                    self.store(mapping, index, 0);
+                if self.get(mapping).expect("tracked").i_pages[index as usize] != 0 {
+                    self.store_run(mapping, index, 1, 0, false);
                 }
             }
             self.nodereclaim += 1;
@@ -272,8 +291,9 @@ impl AddressSpaces {
 
     /// Bytes the indexes take (beside the page state: per page of the files, not of memory).
     pub fn state_bytes(&self) -> u64 {
-        self.spaces
+        self.ranges
             .iter()
+            .flatten()
             .flatten()
             .map(|s| s.i_pages.len() as u64 * 8 + s.nodes.len() as u64 * 8)
             .sum()
