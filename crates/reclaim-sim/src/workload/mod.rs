@@ -1,5 +1,5 @@
 //! Workloads: the benchmarks of the seed documents as processes on the simulated machine
-//! (dd, dd-write, fs_mark, usemem, stutter and hugetlb); mapped-file-stream is live
+//! (dd, dd-write, fs_mark, usemem, stutter, hugetlb and stress-highalloc); mapped-file-stream is live
 //! runs' only, its keys checked here all the same so that one scenario file serves both backends.
 //!
 //! A workload is one file here that implements [`Workload`] and one line in [`REGISTRY`].
@@ -21,6 +21,7 @@ pub mod dd_write;
 pub mod fs_mark;
 pub mod hugetlb;
 pub mod mapped_file_stream;
+pub mod stress_highalloc;
 pub mod stutter;
 pub mod usemem;
 
@@ -183,6 +184,7 @@ pub const REGISTRY: &[Registration] = &[
     mapped_file_stream::REGISTRATION,
     stutter::REGISTRATION,
     hugetlb::REGISTRATION,
+    stress_highalloc::REGISTRATION,
 ];
 
 /// The CPU task `i` of a workload runs on: tasks go round the nodes, and fill each node's
