@@ -189,6 +189,37 @@ fn usemem_latency_us(buckets: Vec<(u64, u64)>, sum_ns: u128) -> String {
     serde_json::Value::from(Histogram::from_buckets(buckets, sum_ns).latency_us()).to_string()
 }
 
+/// stress-highalloc's attempts a pass (`HIGHALLOC_COUNT`), as the simulated workload's.
+#[pyfunction]
+fn highalloc_count(memtotal_bytes: u64, hpage_bytes: u64, percent: u64) -> u64 {
+    reclaim_sim::workload::stress_highalloc::highalloc_count(memtotal_bytes, hpage_bytes, percent)
+}
+
+/// stress-highalloc's time between attempts in seconds (`MS_DELAY`) for 2 MiB pages.
+#[pyfunction]
+fn highalloc_interval_s(mb_per_sec: f64) -> f64 {
+    use reclaim_sim::workload::stress_highalloc::{attempt_interval_ns, HPAGE_BYTES};
+    attempt_interval_ns(HPAGE_BYTES, mb_per_sec) as f64 / 1e9
+}
+
+/// A live stress-highalloc's metrics (JSON text) from its passes — (name, [(success,
+/// latency ms)]) — by the simulated workload's code.
+#[pyfunction]
+fn highalloc_metrics(passes: Vec<(String, Vec<(bool, f64)>)>, numpages: u64) -> String {
+    use reclaim_sim::workload::stress_highalloc::{pass_metrics, Pass};
+    let passes: Vec<Pass> = passes
+        .into_iter()
+        .map(|(name, attempts)| Pass {
+            name,
+            attempts: attempts
+                .into_iter()
+                .map(|(ok, ms)| (ok, (ms * 1e6).round().max(0.0) as u64))
+                .collect(),
+        })
+        .collect();
+    serde_json::Value::from(pass_metrics(&passes, numpages)).to_string()
+}
+
 /// How far ahead a start time may be: a mistaken clock (CLOCK_REALTIME) would sleep for
 /// decades.
 const MAX_START_LEAD_NS: u64 = 60_000_000_000;
@@ -347,6 +378,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let live = PyModule::new(m.py(), "live")?;
     live.add_function(wrap_pyfunction!(usemem, &live)?)?;
     live.add_function(wrap_pyfunction!(usemem_latency_us, &live)?)?;
+    live.add_function(wrap_pyfunction!(highalloc_count, &live)?)?;
+    live.add_function(wrap_pyfunction!(highalloc_interval_s, &live)?)?;
+    live.add_function(wrap_pyfunction!(highalloc_metrics, &live)?)?;
     live.add_function(wrap_pyfunction!(mmap_latency_probe, &live)?)?;
     live.add_function(wrap_pyfunction!(memhog, &live)?)?;
     live.add_function(wrap_pyfunction!(mapped_file_stream, &live)?)?;

@@ -168,6 +168,17 @@ impl Kernel {
         self.slice_user += ns;
     }
 
+    /// `kill(pid, SIGKILL)`: the task's process returns at its next return to user space
+    /// ([`crate::process::fatal_signal_pending`]). Departure: `signal_wake_up()` would cut
+    /// short a killable sleep; here a sleeping task wakes when its sleep ends (a workload's
+    /// sleeps in the kernel are short: throttling, I/O waits).
+    pub fn send_sigkill(&mut self, tid: u32) {
+        let t = &mut self.sched.tasks[tid as usize];
+        if !t.exited {
+            t.sigkill = true;
+        }
+    }
+
     /// A new task bound to `cpu`, not yet runnable (its process is `process::Sim::spawn`'s).
     pub fn add_task(&mut self, comm: String, cpu: u32, class: TaskClass) -> u32 {
         let id = self.sched.tasks.len() as u32;
@@ -189,6 +200,8 @@ impl Kernel {
             in_memstall: false,
             in_iowait: false,
             backing_dev_info: None,
+            sigkill: false,
+            exited: false,
         });
         id
     }

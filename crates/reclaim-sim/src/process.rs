@@ -136,6 +136,15 @@ pub async fn io_schedule(cx: &Cx) {
     cx.k().sched.tasks[cx.tid as usize].in_iowait = false;
 }
 
+/// `fatal_signal_pending(current)`: a SIGKILL was sent to the task
+/// ([`crate::kernel::Kernel::send_sigkill`]). The model delivers it where a workload's loop
+/// returns to user space between system calls (a dd's read(), a usemem slice, a writer's
+/// write()), not inside the kernel's waits, which the kernel also lets finish in most places
+/// reclaim sleeps (`congestion_wait`, `io_schedule`).
+pub fn fatal_signal_pending(cx: &Cx) -> bool {
+    cx.k().sched.tasks[cx.tid as usize].sigkill
+}
+
 /// `psi_memstall_enter()` (kernel/sched/psi.c, 6.x): the task's time from now is a memory
 /// stall, until `psi_memstall_leave`. Returns `pflags`: whether it already was (nested
 /// stalls count once; the inner leave does nothing).
@@ -355,6 +364,7 @@ impl Sim {
             sched, cpus, psi, ..
         } = &mut *k;
         let t = &mut sched.tasks[id as usize];
+        t.exited |= done;
         t.user_ns += user;
         t.sys_ns += sys;
         let wake = match t.req {

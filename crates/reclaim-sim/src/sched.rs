@@ -74,6 +74,11 @@ pub struct Task {
     /// `__generic_file_aio_write()`, to which its reclaim may queue writes even while the
     /// device is congested (`may_write_to_queue()`, mm/congestion.rs).
     pub backing_dev_info: Option<usize>,
+    /// A SIGKILL is pending (`fatal_signal_pending()`): the task's process returns at its
+    /// next return to user space (a workload's loop checks between system calls).
+    pub sigkill: bool,
+    /// Its process has returned (`task->exit_state`).
+    pub exited: bool,
 }
 
 /// The tasks and the event queue their wake-ups go to.
@@ -170,6 +175,8 @@ mod tests {
                 in_memstall: false,
                 in_iowait: false,
                 backing_dev_info: None,
+                sigkill: false,
+                exited: false,
             });
         }
         s

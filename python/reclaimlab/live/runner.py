@@ -302,7 +302,15 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
         fg.start(cgroup, start_at_ns)
         if bg is not None:
             bg.start(cgroup, start_at_ns)
+        bg_stopped_for_fg = False
         while not fg.step(deadline):
+            if fg.wants_background_stopped and not bg_stopped_for_fg:
+                # The foreground's next part runs without the background (stress-highalloc's
+                # rest pass): stop it now, as mmtests' `killall` does.
+                if bg is not None:
+                    bg.stop()
+                bg_stopped_for_fg = True
+                fg.background_stopped()
             now = time.monotonic()
             if tick is not None:
                 tick(name, now - t0, duration or None)
@@ -316,10 +324,10 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
                 aborted = watchdog.reason
                 log(f"  abort: {aborted}")
                 break
-            if bg is not None:
+            if bg is not None and not bg_stopped_for_fg:
                 bg.step(None)
             time.sleep(0.05)
-        if bg is not None:
+        if bg is not None and not bg_stopped_for_fg:
             # A background usually has the same runtime: let it finish and report by itself.
             grace = time.monotonic() + BACKGROUND_GRACE_S
             while not bg.step(None) and time.monotonic() < grace:

@@ -14,13 +14,14 @@ import os
 import re
 import signal
 import sys
+import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from reclaimlab import _core
-from reclaimlab.live.backend import BackendError, Cgroup, KernelBackend, ProcessHandle
+from reclaimlab.live.backend import NR_HUGEPAGES, BackendError, Cgroup, KernelBackend, ProcessHandle
 
 HELPER = [sys.executable, "-m", "reclaimlab.live.helpers"]
 DD_BYTES = re.compile(r"^(\d+) bytes", re.M)
@@ -104,6 +105,13 @@ class Workload(ABC):
             self.t_stop = time.monotonic()
 
     stop_signal = signal.SIGINT
+
+    # A foreground that runs part of its work with the background stopped sets this; the run
+    # then stops the background and calls `background_stopped()` (stress-highalloc's rest pass).
+    wants_background_stopped = False
+
+    def background_stopped(self) -> None:
+        """The run has stopped the background (or had none)."""
 
     # --- helpers -------------------------------------------------------------------------------
 
@@ -528,6 +536,130 @@ class Stutter(Workload):
         return [f"cp exited {t.returncode}: {t.stderr.strip()[-300:]}" for t in self.tasks if t.comm == "cp" and not t.stopped and t.returncode != 0]
 
 
+# --- stress-highalloc (seed 003) ------------------------------------------------------------------
+
+
+class StressHighalloc(Workload):
+    """mmtests stress-highalloc through the hugetlb pool, as the simulated workload
+    (crates/reclaim-sim/src/workload/stress_highalloc.rs, whose keys and metrics these are):
+    passes `load-1`, `load-2`, … under the background, then `rest` once the run has stopped
+    it. Each attempt writes nr_hugepages + 1 to /proc/sys/vm/nr_hugepages and reads it back,
+    timed: a success if the pool grew. After each pass, and when stopped (an interrupted run
+    too), the pool is written back to the value it had at the start; the journal holds that
+    value from before the first write, so `live restore` writes it back after a kill.
+
+    The attempts run in a thread of this process (the run loop keeps sampling and stepping the
+    background meanwhile); a write can block in the kernel for seconds while it reclaims and
+    compacts, and stopping waits for the write under way."""
+
+    kind = "stress-highalloc"
+
+    def __post_init__(self) -> None:
+        self.passes: list[tuple[str, list[tuple[bool, float]]]] = []
+        self.numpages = 0
+        self.start_pages = 0
+        self.halt = threading.Event()
+        self.bg_stopped = threading.Event()
+        self.error: BaseException | None = None
+        self.thread: threading.Thread | None = None
+        self.done = False
+
+    def launch(self) -> None:
+        b = self.backend
+        if not b.exists(NR_HUGEPAGES):
+            raise BackendError(f"{NR_HUGEPAGES} does not exist: this kernel has no hugetlb pool")
+        self.start_pages = int(b.read_value(NR_HUGEPAGES))
+        info = b.meminfo()
+        self.numpages = _core.live.highalloc_count(info["MemTotal"], b.hugepage_bytes(), self.params["percent"])
+        self.interval_s = _core.live.highalloc_interval_s(self.params["mb_per_sec"]) * b.hugepage_bytes() / (2 << 20)
+        # Journaled before the first write: a killed run's restore writes the start value back.
+        b.record({"op": "write", "path": NR_HUGEPAGES, "old": str(self.start_pages)})
+        self.thread = threading.Thread(target=self._run, name="stress-highalloc", daemon=True)
+        self.thread.start()
+
+    def _wait(self, seconds: float) -> bool:
+        """Sleep `seconds` unless stopped; False if stopped."""
+        return not self.halt.wait(max(0.0, seconds))
+
+    def _run(self) -> None:
+        p = self.params
+        try:
+            if not self._wait(p["warmup_s"]):
+                return
+            load = p["load_passes"]
+            for i in range(load + 1):
+                if i == load:
+                    if not self._wait(p["rest_after_s"]):
+                        return
+                    self.wants_background_stopped = True
+                    while not self.bg_stopped.wait(0.05):
+                        if self.halt.is_set():
+                            return
+                elif i > 0 and not self._wait(p["pass_gap_s"]):
+                    return
+                name = f"load-{i + 1}" if i < load else "rest"
+                attempts: list[tuple[bool, float]] = []
+                self.passes.append((name, attempts))
+                try:
+                    self._pass(attempts)
+                finally:
+                    self._restore_pool()
+                if self.halt.is_set():
+                    return
+        except BaseException as e:  # reported by step() in the run's thread
+            self.error = e
+        finally:
+            self.done = True
+
+    def _pass(self, attempts: list[tuple[bool, float]]) -> None:
+        b = self.backend
+        interval = self.interval_s
+        limit = self.params["pass_limit_s"]
+        started = time.monotonic()
+        pages = int(b.read_value(NR_HUGEPAGES))
+        for _ in range(self.numpages):
+            t0 = time.monotonic()
+            if self.halt.is_set() or (limit > 0 and t0 - started >= limit):
+                return
+            b.write_text(NR_HUGEPAGES, str(pages + 1))
+            got = int(b.read_value(NR_HUGEPAGES))
+            attempts.append((got > pages, (time.monotonic() - t0) * 1000.0))
+            pages = got
+            if not self._wait(t0 + interval - time.monotonic()):
+                return
+
+    def _restore_pool(self) -> None:
+        """The pool back to its size at the start; a shrink only frees pages, so it cannot fail
+        short (the read-back says if it did)."""
+        self.backend.write_text(NR_HUGEPAGES, str(self.start_pages))
+        left = int(self.backend.read_value(NR_HUGEPAGES))
+        if left != self.start_pages:
+            raise BackendError(f"{NR_HUGEPAGES} is {left} after writing back {self.start_pages}")
+
+    def background_stopped(self) -> None:
+        self.bg_stopped.set()
+
+    def step(self, deadline: float | None) -> bool:
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise BackendError(f"stress-highalloc: {error}") from error
+        if self.done and self.t_stop == 0.0:
+            self.t_stop = time.monotonic()
+        return self.done
+
+    def stop(self) -> None:
+        self.halt.set()
+        if self.thread is not None:
+            self.thread.join()
+        if self.t_stop == 0.0:
+            self.t_stop = time.monotonic()
+        if self.thread is not None:
+            self._restore_pool()
+
+    def metrics(self) -> dict[str, Any]:
+        return json.loads(_core.live.highalloc_metrics([(name, a) for name, a in self.passes], self.numpages))
+
+
 KINDS: dict[str, type[Workload]] = {
     "dd": DdRead,
     "dd-write": DdWrite,
@@ -535,6 +667,7 @@ KINDS: dict[str, type[Workload]] = {
     "usemem": Usemem,
     "mapped-file-stream": MappedFileStream,
     "stutter": Stutter,
+    "stress-highalloc": StressHighalloc,
 }
 
 

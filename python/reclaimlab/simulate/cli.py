@@ -17,7 +17,7 @@ from rich.markup import escape
 from reclaimlab import _core
 from reclaimlab.rundir import RunDir, read_rundir
 from reclaimlab.scenarios import SCENARIO_DIR
-from reclaimlab.seeds import seed000, seed001, seed002, seed004
+from reclaimlab.seeds import seed000, seed001, seed002, seed003, seed004
 from reclaimlab.simulate.capacity import CapacityError, fit_jobs
 from reclaimlab.simulate.runner import Point, PointsFailed, ScenarioError, points, run_points
 from reclaimlab.summary import print_summary
@@ -301,12 +301,44 @@ def _reproduce_seed004(scale: float, duration: float | None, sets: tuple[str, ..
     console.print(f"run directories: {out}")
 
 
+def _reproduce_seed003(scale: float, duration: float | None, sets: tuple[str, ...], out: Path, force: bool, jobs: int | None, ray: str | None = None) -> None:
+    """Seed 003's stress-highalloc on its four kernels simulated, traced: the success table
+    beside the seed's, the reclaim statistics of the runs' own traces, the targets."""
+    from reclaimlab.tracing import report
+
+    try:
+        pts = []
+        for kernel in seed003.KERNELS:
+            (p,) = points(seed003.scenario(kernel), [*seed003.overrides(scale, duration), "run.trace=true", *sets])
+            pts.append(p.with_label(kernel))
+    except ScenarioError as e:
+        _fail(str(e))
+        return
+    rundirs = _run_points(pts, out, force, jobs, ray=ray)
+    sim = {kernel: seed003.columns_of(read_rundir(d)) for kernel, d in zip(seed003.KERNELS, rundirs)}
+    inputs = [report.resolve_input(str(d)) for d in rundirs]
+    for i, kernel in zip(inputs, seed003.KERNELS):
+        i.name = kernel
+    trace_text = report.render(inputs)
+    trace = seed003.trace_summary(report.render(inputs, as_json=True))
+    title = (f"Seed 003, X86-64 STRESS-HIGHALLOC (% Success), {seed003.memory_mb(scale)} MB (×{scale:g}), "
+             f"{seed003.highalloc_numpages(sim)} attempts a pass")  # fmt: skip
+    console.print(seed003.success_table(sim, title))
+    console.print(seed003.NOTES, highlight=False, markup=False)
+    console.print("\nstress-highalloc, simulated: " + seed003.vmscan_sections(trace_text), highlight=False, markup=False)
+    console.print(seed003.mapped_file_stream_table())
+    console.print(seed003.targets_table(seed003.check_targets(sim, trace, scale)))
+    if sets:
+        console.print("with " + ", ".join(sets), highlight=False, markup=False)
+    console.print(f"run directories: {out}")
+
+
 @click.command()
-@click.argument("seed", type=click.Choice(["seed000", "seed001", "seed002", "seed004"]))
+@click.argument("seed", type=click.Choice(["seed000", "seed001", "seed002", "seed003", "seed004"]))
 @click.option("--tests", default="1,2,3,4", show_default=True, type=IntList(1, 4), help="Which of the seed's tests (seed000).")
 @click.option("--tasks", default=None, type=IntList(1), help="Only these dd task counts (comma-separated); default: the seed's (seed000).")
-@click.option("--scale", default=1.0, show_default=True, type=POSITIVE, help="Memory scale, above 0 (1 = the seed's machine: 756 GB for seed000; 512, 1024 and 4608 MB with fs_mark's files and simple-wb's file for seed001; 32 GB, the usemem sizes and the swap file for seed002; for seed004 the scenarios' 2 × 1 GiB, with the memhog, the copied file and swap).")
-@click.option("--duration", default=None, type=POSITIVE, help="Measured seconds per stage (default: the seed's 300; seed001: simulated seconds a run, default 60; seed004: the most simulated seconds a run lasts, default the scenarios' 120; a run ends when its copy does).")
+@click.option("--scale", default=1.0, show_default=True, type=POSITIVE, help="Memory scale, above 0 (1 = the seed's machine: 756 GB for seed000; 512, 1024 and 4608 MB with fs_mark's files and simple-wb's file for seed001; 32 GB, the usemem sizes and the swap file for seed002; for seed003 the seed's 3 GB, with the file read, the memhogs, swap and the pass time limit; for seed004 the scenarios' 2 × 1 GiB, with the memhog, the copied file and swap).")
+@click.option("--duration", default=None, type=POSITIVE, help="Measured seconds per stage (default: the seed's 300; seed001: simulated seconds a run, default 60; seed003: the most simulated seconds a run lasts, default 900 × the scale, at least 900; a run ends with its rest pass; seed004: the most simulated seconds a run lasts, default the scenarios' 120; a run ends when its copy does).")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a key of every test's scenario, e.g. --set variant.readahead_noretry=true.")
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite existing run directories.")
@@ -323,6 +355,9 @@ def reproduce(seed: str, tests: list[int], tasks: list[int] | None, scale: float
             raise click.BadParameter(f"{configs!r}: expected seed001's configurations, comma-separated, of {', '.join(known)}", param_hint="--configs")
     if seed == "seed002":
         _reproduce_seed002(scale, duration, sets, out or _default_out(seed), force, jobs, ray)
+        return
+    if seed == "seed003":
+        _reproduce_seed003(scale, duration, sets, out or _default_out(seed), force, jobs, ray)
         return
     if seed == "seed004":
         _reproduce_seed004(scale, duration, sets, out or _default_out(seed), force, jobs, ray)

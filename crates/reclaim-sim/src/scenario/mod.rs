@@ -528,19 +528,41 @@ fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<()
     set_parts(table, &parts, value)
 }
 
+/// Set the key `path` names in `table`; a part naming a list of tables
+/// (`[[workload.background]]`) is followed by the index of one of them
+/// (`workload.background.1.size_mb`).
 fn set_parts(table: &mut toml::Table, path: &[String], value: toml::Value) -> Result<(), String> {
     let (last, parents) = path
         .split_last()
         .filter(|(l, _)| !l.is_empty())
         .ok_or("empty key")?;
     let mut cur = table;
-    for p in parents {
+    let mut i = 0;
+    while i < parents.len() {
+        let p = &parents[i];
         let entry = cur
             .entry(p.to_string())
             .or_insert_with(|| toml::Value::Table(Default::default()));
-        cur = entry
-            .as_table_mut()
-            .ok_or_else(|| format!("`{p}` is not a table"))?;
+        cur = match entry {
+            toml::Value::Array(items) => {
+                let len = items.len();
+                let at = parents
+                    .get(i + 1)
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|&n| n < len)
+                    .ok_or_else(|| {
+                        format!("`{p}` is a list of {len} tables: expected `{p}.N.<key>`, N from 0 to {}", len.saturating_sub(1))
+                    })?;
+                i += 1;
+                items[at]
+                    .as_table_mut()
+                    .ok_or_else(|| format!("`{p}.{at}` is not a table"))?
+            }
+            other => other
+                .as_table_mut()
+                .ok_or_else(|| format!("`{p}` is not a table"))?,
+        };
+        i += 1;
     }
     cur.insert(last.to_string(), value);
     Ok(())
@@ -754,6 +776,31 @@ mod tests {
         let s = Scenario::parse(&both, "x.toml", &[]).unwrap();
         s.check_backend(Backend::Simulator, "x.toml").unwrap();
         s.check_backend(Backend::Live, "x.toml").unwrap();
+    }
+
+    #[test]
+    fn a_set_reaches_one_of_a_list_of_background_workloads_by_index() {
+        let text = "[workload]\nkind = \"usemem\"\n[[workload.background]]\nkind = \"dd\"\n\
+                    tasks = 1\n[[workload.background]]\nkind = \"usemem\"\n";
+        let sets = ["workload.background.1.size_mb=64".to_string()];
+        let s = Scenario::parse(text, "bg.toml", &sets).unwrap();
+        let bgs = s.workload.backgrounds();
+        assert_eq!(bgs[1].1["size_mb"].as_integer(), Some(64));
+        assert_eq!(bgs[0].1.get("size_mb"), None);
+        for (set, key) in [
+            (
+                "workload.background.2.size_mb=64",
+                "workload.background.2.size_mb",
+            ),
+            (
+                "workload.background.size_mb=64",
+                "workload.background.size_mb",
+            ),
+        ] {
+            let e = Scenario::parse(text, "bg.toml", &[set.into()]).unwrap_err();
+            assert_eq!(e.key, key, "{e}");
+            assert!(e.message.contains("list of 2 tables"), "{e}");
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::engine::Ns;
 use crate::hw::block::Op;
 use crate::mm::compaction::kcompactd_run_nodes;
 use crate::mm::filemap::SequentialReader;
-use crate::process::{cond_resched, wait_on_bio, Cx, Sim};
+use crate::process::{cond_resched, fatal_signal_pending, wait_on_bio, Cx, Sim};
 use crate::sched::TaskClass;
 
 pub const REGISTRATION: Registration = Registration {
@@ -258,6 +258,9 @@ async fn dd_direct(cx: Cx, file: File, bytes: Rc<RefCell<Vec<u64>>>) {
             k.block.bios.put(bio, now);
         }
         bytes.borrow_mut()[file.slot] += file.block_bytes;
+        if fatal_signal_pending(&cx) {
+            return;
+        }
     }
 }
 
@@ -278,6 +281,9 @@ async fn dd_buffered(
             reader.read(&cx).await
         };
         copied_in_block += copied;
+        if fatal_signal_pending(&cx) {
+            return;
+        }
         if copied > 0 {
             let mut k = cx.k();
             while copied_in_block >= file.block_bytes {

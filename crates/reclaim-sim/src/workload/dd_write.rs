@@ -26,7 +26,7 @@ use crate::mm::gfp::{__GFP_NORETRY, __GFP_NOWARN};
 use crate::mm::page_alloc::alloc_pages;
 use crate::mm::page_writeback::{balance_dirty_pages_ratelimited, wb_start_flushers, DirtyTask};
 use crate::mm::vmscan::SWAP_CLUSTER_MAX;
-use crate::process::{cond_resched, Cx, Sim};
+use crate::process::{cond_resched, fatal_signal_pending, Cx, Sim};
 use crate::sched::TaskClass;
 
 pub const REGISTRATION: Registration = Registration {
@@ -384,6 +384,10 @@ async fn dd_write(cx: Cx, w: Writer, progress: Rc<RefCell<Vec<Progress>>>) {
             write_block(&cx, &mut t, &mut folios, mapping, index, block_end).await;
             index = block_end;
             progress.borrow_mut()[w.slot].bytes += (block_end - block_start) * 4096;
+            if fatal_signal_pending(&cx) {
+                cx.k().wb.wbs[w.dev].nr_dirtiers -= 1;
+                return;
+            }
             cond_resched(&cx).await;
         }
         let mut k = cx.k();

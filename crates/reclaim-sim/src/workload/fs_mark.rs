@@ -28,7 +28,7 @@ use crate::engine::{Ns, NSEC_PER_SEC};
 use crate::mm::compaction::kcompactd_run_nodes;
 use crate::mm::page_writeback::{wb_start_flushers, DirtyTask};
 use crate::mm::vmscan::SWAP_CLUSTER_MAX;
-use crate::process::{cond_resched, Cx, Sim};
+use crate::process::{cond_resched, fatal_signal_pending, Cx, Sim};
 use crate::sched::TaskClass;
 
 pub const REGISTRATION: Registration = Registration {
@@ -343,6 +343,9 @@ async fn fs_mark_thread(cx: Cx, th: Thread, progress: Rc<RefCell<Vec<Progress>>>
                 }
                 super::dd_write::write_block(&cx, &mut t, &mut folios, mapping, index, end).await;
                 index = end;
+                if fatal_signal_pending(&cx) {
+                    return;
+                }
                 cond_resched(&cx).await;
             }
             {

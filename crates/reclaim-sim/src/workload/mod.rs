@@ -1,6 +1,6 @@
 //! Workloads: the benchmarks of the seed documents as processes on the simulated machine
-//! (dd, dd-write, fs_mark, usemem, mapped-file-stream, stutter and hugetlb), each one
-//! scenario file for both backends.
+//! (dd, dd-write, fs_mark, usemem, mapped-file-stream, stutter, hugetlb and
+//! stress-highalloc), each one scenario file for both backends.
 //!
 //! A workload is one file here that implements [`Workload`] and one line in [`REGISTRY`].
 //! The scenario, the run loop and the command line know workloads only through that table:
@@ -21,6 +21,7 @@ pub mod dd_write;
 pub mod fs_mark;
 pub mod hugetlb;
 pub mod mapped_file_stream;
+pub mod stress_highalloc;
 pub mod stutter;
 pub mod usemem;
 
@@ -183,6 +184,7 @@ pub const REGISTRY: &[Registration] = &[
     mapped_file_stream::REGISTRATION,
     stutter::REGISTRATION,
     hugetlb::REGISTRATION,
+    stress_highalloc::REGISTRATION,
 ];
 
 /// The CPU task `i` of a workload runs on: tasks go round the nodes, and fill each node's

@@ -24,9 +24,10 @@ use serde::{Deserialize, Serialize};
 use super::{positive, resolve_params, Metrics, Registration, Workload, WorkloadError};
 use crate::engine::{Ns, NSEC_PER_SEC, NSEC_PER_USEC};
 use crate::mm::memory::handle_mm_fault;
+use crate::mm::mmap::munmap;
 use crate::mm::swap_state::SwapinScratch;
 use crate::mm::vma::{pte_mkyoung, pte_present, Pte};
-use crate::process::{cond_resched, Cx, Sim};
+use crate::process::{cond_resched, fatal_signal_pending, Cx, Sim};
 use crate::sched::TaskClass;
 
 pub const REGISTRATION: Registration = Registration {
@@ -455,6 +456,11 @@ async fn usemem(
             k.clock() >= deadline || (p.repeats > 0 && stats.borrow()[slot].passes >= p.repeats)
         };
         if finished {
+            return;
+        }
+        if fatal_signal_pending(&cx) {
+            // do_exit() → exit_mmap(): the memory goes back.
+            munmap(&cx, vma).await;
             return;
         }
         cond_resched(&cx).await;
