@@ -46,6 +46,10 @@ pub struct Stats {
     pub first_kswapd_wake: Option<Ns>,
     /// When kswapd first scanned.
     pub first_kswapd_scan: Option<Ns>,
+    /// Each node's NUMA counters as /sys/devices/system/node/node<N>/numastat has them
+    /// (`numa_hit`, `numa_miss`, `numa_foreign`, `interleave_hit`, `local_node`,
+    /// `other_node`, indexed by `mm::vmstat::NumaStat`); /proc/vmstat's are their sums.
+    pub numastat: Vec<[u64; crate::mm::vmstat::NR_NUMA_STATS]>,
     /// Lumpy reclaim's synchronous passes (`should_reclaim_stall()` said yes), and the
     /// pages they reclaimed: model-internal, not in /proc/vmstat (2.6.36 counts neither).
     pub lumpy_sync: [u64; 2],
@@ -122,7 +126,10 @@ impl Kernel {
             swap: SwapState::new(sysctl, variant),
             seed,
             memcg: MemCgroups::new(root_lruvecs),
-            stats: Stats::default(),
+            stats: Stats {
+                numastat: vec![[0; crate::mm::vmstat::NR_NUMA_STATS]; m.nodes as usize],
+                ..Stats::default()
+            },
             sched: Sched::default(),
             cpus,
             psi: PsiGroup::new(nr_cpus as u32),
@@ -189,6 +196,7 @@ impl Kernel {
             in_memstall: false,
             in_iowait: false,
             backing_dev_info: None,
+            mempolicy: Default::default(),
         });
         id
     }
@@ -461,6 +469,7 @@ impl Kernel {
             events: self.stats.events.v,
             compaction: self.mem.nodes.iter().any(|n| n.kcompactd.is_some()),
             thp: self.thp_faults_possible(),
+            node_reclaim: self.sysctl.zone_reclaim_mode != 0,
         }
     }
 

@@ -74,6 +74,8 @@ pub struct Task {
     /// `__generic_file_aio_write()`, to which its reclaim may queue writes even while the
     /// device is congested (`may_write_to_queue()`, mm/congestion.rs).
     pub backing_dev_info: Option<usize>,
+    /// `current->mempolicy` and `current->il_prev` (`mm::mempolicy`).
+    pub mempolicy: crate::mm::mempolicy::Mempolicy,
 }
 
 /// The tasks and the event queue their wake-ups go to.
@@ -170,6 +172,7 @@ mod tests {
                 in_memstall: false,
                 in_iowait: false,
                 backing_dev_info: None,
+                mempolicy: Default::default(),
             });
         }
         s

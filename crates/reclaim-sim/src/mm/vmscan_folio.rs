@@ -395,6 +395,11 @@ impl Kernel {
         if flags & pg::LOCKED != 0 {
             return Verdict::KeepLocked;
         }
+        if !sc.may_unmap && flags & pg::MAPPED != 0 {
+            // Node reclaim without RECLAIM_UNMAP (6.6 also puts such a folio back at
+            // isolation, `isolate_lru_folios()`; the model takes it and keeps it here).
+            return Verdict::Keep;
+        }
         let page_cache = flags & pg::ANON == 0;
         if page_cache && flags & (pg::DIRTY | pg::WRITEBACK) != 0 {
             if let Some(v) = self.page_cache_dirty_writeback(p, flags, sc, b) {

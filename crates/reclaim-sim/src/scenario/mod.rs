@@ -273,7 +273,33 @@ impl Scenario {
         self.swap.validate().map_err(within("swap"))?;
         self.live.validate().map_err(within("live"))?;
         self.costs.validate().map_err(within("costs"))?;
-        self.run.validate().map_err(within("run"))
+        self.run.validate().map_err(within("run"))?;
+        self.validate_mempolicy_nodes(file)
+    }
+
+    /// A workload's memory-policy `nodes` are nodes of the machine.
+    fn validate_mempolicy_nodes(&self, file: &str) -> Result<(), ScenarioError> {
+        let machine_nodes = self.machine.nodes;
+        let tables = std::iter::once(("workload".to_string(), &self.workload.params))
+            .chain(self.workload.backgrounds());
+        for (at, table) in tables {
+            let nodes = table.get("nodes").and_then(|n| n.as_array());
+            for n in nodes.into_iter().flatten() {
+                if n.as_integer()
+                    .is_some_and(|n| n >= i64::from(machine_nodes))
+                {
+                    return Err(ScenarioError {
+                        file: file.into(),
+                        key: format!("{at}.nodes"),
+                        message: format!(
+                            "node {n} is not on the machine (machine.nodes = {machine_nodes}: nodes 0 to {})",
+                            machine_nodes - 1
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The sysctls the simulated kernel runs with: `[sysctl]`, then `[machine.sysctl]`,
@@ -394,6 +420,20 @@ fn resolve_workload(w: &mut toml::Value, file: &str) -> Result<(), ScenarioError
     };
     let background = table.remove("background");
     let registration = workload::lookup(&kind).map_err(|e| err(&e.key, e.message))?;
+    if !workload::MEMPOLICY_WORKLOADS.contains(&registration.kind) {
+        if let Some(key) = ["mempolicy", "nodes"]
+            .into_iter()
+            .find(|k| table.contains_key(*k))
+        {
+            return Err(err(
+                key,
+                format!(
+                    "a memory policy is modelled for the {} workloads only, not `{kind}`; remove it",
+                    workload::MEMPOLICY_WORKLOADS.join(" and ")
+                ),
+            ));
+        }
+    }
     let mut resolved = (registration.resolve)(table).map_err(|e| err(&e.key, e.message))?;
     let mut out = toml::Table::new();
     out.insert("kind".into(), toml::Value::String(kind));
