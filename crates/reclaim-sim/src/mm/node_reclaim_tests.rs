@@ -210,10 +210,7 @@ fn without_zone_reclaim_mode_the_allocation_goes_remote_at_once() {
         (1, 1)
     );
     assert_eq!(ev(&k, VmEvent::PgscanDirect), 0);
-    assert_eq!(
-        k.vmstat().to_proc_text().contains("zone_reclaim_failed"),
-        false
-    );
+    assert!(!k.vmstat().to_proc_text().contains("zone_reclaim_failed"));
 }
 
 #[test]

@@ -487,6 +487,7 @@ impl Kernel {
     }
 
     /// [`Kernel::alloc_pages_batch`] of `ac` (its policy applied).
+    #[inline(always)]
     fn alloc_pages_batch_ac(
         &mut self,
         ac: &AllocContext,
@@ -784,7 +785,7 @@ impl Kernel {
     /// made on a CPU of `cpu_node`.
     /// NUMA_FOREIGN is counted on the preferred zone's node, the others on the zone's
     /// (`__count_numa_events()`), each also in /proc/vmstat's sum.
-    #[inline]
+    #[inline(always)]
     fn zone_statistics(&mut self, preferred_nid: u32, zone_nid: u32, cpu_node: u32, n: u64) {
         if zone_nid == preferred_nid {
             self.count_numa(zone_nid, NumaStat::Hit, n);
@@ -801,7 +802,7 @@ impl Kernel {
     }
 
     /// `__count_numa_events(zone, item, n)` on a zone of node `nid`.
-    #[inline]
+    #[inline(always)]
     pub fn count_numa(&mut self, nid: u32, item: NumaStat, n: u64) {
         self.stats.numastat[nid as usize][item as usize] += n;
         self.stats.events.count(item.event(), n);

@@ -395,11 +395,6 @@ impl Kernel {
         if flags & pg::LOCKED != 0 {
             return Verdict::KeepLocked;
         }
-        if !sc.may_unmap && flags & pg::MAPPED != 0 {
-            // Node reclaim without RECLAIM_UNMAP (6.6 also puts such a folio back at
-            // isolation, `isolate_lru_folios()`; the model takes it and keeps it here).
-            return Verdict::Keep;
-        }
         let page_cache = flags & pg::ANON == 0;
         if page_cache && flags & (pg::DIRTY | pg::WRITEBACK) != 0 {
             if let Some(v) = self.page_cache_dirty_writeback(p, flags, sc, b) {
@@ -416,6 +411,13 @@ impl Kernel {
         // made, then PAGEREF_RECLAIM).
         let lumpy = sc.lumpy_reclaim_mode != LumpyMode::None;
         let referenced_folio = referenced_folio && !lumpy;
+        if flags & pg::MAPPED != 0 && !sc.may_unmap {
+            // Node reclaim without RECLAIM_UNMAP keeps a mapped folio (6.6 checks before
+            // the dirty and writeback tests, and puts it back at isolation already,
+            // `isolate_lru_folios()`; only anon folios are mapped in the model, and one
+            // under writeback is activated first here).
+            return Verdict::Keep;
+        }
         if flags & pg::MAPPED != 0
             && self.mm.test_and_clear_young(self.mem.pages.fields(p).owner)
             && !lumpy

@@ -716,6 +716,96 @@ mod tests {
         assert!(e.message.contains("swapiness"), "{e}");
     }
 
+    #[test]
+    fn a_memory_policy_is_checked_against_its_workload_and_the_machine() {
+        let two = "[machine]\nnodes = 2\n";
+        let parse = |text: &str| Scenario::parse(text, "p.toml", &[]);
+        let ok = parse(&format!(
+            "{two}[workload]\nkind = \"dd\"\ntasks = 2\nmempolicy = \"bind\"\nnodes = [0]\n"
+        ))
+        .unwrap();
+        assert_eq!(ok.workload.params["mempolicy"].as_str(), Some("bind"));
+        // The default policy is not written into the resolved scenario.
+        let plain = parse(&format!("{two}{MIN}")).unwrap();
+        assert!(!plain.to_toml().contains("mempolicy"));
+        let cases = [
+            (
+                "[workload]\nkind = \"dd\"\ntasks = 2\nmempolicy = \"bind\"\nnodes = [2]\n",
+                "workload.nodes",
+                "node 2 is not on the machine (machine.nodes = 2: nodes 0 to 1)",
+            ),
+            (
+                "[workload]\nkind = \"dd\"\ntasks = 2\nmempolicy = \"interleave\"\n",
+                "workload.nodes",
+                "expected at least one node",
+            ),
+            (
+                "[workload]\nkind = \"dd\"\ntasks = 2\nnodes = [1]\n",
+                "workload.nodes",
+                "takes no nodes",
+            ),
+            (
+                "[workload]\nkind = \"usemem\"\nmempolicy = \"preferred\"\nnodes = [0, 1]\n",
+                "workload.nodes",
+                "takes one node",
+            ),
+            (
+                "[workload]\nkind = \"usemem\"\nmempolicy = \"bind\"\nnodes = [1, 1]\n",
+                "workload.nodes",
+                "node 1 is listed twice",
+            ),
+            (
+                "[workload]\nkind = \"dd\"\ntasks = 2\nmempolicy = \"first-touch\"\nnodes = [0]\n",
+                "workload.mempolicy",
+                "unknown variant `first-touch`",
+            ),
+            (
+                "[workload]\nkind = \"fs_mark\"\nmempolicy = \"bind\"\nnodes = [0]\n",
+                "workload.mempolicy",
+                "modelled for the dd and usemem workloads only, not `fs_mark`",
+            ),
+        ];
+        for (workload, key, message) in cases {
+            let e = parse(&format!("{two}{workload}")).unwrap_err();
+            assert_eq!(e.key, key, "{e}");
+            assert!(e.message.contains(message), "{e}");
+        }
+    }
+
+    #[test]
+    fn zone_reclaim_mode_is_checked_and_refused_beside_the_zonelist_cache() {
+        let e = Scenario::parse(
+            &format!("{MIN}[sysctl]\nzone_reclaim_mode = 8\n"),
+            "z.toml",
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "sysctl.zone_reclaim_mode");
+        assert!(e.message.contains("expected 0 to 7"), "{e}");
+        let e = refused(
+            &format!("{MIN}[sysctl]\nzone_reclaim_mode = 1\n[variant]\nzonelist_cache = true\n"),
+            &[],
+            Backend::Simulator,
+        );
+        assert_eq!(e.key, "sysctl.zone_reclaim_mode");
+        assert!(e.message.contains("variant.zonelist_cache = false"), "{e}");
+        let s = Scenario::parse(MIN, "z.toml", &["sysctl.zone_reclaim_mode=7".into()]).unwrap();
+        s.check_backend(Backend::Simulator, "z.toml").unwrap();
+        assert_eq!(s.effective_sysctl().zone_reclaim_mode, 7);
+        assert_eq!(s.effective_sysctl().min_unmapped_ratio, 1);
+    }
+
+    #[test]
+    fn a_live_run_refuses_a_memory_policy() {
+        let text = "[machine]\nnodes = 2\n[workload]\nkind = \"dd\"\ntasks = 2\nmempolicy = \"preferred\"\nnodes = [1]\n";
+        let e = refused(text, &[], Backend::Live);
+        assert_eq!(e.key, "workload.mempolicy");
+        assert!(
+            e.message.contains("NUMA node") || e.message.contains("numactl"),
+            "{e}"
+        );
+    }
+
     fn refused(text: &str, sets: &[&str], backend: Backend) -> ScenarioError {
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
         let s = Scenario::parse(text, "x.toml", &sets).expect("the schema accepts it");
