@@ -63,6 +63,18 @@ def test_restore_undoes_in_reverse_order_and_removes_the_journal(fake: FakeBacke
     assert not journal_path().exists()
 
 
+def test_zone_reclaim_mode_is_written_and_restored(fake: FakeBackend) -> None:
+    assert fake.set_sysctl("zone_reclaim_mode", 1) == "0"
+    assert fake.set_sysctl("min_unmapped_ratio", 5) == "1"
+    assert fake.files["/proc/sys/vm/zone_reclaim_mode"] == "1"
+    fake.restore(fake.journal)
+    writes = [c for c in fake.calls if c[0] == "write"]
+    assert writes[-2:] == [
+        ("write", "/proc/sys/vm/min_unmapped_ratio", "1"),
+        ("write", "/proc/sys/vm/zone_reclaim_mode", "0"),
+    ]
+
+
 def test_the_sysctl_files_come_from_the_scenario_schema() -> None:
     # Every [sysctl] key but read_ahead_kb (a block queue's, which a live run refuses), in
     # the order of the section's table (reclaim_sim::sysctl), which `live check` keeps.
@@ -70,9 +82,11 @@ def test_the_sysctl_files_come_from_the_scenario_schema() -> None:
         "min_free_kbytes", "watermark_scale_factor", "swappiness", "watermark_boost_factor",
         "dirty_ratio", "dirty_background_ratio", "dirty_bytes", "dirty_background_bytes",
         "dirty_expire_centisecs", "dirty_writeback_centisecs", "page_cluster", "vma_ra_enabled",
-        "transparent_hugepage", "transparent_hugepage_defrag",
+        "transparent_hugepage", "transparent_hugepage_defrag", "zone_reclaim_mode",
+        "min_unmapped_ratio",
     ]
     assert SYSCTLS["page_cluster"] == "/proc/sys/vm/page-cluster"
+    assert SYSCTLS["zone_reclaim_mode"] == "/proc/sys/vm/zone_reclaim_mode"
     assert SYSCTLS["vma_ra_enabled"] == "/sys/kernel/mm/swap/vma_ra_enabled"
 
 

@@ -46,6 +46,10 @@ pub struct Stats {
     pub first_kswapd_wake: Option<Ns>,
     /// When kswapd first scanned.
     pub first_kswapd_scan: Option<Ns>,
+    /// Each node's NUMA counters as /sys/devices/system/node/node<N>/numastat has them
+    /// (`numa_hit`, `numa_miss`, `numa_foreign`, `interleave_hit`, `local_node`,
+    /// `other_node`, indexed by `mm::vmstat::NumaStat`); /proc/vmstat's are their sums.
+    pub numastat: Vec<[u64; crate::mm::vmstat::NR_NUMA_STATS]>,
     /// Lumpy reclaim's synchronous passes (`should_reclaim_stall()` said yes), and the
     /// pages they reclaimed: model-internal, not in /proc/vmstat (2.6.36 counts neither).
     pub lumpy_sync: [u64; 2],
@@ -122,7 +126,10 @@ impl Kernel {
             swap: SwapState::new(sysctl, variant),
             seed,
             memcg: MemCgroups::new(root_lruvecs),
-            stats: Stats::default(),
+            stats: Stats {
+                numastat: vec![[0; crate::mm::vmstat::NR_NUMA_STATS]; m.nodes as usize],
+                ..Stats::default()
+            },
             sched: Sched::default(),
             cpus,
             psi: PsiGroup::new(nr_cpus as u32),
@@ -202,6 +209,7 @@ impl Kernel {
             backing_dev_info: None,
             sigkill: false,
             exited: false,
+            mempolicy: Default::default(),
         });
         id
     }
@@ -478,6 +486,7 @@ impl Kernel {
                 .mm
                 .file_mapped
                 .then(|| self.mem.nodes.iter().map(|n| n.nr_file_mapped).sum()),
+            node_reclaim: self.sysctl.zone_reclaim_mode != 0,
         }
     }
 

@@ -79,6 +79,8 @@ pub struct Task {
     pub sigkill: bool,
     /// Its process has returned (`task->exit_state`).
     pub exited: bool,
+    /// `current->mempolicy` and `current->il_prev` (`mm::mempolicy`).
+    pub mempolicy: crate::mm::mempolicy::Mempolicy,
 }
 
 /// The tasks and the event queue their wake-ups go to.
@@ -177,6 +179,7 @@ mod tests {
                 backing_dev_info: None,
                 sigkill: false,
                 exited: false,
+                mempolicy: Default::default(),
             });
         }
         s

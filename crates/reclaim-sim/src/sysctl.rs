@@ -176,6 +176,20 @@ sysctl_table! {
         file Some("/sys/kernel/mm/transparent_hugepage/defrag"),
         unmodelled None,
         valid |_v| true => "";
+    /// `vm.zone_reclaim_mode` (`node_reclaim_mode`): RECLAIM_ZONE (1) reclaims a zone's own
+    /// node before the allocator goes to a farther one (`node_reclaim()`, mm/vmscan.rs),
+    /// RECLAIM_WRITE (2) lets that reclaim write dirty pages, RECLAIM_UNMAP (4) lets it
+    /// unmap mapped ones. 0, the default: remote nodes at once.
+    zone_reclaim_mode: u32 = 0,
+        file Some("/proc/sys/vm/zone_reclaim_mode"),
+        unmodelled None,
+        valid |v| v <= 7 => "expected 0 to 7 (RECLAIM_ZONE 1 | RECLAIM_WRITE 2 | RECLAIM_UNMAP 4)";
+    /// `vm.min_unmapped_ratio`: node reclaim leaves a node alone while its reclaimable
+    /// page-cache pages are no more than this percent of its pages (`min_unmapped_pages`).
+    min_unmapped_ratio: u32 = 1,
+        file Some("/proc/sys/vm/min_unmapped_ratio"),
+        unmodelled None,
+        valid |v| v <= 100 => "expected 0 to 100";
 }
 
 /// The values of /sys/kernel/mm/transparent_hugepage/enabled (the file prints them all, the
@@ -236,7 +250,7 @@ mod tests {
     fn sysctl_keys_are_the_settings_fields_in_order() {
         let fields = sysctl_fields();
         let keys: Vec<String> = SYSCTL_KEYS.iter().map(|k| k.key.to_string()).collect();
-        assert_eq!(fields.len(), 15, "{fields:?}");
+        assert_eq!(fields.len(), 17, "{fields:?}");
         assert_eq!(fields, keys);
     }
 

@@ -100,6 +100,27 @@ impl Kernel {
         self.trace(Event::DirectReclaimEnd { nr_reclaimed });
     }
 
+    /// `mm_vmscan_node_reclaim_begin: nid=%d order=%d gfp_flags=%s`.
+    pub fn trace_node_reclaim_begin(&mut self, nid: u32, order: u32, gfp: Gfp) {
+        if self.tracer.is_none() {
+            return;
+        }
+        let gfp_flags = show_gfp_flags(gfp);
+        self.trace(Event::NodeReclaimBegin {
+            nid: nid as i32,
+            order: order as i32,
+            gfp_flags: &gfp_flags,
+        });
+    }
+
+    /// `mm_vmscan_node_reclaim_end: nr_reclaimed=%lu`.
+    pub fn trace_node_reclaim_end(&mut self, nr_reclaimed: u64) {
+        if self.tracer.is_none() {
+            return;
+        }
+        self.trace(Event::NodeReclaimEnd { nr_reclaimed });
+    }
+
     pub fn trace_lru_isolate(
         &mut self,
         classzone: usize,

@@ -147,6 +147,8 @@ class FakeBackend(KernelBackend):
             "/proc/sys/vm/dirty_expire_centisecs": "3000",
             "/proc/sys/vm/dirty_writeback_centisecs": "500",
             "/proc/sys/vm/page-cluster": "3",
+            "/proc/sys/vm/zone_reclaim_mode": "0",
+            "/proc/sys/vm/min_unmapped_ratio": "1",
             "/proc/sys/vm/nr_hugepages": "0",
             "/proc/sys/vm/drop_caches": "0",
             "/sys/kernel/mm/swap/vma_ra_enabled": "true",

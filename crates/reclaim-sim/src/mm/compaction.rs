@@ -40,12 +40,12 @@
 //! it has no `migrate_folio` for them), where the kernel's MIGRATE_SYNC would migrate them;
 //! `mm_compaction_suitable` is traced by compaction's own calls, not by reclaim's.
 
-use super::gfp::{Gfp, __GFP_IO, __GFP_THISNODE, GFP_KERNEL};
+use super::gfp::{Gfp, __GFP_IO, GFP_KERNEL};
 use super::lru::is_file_lru;
 use super::migrate::{MigrateStats, NewFolio};
 use super::page::{pg, PageFields};
 use super::page_alloc::{
-    AllocContext, AllocFlags, ALLOC_HIGH, ALLOC_WMARK_MASK, PAGE_ALLOC_COSTLY_ORDER,
+    zone_usable, AllocContext, AllocFlags, ALLOC_HIGH, ALLOC_WMARK_MASK, PAGE_ALLOC_COSTLY_ORDER,
 };
 use super::vmstat::VmEvent;
 use super::zone::{
@@ -1297,11 +1297,7 @@ pub async fn try_to_compact_pages(
         k.mem.zonelists[ac.nid as usize]
             .iter()
             .copied()
-            .filter(|&zi| {
-                let z = &k.mem.zones[zi];
-                z.zone_idx <= ac.highest_zoneidx
-                    && (ac.gfp & __GFP_THISNODE == 0 || z.nid == ac.nid)
-            })
+            .filter(|&zi| zone_usable(ac, &k.mem.zones[zi]))
             .collect()
     };
     let mut rc = CompactResult::Skipped;
@@ -1336,8 +1332,7 @@ impl Kernel {
     pub fn compaction_zonelist_suitable(&self, ac: &AllocContext) -> bool {
         self.mem.zonelists[ac.nid as usize].iter().any(|&zi| {
             let z = &self.mem.zones[zi];
-            if z.zone_idx > ac.highest_zoneidx || (ac.gfp & __GFP_THISNODE != 0 && z.nid != ac.nid)
-            {
+            if !zone_usable(ac, z) {
                 return false;
             }
             let available = self.zone_reclaimable_pages(zi) / u64::from(ac.order)

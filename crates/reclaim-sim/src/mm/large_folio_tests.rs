@@ -204,7 +204,7 @@ fn direct_reclaim_stops_once_one_folio_passes_nr_to_reclaim() {
         0,
         TaskClass::Workload,
         move |cx| async move {
-            let n = try_to_free_pages(&cx, 0, 0, GFP_HIGHUSER_MOVABLE).await;
+            let n = try_to_free_pages(&cx, 0, 0, GFP_HIGHUSER_MOVABLE, 0).await;
             out.set(Some(n));
         },
     );

@@ -59,6 +59,11 @@ pub struct Memory {
     /// Free pages compactions in progress hold as migration targets (their
     /// `cc->freepages`): off the free lists and out of NR_FREE_PAGES.
     pub compaction_freepages: u64,
+    /// `node_distance(a, b)` at `[a · nodes + b]` (`mm::numa::node_distance`).
+    pub node_distance: Vec<u32>,
+    /// `policy_zone`: the highest populated zone type below ZONE_MOVABLE
+    /// (`check_highest_zone()` in `build_zonelists()`), the lowest an MPOL_BIND applies to.
+    pub policy_zone: usize,
 }
 
 /// The page frames of machine `m`: each node's memory in whole MAX_ORDER blocks.
@@ -123,6 +128,8 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
             nr_file_mapped: 0,
             nr_vmscan_write: 0,
             workingset: Default::default(),
+            min_unmapped_pages: 0,
+            reclaim_locked: false,
         });
     }
     let lruvecs = (0..m.nodes)
@@ -194,6 +201,21 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
                 .collect()
         })
         .collect();
+    // setup_min_unmapped_ratio(): each zone's share, rounded down, summed per node.
+    for z in &zones {
+        nodes[z.nid as usize].min_unmapped_pages +=
+            z.managed_pages * u64::from(sysctl.min_unmapped_ratio) / 100;
+    }
+    let node_distance = (0..m.nodes)
+        .flat_map(|a| (0..m.nodes).map(move |b| (a, b)))
+        .map(|(a, b)| crate::mm::numa::node_distance(&m.node_distances, a, b))
+        .collect();
+    let policy_zone = zones
+        .iter()
+        .filter(|z| z.managed_pages > 0 && z.zone_idx != crate::mm::zone::ZONE_MOVABLE)
+        .map(|z| z.zone_idx)
+        .max()
+        .unwrap_or(0);
     let zlc = zonelists.iter().map(|zl| Zlc::new(zl.len())).collect();
     let kswapd_wake_nodes = zonelists
         .iter()
@@ -215,6 +237,8 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
         hugetlb_pages: 0,
         kernel_pages,
         compaction_freepages: 0,
+        node_distance,
+        policy_zone,
     };
     (memory, lruvecs)
 }

@@ -18,6 +18,7 @@ pub mod lru;
 pub mod mem_cgroup;
 pub mod memcontrol;
 pub mod memory;
+pub mod mempolicy;
 pub mod migrate;
 pub mod mm_init;
 pub mod mmap;

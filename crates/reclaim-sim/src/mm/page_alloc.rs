@@ -46,10 +46,11 @@ use crate::mm::compaction::{
 };
 use crate::mm::congestion::reclaim_congestion_nap;
 use crate::mm::gfp::*;
+use crate::mm::mempolicy::MpolMode;
 use crate::mm::page::pg;
 use crate::mm::percpu::STAT_INTERVAL_NS;
-use crate::mm::vmscan::try_to_free_pages;
-use crate::mm::vmstat::VmEvent;
+use crate::mm::vmscan::{node_reclaim_scan, try_to_free_pages, NodeReclaim};
+use crate::mm::vmstat::{NumaStat, VmEvent};
 use crate::mm::zone::{
     gfp_migratetype, MAX_NR_ZONES, MIGRATE_MOVABLE, WMARK_LOW, WMARK_MIN, ZONE_DMA32, ZONE_NORMAL,
 };
@@ -77,6 +78,9 @@ pub struct AllocContext {
     pub order: u32,
     /// The preferred node: its zonelist is walked.
     pub nid: u32,
+    /// `ac->nodemask`, one bit per node: the nodes whose zones the walk may use (an
+    /// MPOL_BIND policy's, `policy_nodemask()`); 0 is the kernel's NULL, every node.
+    pub nodemask: u64,
     /// `gfp_zone(gfp)`.
     pub highest_zoneidx: usize,
     /// `gfp_migratetype(gfp)`.
@@ -89,10 +93,44 @@ impl AllocContext {
             gfp,
             order,
             nid,
+            nodemask: 0,
             highest_zoneidx: gfp_zone(gfp),
             migratetype: gfp_migratetype(gfp),
         }
     }
+
+    /// The allocation with `nodemask` (`__alloc_pages(gfp, order, nid, nodemask)`).
+    pub fn with_nodemask(self, nodemask: u64) -> AllocContext {
+        AllocContext { nodemask, ..self }
+    }
+}
+
+/// Whether the zonelist walk may use zone `z` (`for_next_zone_zonelist_nodemask`: at most
+/// `highest_zoneidx`, on a node of the nodemask; `__GFP_THISNODE`'s ZONELIST_NOFALLBACK: the
+/// preferred node's zones only).
+#[inline]
+pub fn zone_usable(ac: &AllocContext, z: &crate::mm::zone::Zone) -> bool {
+    z.zone_idx <= ac.highest_zoneidx
+        && (ac.gfp & __GFP_THISNODE == 0 || z.nid == ac.nid)
+        && (ac.nodemask == 0 || ac.nodemask & (1 << z.nid) != 0)
+}
+
+/// What a zonelist walk does at a zone where 6.6 calls `node_reclaim()`
+/// ([`Kernel::get_page_from_freelist_at`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeReclaimAt {
+    /// Stop there, leaving the reclaim to the next call.
+    Stop,
+    /// Stop there with the node's PGDAT_RECLAIM_LOCKED taken: the caller reclaims.
+    Lock,
+}
+
+/// A zonelist walk's result: the pages it took, and where it stopped for `node_reclaim()`
+/// (the zonelist entry and the alloc flags the walk had reached), if it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Walk {
+    pub got: usize,
+    pub node_reclaim: Option<(usize, AllocFlags)>,
 }
 
 /// `gfp_to_alloc_flags()`: the slow path's flags, at the min watermark.
@@ -107,23 +145,104 @@ fn gfp_to_alloc_flags(gfp: Gfp) -> AllocFlags {
     flags
 }
 
-/// `alloc_pages(gfp, order)` on node `nid` (`__alloc_pages()`): the fast path, then the slow
-/// path. Returns the first pfn of the 2^order pages, or None if the allocation failed
-/// (`__GFP_NORETRY` after one round of direct reclaim, no `__GFP_DIRECT_RECLAIM`, a costly
-/// order without `__GFP_RETRY_MAYFAIL`, or `__GFP_RETRY_MAYFAIL` when the OOM killer would
-/// be next).
+/// `alloc_pages(gfp, order)` (mm/mempolicy.c, 6.6) by the task of `cx`, whose local node
+/// (`numa_node_id()`) is `nid`: with the task's memory policy (`mm::mempolicy`; none for
+/// `__GFP_THISNODE`), `__alloc_pages()` on `policy_node()` with `policy_nodemask()`, or for
+/// MPOL_INTERLEAVE `alloc_page_interleave()` on `interleave_nodes()`, which counts
+/// NUMA_INTERLEAVE_HIT when the page came from that node. Returns the first pfn of the
+/// 2^order pages, or None if the allocation failed (see [`__alloc_pages`]).
 pub async fn alloc_pages(cx: &Cx, gfp: Gfp, order: u32, nid: u32) -> Option<u32> {
-    let ac = AllocContext::new(gfp, order, nid);
-    let fast = {
+    let (nid, nodemask, interleave) = {
+        let mut k = cx.k();
+        let policy_zone = k.mem.policy_zone;
+        let pol = &mut k.sched.tasks[cx.tid as usize].mempolicy;
+        if !pol.applies(gfp) {
+            (nid, 0, false)
+        } else if pol.mode == MpolMode::Interleave {
+            (pol.interleave_nodes(), 0, true)
+        } else {
+            (
+                pol.policy_node(nid),
+                pol.policy_nodemask(gfp, policy_zone),
+                false,
+            )
+        }
+    };
+    let page = __alloc_pages(cx, gfp, order, nid, nodemask).await;
+    if interleave {
+        let mut k = cx.k();
+        if page.is_some_and(|p| k.mem.zones[k.page_zone(p)].nid == nid) {
+            k.count_numa(nid, NumaStat::InterleaveHit, 1);
+        }
+    }
+    page
+}
+
+/// `__alloc_pages(gfp, order, nid, nodemask)`: node `nid`'s zonelist, the zones of
+/// `nodemask`'s nodes (0: every node); the fast path, then the slow path. Returns the first
+/// pfn of the 2^order pages, or None if the allocation failed (`__GFP_NORETRY` after one
+/// round of direct reclaim, no `__GFP_DIRECT_RECLAIM`, a costly order without
+/// `__GFP_RETRY_MAYFAIL`, or `__GFP_RETRY_MAYFAIL` when the OOM killer would be next).
+pub async fn __alloc_pages(cx: &Cx, gfp: Gfp, order: u32, nid: u32, nodemask: u64) -> Option<u32> {
+    let ac = AllocContext::new(gfp, order, nid).with_nodemask(nodemask);
+    let alloc_flags = {
         let mut k = cx.k();
         k.vmstat_update();
-        let alloc_flags = ALLOC_WMARK_LOW | k.alloc_flags_nofragment(&ac);
-        k.get_page(&ac, alloc_flags, cx.cpu)
+        ALLOC_WMARK_LOW | k.alloc_flags_nofragment(&ac)
     };
+    let fast = get_page_from_freelist(cx, &ac, alloc_flags).await;
     if fast.is_some() {
         return fast;
     }
     __alloc_pages_slowpath(cx, &ac).await
+}
+
+/// `get_page_from_freelist()` for one allocation by the task of `cx`
+/// ([`Kernel::get_page_from_freelist_at`]), with 6.6's `node_reclaim()` where the walk
+/// stops for it: the node reclaimed ([`node_reclaim_scan`]), then, if that reclaimed
+/// anything (NODE_RECLAIM_SOME or _SUCCESS) and the zone now passes `zone_watermark_ok()`,
+/// the walk goes on from that zone (`try_this_zone`), else from the next.
+async fn get_page_from_freelist(
+    cx: &Cx,
+    ac: &AllocContext,
+    alloc_flags: AllocFlags,
+) -> Option<u32> {
+    let mut start = 0;
+    let mut flags = alloc_flags;
+    loop {
+        let (i, f, zi) = {
+            let mut k = cx.k();
+            let mut page = OnePage::default();
+            let walk = k.get_page_from_freelist_at(
+                ac,
+                flags,
+                cx.cpu,
+                1,
+                &mut page,
+                start,
+                NodeReclaimAt::Lock,
+            );
+            let Some((i, f)) = walk.node_reclaim else {
+                return page.0;
+            };
+            (i, f, k.mem.zonelists[ac.nid as usize][i])
+        };
+        let nid = cx.k().mem.zones[zi].nid;
+        let ret = node_reclaim_scan(cx, nid, ac.gfp, ac.order).await;
+        flags = f;
+        let k = cx.k();
+        let z = &k.mem.zones[zi];
+        let mut mark = z.wmark_pages((flags & ALLOC_WMARK_MASK) as usize);
+        if flags & ALLOC_HIGH != 0 {
+            mark -= mark / 2;
+        }
+        let reclaimed = matches!(ret, NodeReclaim::Some | NodeReclaim::Success);
+        start = if reclaimed && z.zone_watermark_ok(ac.order, mark, ac.highest_zoneidx) {
+            i
+        } else {
+            i + 1
+        };
+    }
 }
 
 /// `__alloc_pages_slowpath()` (6.6 for order > 0's compaction).
@@ -139,7 +258,7 @@ async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
     let mut compact_result = CompactResult::Skipped;
     let mut compaction_retries = 0;
     // restart: wake the kswapds, then the min watermark.
-    let page = cx.k().wake_kswapds_and_get_page(ac, alloc_flags, cx.cpu);
+    let page = wake_kswapds_and_get_page(cx, ac, alloc_flags).await;
     if page.is_some() {
         return page;
     }
@@ -174,7 +293,7 @@ async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
     }
     loop {
         // retry: wake the kswapds again so that they do not sleep while we loop.
-        let page = cx.k().wake_kswapds_and_get_page(ac, alloc_flags, cx.cpu);
+        let page = wake_kswapds_and_get_page(cx, ac, alloc_flags).await;
         if page.is_some() {
             return page;
         }
@@ -185,16 +304,15 @@ async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
         // psi_memstall_enter/leave), then one more attempt if it made progress; if that
         // fails, drain every CPU's lists once and try again.
         let pflags = psi_memstall_enter(cx);
-        let progress = try_to_free_pages(cx, ac.nid, ac.order, gfp).await;
+        let progress = try_to_free_pages(cx, ac.nid, ac.order, gfp, ac.nodemask).await;
         psi_memstall_leave(cx, pflags);
         if progress > 0 {
-            let mut k = cx.k();
-            let page = k.get_page(ac, alloc_flags, cx.cpu);
+            let page = get_page_from_freelist(cx, ac, alloc_flags).await;
             if page.is_some() {
                 return page;
             }
-            k.drain_all_pages();
-            let page = k.get_page(ac, alloc_flags, cx.cpu);
+            cx.k().drain_all_pages();
+            let page = get_page_from_freelist(cx, ac, alloc_flags).await;
             if page.is_some() {
                 return page;
             }
@@ -250,6 +368,19 @@ async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
     }
 }
 
+/// The slow path's first steps at `restart:` and `retry:`: `wake_all_kswapds()` when the
+/// flags ask for it, then `get_page_from_freelist()` at `alloc_flags`' watermark.
+async fn wake_kswapds_and_get_page(
+    cx: &Cx,
+    ac: &AllocContext,
+    alloc_flags: AllocFlags,
+) -> Option<u32> {
+    if alloc_flags & ALLOC_KSWAPD != 0 {
+        cx.k().wake_all_kswapds(ac);
+    }
+    get_page_from_freelist(cx, ac, alloc_flags).await
+}
+
 /// HZ/50: the page allocator's nap before a retry in 2.6.36
 /// (`congestion_wait(BLK_RW_ASYNC, HZ/50)`).
 const ALLOC_RETRY_NAP: crate::engine::Ns = crate::engine::JIFFY * (crate::engine::HZ / 50);
@@ -275,11 +406,11 @@ async fn __alloc_pages_direct_compact(
     if *compact_result == CompactResult::Skipped {
         return None;
     }
+    cx.k().count(VmEvent::CompactStall, 1);
+    // No page capture (compaction_capture): the free lists again.
+    let page = get_page_from_freelist(cx, ac, alloc_flags).await;
     {
         let mut k = cx.k();
-        k.count(VmEvent::CompactStall, 1);
-        // No page capture (compaction_capture): the free lists again.
-        let page = k.get_page(ac, alloc_flags, cx.cpu);
         if let Some(p) = page {
             let zi = k.page_zone(p);
             k.mem.zones[zi].compact_blockskip_flush = false;
@@ -316,6 +447,11 @@ impl Kernel {
     /// to `out`, each as its own call would give it; returns how many. Fewer than `want`
     /// means the next call enters direct reclaim: the caller adds the pages it has (as the
     /// kernel's caller adds each before allocating the next) and then calls `alloc_pages`.
+    ///
+    /// The calls are the current task's, with its memory policy as [`alloc_pages`] applies
+    /// it: an interleaving task's pages are taken one call at a time, each on the next node
+    /// of the round robin (which moves only when the page was had). A walk that stops where
+    /// `node_reclaim()` would scan ends the run there, for the next call's reclaim.
     pub fn alloc_pages_batch(
         &mut self,
         gfp: Gfp,
@@ -324,11 +460,55 @@ impl Kernel {
         want: usize,
         out: &mut Vec<u32>,
     ) -> usize {
-        let ac = AllocContext::new(gfp, 0, nid);
+        let current = self.current as usize;
+        let pol = self.sched.tasks[current].mempolicy;
+        if !pol.applies(gfp) {
+            return self.alloc_pages_batch_ac(&AllocContext::new(gfp, 0, nid), cpu, want, out);
+        }
+        if pol.mode != MpolMode::Interleave {
+            let nodemask = pol.policy_nodemask(gfp, self.mem.policy_zone);
+            let ac = AllocContext::new(gfp, 0, pol.policy_node(nid)).with_nodemask(nodemask);
+            return self.alloc_pages_batch_ac(&ac, cpu, want, out);
+        }
+        let mut got = 0;
+        while got < want {
+            let il = self.sched.tasks[current].mempolicy.next_interleave_node();
+            if self.alloc_pages_batch_ac(&AllocContext::new(gfp, 0, il), cpu, 1, out) == 0 {
+                break;
+            }
+            self.sched.tasks[current].mempolicy.il_prev = il;
+            let p = *out.last().expect("the page just taken");
+            if self.mem.zones[self.page_zone(p)].nid == il {
+                self.count_numa(il, NumaStat::InterleaveHit, 1);
+            }
+            got += 1;
+        }
+        got
+    }
+
+    /// [`Kernel::alloc_pages_batch`] of `ac` (its policy applied).
+    #[inline(always)]
+    fn alloc_pages_batch_ac(
+        &mut self,
+        ac: &AllocContext,
+        cpu: u32,
+        want: usize,
+        out: &mut Vec<u32>,
+    ) -> usize {
+        let (ac, gfp) = (*ac, ac.gfp);
         self.vmstat_update();
         let alloc_flags = ALLOC_WMARK_LOW | self.alloc_flags_nofragment(&ac);
-        let mut got = self.get_page_from_freelist(&ac, alloc_flags, cpu, want, out);
-        if got < want {
+        let walk = self.get_page_from_freelist_at(
+            &ac,
+            alloc_flags,
+            cpu,
+            want,
+            out,
+            0,
+            NodeReclaimAt::Stop,
+        );
+        let mut got = walk.got;
+        if got < want && walk.node_reclaim.is_none() {
             let alloc_flags = gfp_to_alloc_flags(gfp);
             if alloc_flags & ALLOC_KSWAPD != 0 {
                 self.wake_all_kswapds(&ac);
@@ -378,20 +558,6 @@ impl Kernel {
         alloc_flags | ALLOC_NOFRAGMENT
     }
 
-    /// The slow path's first steps at `restart:` and `retry:`: `wake_all_kswapds()` when the
-    /// flags ask for it, then `get_page_from_freelist()` at `alloc_flags`' watermark.
-    fn wake_kswapds_and_get_page(
-        &mut self,
-        ac: &AllocContext,
-        alloc_flags: AllocFlags,
-        cpu: u32,
-    ) -> Option<u32> {
-        if alloc_flags & ALLOC_KSWAPD != 0 {
-            self.wake_all_kswapds(ac);
-        }
-        self.get_page(ac, alloc_flags, cpu)
-    }
-
     /// `get_page_from_freelist()` for one allocation of `ac.order`: its first pfn, or None.
     pub fn get_page(
         &mut self,
@@ -406,13 +572,13 @@ impl Kernel {
 
     /// `get_page_from_freelist()` for up to `want` allocations of `ac.order` in a row, as
     /// that many consecutive calls would return them: each comes from the first zone of the
-    /// zonelist (≤ highest_zoneidx) that still passes the watermark (`zone_watermark_fast`,
-    /// NR_FREE_PAGES without the per-CPU deltas). Appends their first pfns to `out` and
-    /// returns how many. The CPU time (zone->lock whenever `cpu`'s per-CPU list needs a
-    /// refill; once per block above order 0) is charged to the slice. With
-    /// ALLOC_NOFRAGMENT, a zone of a remote node, or the zonelist's end with pages still
-    /// wanted, restarts the walk without it (so each call's own restart, in a run of calls:
-    /// the pages already taken stay taken).
+    /// zonelist (≤ highest_zoneidx, on a node of `ac.nodemask`) that still passes the
+    /// watermark (`zone_watermark_fast`, NR_FREE_PAGES without the per-CPU deltas). Appends
+    /// their first pfns to `out` and returns how many. The CPU time (zone->lock whenever
+    /// `cpu`'s per-CPU list needs a refill; once per block above order 0) is charged to the
+    /// slice. With ALLOC_NOFRAGMENT, a zone of a node other than the preferred zone's, or
+    /// the zonelist's end with pages still wanted, restarts the walk without it (so each
+    /// call's own restart, in a run of calls: the pages already taken stay taken).
     ///
     /// With `variant.zonelist_cache` on a machine of several nodes, the walk is 4.3's: once
     /// a zone fails its watermark check (`zlc_setup()`: the cache starts being used), each
@@ -422,40 +588,79 @@ impl Kernel {
     /// would meet the same zones first. Each allocation counts `numa_hit`/`numa_miss` against
     /// the node of its zonelist's first usable zone and `numa_local`/`numa_other` against the
     /// CPU's node (`zone_statistics()`).
+    ///
+    /// With `vm.zone_reclaim_mode` set, a zone that fails its watermark check within
+    /// RECLAIM_DISTANCE of the preferred zone's node is where 6.6 calls `node_reclaim()`;
+    /// this synchronous walk does not reclaim: it skips the zone when `node_reclaim()` would
+    /// not scan (NODE_RECLAIM_FULL, NODE_RECLAIM_NOSCAN) and otherwise stops there, short
+    /// (see [`Kernel::get_page_from_freelist_at`]; `alloc_pages` reclaims and resumes).
     #[inline]
     pub fn get_page_from_freelist(
+        &mut self,
+        ac: &AllocContext,
+        alloc_flags: AllocFlags,
+        cpu: u32,
+        want: usize,
+        out: &mut impl Extend<u32>,
+    ) -> usize {
+        self.get_page_from_freelist_at(ac, alloc_flags, cpu, want, out, 0, NodeReclaimAt::Stop)
+            .got
+    }
+
+    /// The zonelist walk of [`Kernel::get_page_from_freelist`] from entry `start` of the
+    /// zonelist (the first is 0; `alloc_pages` resumes a walk after `node_reclaim()` at
+    /// the zone it reclaimed, or the one after), with what to do where 6.6 would call
+    /// `node_reclaim()` (`at`): stop there and say so, taking the node's
+    /// PGDAT_RECLAIM_LOCKED for the caller's reclaim (`NodeReclaimAt::Lock`) or not
+    /// (`NodeReclaimAt::Stop`, a run of calls whose next call reclaims).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn get_page_from_freelist_at(
         &mut self,
         ac: &AllocContext,
         mut alloc_flags: AllocFlags,
         cpu: u32,
         want: usize,
         out: &mut impl Extend<u32>,
-    ) -> usize {
+        start: usize,
+        at: NodeReclaimAt,
+    ) -> Walk {
         let cpu_node = self.cpus.node_of(cpu);
         let wmark = (alloc_flags & ALLOC_WMARK_MASK) as usize;
         let hz = ac.highest_zoneidx;
         let nid = ac.nid as usize;
+        let node_reclaim = self.node_reclaim_enabled();
         let mut zlc_active = false;
         let mut did_zlc_setup = false;
         let mut got = 0;
+        let mut start = start;
         'retry: loop {
             let no_fallback = alloc_flags & ALLOC_NOFRAGMENT != 0;
-            let mut preferred_nid = None;
-            for i in 0..self.mem.zonelists[nid].len() {
+            // ac->preferred_zoneref: the first usable zone, before `start` if resumed.
+            let mut preferred_nid = self.mem.zonelists[nid][..start]
+                .iter()
+                .map(|&zi| &self.mem.zones[zi])
+                .find(|z| zone_usable(ac, z))
+                .map(|z| z.nid);
+            let mut i = start;
+            while i < self.mem.zonelists[nid].len() {
                 if got == want {
                     break;
                 }
                 let zi = self.mem.zonelists[nid][i];
                 let z = &self.mem.zones[zi];
-                if z.zone_idx > hz || (ac.gfp & __GFP_THISNODE != 0 && z.nid != ac.nid) {
+                if !zone_usable(ac, z) {
+                    i += 1;
                     continue;
                 }
                 let preferred = *preferred_nid.get_or_insert(z.nid);
                 if zlc_active && !self.mem.zlc[nid].zlc_zone_worth_trying(i) {
+                    i += 1;
                     continue;
                 }
-                if no_fallback && z.nid != ac.nid {
+                if no_fallback && z.nid != preferred {
                     alloc_flags &= !ALLOC_NOFRAGMENT;
+                    start = 0;
                     continue 'retry;
                 }
                 let mut mark = z.wmark_pages(wmark);
@@ -474,6 +679,26 @@ impl Kernel {
                 }
                 let (zone_idx, zone_nid) = (z.zone_idx, z.nid);
                 let limit = mark + z.lowmem_reserve[hz];
+                if node_reclaim {
+                    let wmark_ok = if ac.order == 0 {
+                        z.zone_page_state_free() > limit
+                    } else {
+                        z.zone_watermark_ok(ac.order, mark, hz)
+                    };
+                    if !wmark_ok {
+                        // The zone fails: node_reclaim() if it may, else the next zone.
+                        if self.zone_allows_reclaim(preferred, zone_nid)
+                            && self.node_reclaim_would_scan(zone_nid, ac.gfp, cpu_node, at)
+                        {
+                            return Walk {
+                                got,
+                                node_reclaim: Some((i, alloc_flags)),
+                            };
+                        }
+                        i += 1;
+                        continue;
+                    }
+                }
                 let n = if ac.order == 0 && ac.migratetype == MIGRATE_MOVABLE {
                     let pcp = (zi, cpu, cpu_node);
                     self.rmqueue_pcplist_run(pcp, limit, alloc_flags, want - got, out)
@@ -487,6 +712,10 @@ impl Kernel {
                     self.zone_statistics(preferred, zone_nid, cpu_node, n as u64);
                 }
                 got += n;
+                if node_reclaim && n > 0 && got < want {
+                    // The next call of the run meets this zone again, now failing.
+                    continue;
+                }
                 if got < want && !no_fallback && self.zlc_used(ac) {
                     // The zone failed the next call: its watermark (this_zone_full after
                     // zlc_setup) or its free lists (this_zone_full if the cache is in use).
@@ -506,7 +735,9 @@ impl Kernel {
                         self.mem.zlc[nid].zlc_mark_zone_full(i);
                     }
                 }
+                i += 1;
             }
+            start = 0;
             if no_fallback && got < want {
                 alloc_flags &= !ALLOC_NOFRAGMENT;
                 continue;
@@ -516,8 +747,30 @@ impl Kernel {
                 zlc_active = false;
                 continue;
             }
-            return got;
+            return Walk {
+                got,
+                node_reclaim: None,
+            };
         }
+    }
+
+    /// Whether `node_reclaim()` (6.6) would scan node `nid` for an allocation with `gfp` by
+    /// a task on a CPU of `cpu_node` ([`Kernel::node_reclaim_check`]), taking its
+    /// PGDAT_RECLAIM_LOCKED with `NodeReclaimAt::Lock`.
+    fn node_reclaim_would_scan(
+        &mut self,
+        nid: u32,
+        gfp: Gfp,
+        cpu_node: u32,
+        at: NodeReclaimAt,
+    ) -> bool {
+        if at == NodeReclaimAt::Lock {
+            return self.node_reclaim_check(nid, gfp, cpu_node) == NodeReclaim::Success;
+        }
+        let was = self.mem.nodes[nid as usize].reclaim_locked;
+        let scan = self.node_reclaim_check(nid, gfp, cpu_node) == NodeReclaim::Success;
+        self.mem.nodes[nid as usize].reclaim_locked = was;
+        scan
     }
 
     /// Whether an allocation walks a zonelist with a cache (`variant.zonelist_cache`, a
@@ -530,21 +783,29 @@ impl Kernel {
     /// `zone_statistics()` (6.x; 4.3 counts the same per allocation): `n` allocations from a
     /// zone of node `zone_nid` for a zonelist whose first usable zone is on `preferred_nid`,
     /// made on a CPU of `cpu_node`.
-    #[inline]
+    /// NUMA_FOREIGN is counted on the preferred zone's node, the others on the zone's
+    /// (`__count_numa_events()`), each also in /proc/vmstat's sum.
+    #[inline(always)]
     fn zone_statistics(&mut self, preferred_nid: u32, zone_nid: u32, cpu_node: u32, n: u64) {
-        let ev = &mut self.stats.events;
         if zone_nid == preferred_nid {
-            ev.count(VmEvent::NumaHit, n);
+            self.count_numa(zone_nid, NumaStat::Hit, n);
         } else {
-            ev.count(VmEvent::NumaMiss, n);
-            ev.count(VmEvent::NumaForeign, n);
+            self.count_numa(zone_nid, NumaStat::Miss, n);
+            self.count_numa(preferred_nid, NumaStat::Foreign, n);
         }
         let local = if zone_nid == cpu_node {
-            VmEvent::NumaLocal
+            NumaStat::Local
         } else {
-            VmEvent::NumaOther
+            NumaStat::Other
         };
-        ev.count(local, n);
+        self.count_numa(zone_nid, local, n);
+    }
+
+    /// `__count_numa_events(zone, item, n)` on a zone of node `nid`.
+    #[inline(always)]
+    pub fn count_numa(&mut self, nid: u32, item: NumaStat, n: u64) {
+        self.stats.numastat[nid as usize][item as usize] += n;
+        self.stats.events.count(item.event(), n);
     }
 
     /// `rmqueue_pcplist()` for up to `n` order-0 pages of zone `zi` in a row, each after
@@ -860,11 +1121,15 @@ impl Kernel {
         self.percpu.pcp.mod_free(z, zi, cpu, 1i64 << order);
     }
 
-    /// `wake_all_kswapds()`: wake the kswapd of each node in the zonelist once.
+    /// `wake_all_kswapds()`: wake the kswapd of each node in the zonelist (of the
+    /// nodemask's nodes) once.
     pub fn wake_all_kswapds(&mut self, ac: &AllocContext) {
         let list = ac.nid as usize * MAX_NR_ZONES + ac.highest_zoneidx;
         for i in 0..self.mem.kswapd_wake_nodes[list].len() {
             let nid = self.mem.kswapd_wake_nodes[list][i];
+            if ac.nodemask != 0 && ac.nodemask & (1 << nid) == 0 {
+                continue;
+            }
             self.wakeup_kswapd(nid, ac.order, ac.highest_zoneidx, ac.gfp);
         }
     }
@@ -936,7 +1201,7 @@ impl Kernel {
         let hz = ac.highest_zoneidx;
         self.mem.zonelists[ac.nid as usize].iter().any(|&zi| {
             let z = &self.mem.zones[zi];
-            if z.zone_idx > hz || (ac.gfp & __GFP_THISNODE != 0 && z.nid != ac.nid) {
+            if !zone_usable(ac, z) {
                 return false;
             }
             let free = z.zone_page_state_snapshot_free();

@@ -37,7 +37,7 @@ use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};
 use crate::mm::compaction::compaction_ready;
 use crate::mm::congestion::reclaim_congestion_nap;
-use crate::mm::gfp::{gfp_zone, Gfp};
+use crate::mm::gfp::{gfp_zone, Gfp, __GFP_DIRECT_RECLAIM};
 use crate::mm::lru::*;
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
 use crate::mm::page::{folio_nr_pages, pg, ListId};
@@ -45,7 +45,10 @@ use crate::mm::page_alloc::PAGE_ALLOC_COSTLY_ORDER;
 use crate::mm::vma::vm;
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{MAX_NR_ZONES, WMARK_MIN, ZONE_NORMAL};
-use crate::process::{cond_resched, schedule, schedule_timeout, sleep_until, Cx};
+use crate::process::{
+    cond_resched, psi_memstall_enter, psi_memstall_leave, schedule, schedule_timeout, sleep_until,
+    Cx,
+};
 
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 pub const DEF_PRIORITY: i32 = 12;
@@ -72,6 +75,12 @@ pub struct ScanControl {
     /// `sc->may_swap`: reclaim may scan anon folios (`get_scan_count`). Off only for
     /// kswapd's boosted reclaim.
     pub may_swap: bool,
+    /// `sc->nodemask`: the nodes direct reclaim's zonelist walk may shrink (an MPOL_BIND
+    /// allocation's), one bit per node; 0 is the kernel's NULL, every node.
+    pub nodemask: u64,
+    /// `sc->may_unmap`: reclaim may unmap mapped folios (`shrink_folio_list`). Off only
+    /// for node reclaim without RECLAIM_UNMAP (`__node_reclaim`).
+    pub may_unmap: bool,
     /// DEACTIVATE_ANON | DEACTIVATE_FILE: may the active lists be aged.
     pub may_deactivate: u8,
     /// An active list was not aged because `may_deactivate` said no. The kernel's
@@ -150,6 +159,8 @@ impl ScanControl {
             priority: DEF_PRIORITY,
             may_writepage: true,
             may_swap: true,
+            may_unmap: true,
+            nodemask: 0,
             may_deactivate: 0,
             skipped_deactivate: false,
             cache_trim_mode: false,
@@ -211,15 +222,162 @@ impl Isolated {
 // --- direct reclaim --------------------------------------------------------------------------
 
 /// `try_to_free_pages()`: direct reclaim for an allocation of `order` with `gfp` on node
-/// `nid`'s zonelist, after `throttle_direct_reclaim()`. Returns the pages reclaimed.
-pub async fn try_to_free_pages(cx: &Cx, nid: u32, order: u32, gfp: Gfp) -> u64 {
+/// `nid`'s zonelist, the nodes of `nodemask` only (`sc->nodemask`; 0: every node), after
+/// `throttle_direct_reclaim()`. Returns the pages reclaimed.
+pub async fn try_to_free_pages(cx: &Cx, nid: u32, order: u32, gfp: Gfp, nodemask: u64) -> u64 {
     let reclaim_idx = gfp_zone(gfp);
     let mut sc = ScanControl::new(false, SWAP_CLUSTER_MAX, order, reclaim_idx);
+    sc.nodemask = nodemask;
     throttle_direct_reclaim(cx, nid, reclaim_idx).await;
     cx.k().trace_direct_reclaim_begin(order, gfp);
     let nr_reclaimed = do_try_to_free_pages(cx, nid, &mut sc).await;
     cx.k().trace_direct_reclaim_end(nr_reclaimed);
     nr_reclaimed
+}
+
+// --- node reclaim ----------------------------------------------------------------------------
+
+/// `vm.zone_reclaim_mode` bits (`node_reclaim_mode`): reclaim the node before going off it,
+/// and may that reclaim write dirty pages and unmap mapped ones.
+pub const RECLAIM_ZONE: u32 = 1 << 0;
+pub const RECLAIM_WRITE: u32 = 1 << 1;
+pub const RECLAIM_UNMAP: u32 = 1 << 2;
+/// `NODE_RECLAIM_PRIORITY`: node reclaim scans 1/16th of the node's lists first.
+pub const NODE_RECLAIM_PRIORITY: i32 = 4;
+/// `RECLAIM_DISTANCE` (`node_reclaim_distance`'s default): a zone farther than this from
+/// the preferred zone's node is never node-reclaimed (`zone_allows_reclaim()`).
+pub const RECLAIM_DISTANCE: u32 = 30;
+
+/// `node_reclaim()`'s return codes (mm/internal.h: NODE_RECLAIM_NOSCAN -2, _FULL -1,
+/// _SOME 0, _SUCCESS 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeReclaim {
+    /// Did not scan: the allocation may not block, another task holds the node's
+    /// PGDAT_RECLAIM_LOCKED, or the node has CPUs and is not the allocating CPU's.
+    Noscan,
+    /// Scanned nothing: too little reclaimable page cache on the node.
+    Full,
+    /// Scanned, but reclaimed fewer than the allocation's pages.
+    Some,
+    /// Reclaimed at least the allocation's pages.
+    Success,
+}
+
+impl Kernel {
+    /// `node_reclaim_enabled()`: any bit of `vm.zone_reclaim_mode`.
+    #[inline]
+    pub fn node_reclaim_enabled(&self) -> bool {
+        self.sysctl.zone_reclaim_mode & (RECLAIM_ZONE | RECLAIM_WRITE | RECLAIM_UNMAP) != 0
+    }
+
+    /// `zone_allows_reclaim(local_zone, zone)` for zones of nodes `local_nid` and `nid`:
+    /// within `node_reclaim_distance` (RECLAIM_DISTANCE) of each other.
+    #[inline]
+    pub fn zone_allows_reclaim(&self, local_nid: u32, nid: u32) -> bool {
+        let nodes = self.mem.nodes.len();
+        self.mem.node_distance[local_nid as usize * nodes + nid as usize] <= RECLAIM_DISTANCE
+    }
+
+    /// `node_pagecache_reclaimable()` (6.6): the node's page-cache pages node reclaim may
+    /// take: with RECLAIM_UNMAP all of NR_FILE_PAGES, else the unmapped ones
+    /// (`node_unmapped_file_pages()`: the file LRU pages less NR_FILE_MAPPED, which is 0
+    /// in the model: no page-cache page is mapped), less NR_FILE_DIRTY without
+    /// RECLAIM_WRITE.
+    pub fn node_pagecache_reclaimable(&self, nid: u32) -> u64 {
+        let mode = self.sysctl.zone_reclaim_mode;
+        let reclaimable = if mode & RECLAIM_UNMAP != 0 {
+            self.mem.nodes[nid as usize].nr_file_pages
+        } else {
+            let sizes = self.target_lruvec_sizes(nid, ROOT_MEM_CGROUP);
+            sizes
+                .iter()
+                .map(|z| z[LRU_INACTIVE_FILE] + z[LRU_ACTIVE_FILE])
+                .sum()
+        };
+        let delta = if mode & RECLAIM_WRITE == 0 {
+            self.wb.nodes[nid as usize].nr_dirty
+        } else {
+            0
+        };
+        reclaimable - delta.min(reclaimable)
+    }
+
+    /// `node_reclaim(pgdat, gfp, order)`'s checks (6.6), made for a task on a CPU of
+    /// `cpu_node`: NODE_RECLAIM_FULL when the node's reclaimable page cache is no more than
+    /// `min_unmapped_pages` (and its reclaimable slab, which the model has none of, no more
+    /// than `min_slab_pages`); NODE_RECLAIM_NOSCAN without `__GFP_DIRECT_RECLAIM`, for a
+    /// node other than the CPU's (every node of the model has CPUs), or when
+    /// PGDAT_RECLAIM_LOCKED is already set. Otherwise the bit is set (`test_and_set_bit`)
+    /// and NODE_RECLAIM_SUCCESS returned, meaning "scan": the caller runs
+    /// [`node_reclaim_scan`], which clears it.
+    pub fn node_reclaim_check(&mut self, nid: u32, gfp: Gfp, cpu_node: u32) -> NodeReclaim {
+        let pgdat = &self.mem.nodes[nid as usize];
+        if self.node_pagecache_reclaimable(nid) <= pgdat.min_unmapped_pages {
+            return NodeReclaim::Full;
+        }
+        if gfp & __GFP_DIRECT_RECLAIM == 0 {
+            return NodeReclaim::Noscan;
+        }
+        if nid != cpu_node {
+            return NodeReclaim::Noscan;
+        }
+        let pgdat = &mut self.mem.nodes[nid as usize];
+        if pgdat.reclaim_locked {
+            return NodeReclaim::Noscan;
+        }
+        pgdat.reclaim_locked = true;
+        NodeReclaim::Success
+    }
+}
+
+/// The rest of `node_reclaim()` (6.6) once [`Kernel::node_reclaim_check`] has taken the
+/// node's PGDAT_RECLAIM_LOCKED: `__node_reclaim()`, the bit cleared, and
+/// PGSCAN_ZONE_RECLAIM_FAILED (`zone_reclaim_failed`) counted when it reclaimed fewer than
+/// the allocation's pages. Returns NODE_RECLAIM_SOME or NODE_RECLAIM_SUCCESS.
+pub async fn node_reclaim_scan(cx: &Cx, nid: u32, gfp: Gfp, order: u32) -> NodeReclaim {
+    let ok = __node_reclaim(cx, nid, gfp, order).await;
+    let mut k = cx.k();
+    k.mem.nodes[nid as usize].reclaim_locked = false;
+    if !ok {
+        k.count(VmEvent::PgscanZoneReclaimFailed, 1);
+        return NodeReclaim::Some;
+    }
+    NodeReclaim::Success
+}
+
+/// `__node_reclaim()` (6.6): reclaim at least the allocation's 2^order pages from node
+/// `nid` alone, `max(nr_pages, SWAP_CLUSTER_MAX)` asked for, `shrink_node()` at
+/// NODE_RECLAIM_PRIORITY and then at each higher priority down to 0 until they are
+/// reclaimed, writing dirty pages only with RECLAIM_WRITE and unmapping mapped ones only
+/// with RECLAIM_UNMAP; in a memory stall, between `mm_vmscan_node_reclaim_begin` and
+/// `_end`. Its scans count as direct reclaim's (`pgscan_direct`, `pgsteal_direct`; no
+/// allocstall). Returns whether the allocation's pages were reclaimed.
+async fn __node_reclaim(cx: &Cx, nid: u32, gfp: Gfp, order: u32) -> bool {
+    let nr_pages = 1u64 << order;
+    let mode = cx.k().sysctl.zone_reclaim_mode;
+    let mut sc = ScanControl::new(false, nr_pages.max(SWAP_CLUSTER_MAX), order, gfp_zone(gfp));
+    sc.priority = NODE_RECLAIM_PRIORITY;
+    sc.may_writepage = mode & RECLAIM_WRITE != 0;
+    sc.may_unmap = mode & RECLAIM_UNMAP != 0;
+    cx.k().trace_node_reclaim_begin(nid, order, gfp);
+    cond_resched(cx).await;
+    let pflags = psi_memstall_enter(cx);
+    let reclaimable = {
+        let k = cx.k();
+        k.node_pagecache_reclaimable(nid) > k.mem.nodes[nid as usize].min_unmapped_pages
+    };
+    if reclaimable {
+        loop {
+            shrink_node(cx, nid, &mut sc).await;
+            if sc.nr_reclaimed >= nr_pages || sc.priority == 0 {
+                break;
+            }
+            sc.priority -= 1;
+        }
+    }
+    psi_memstall_leave(cx, pflags);
+    cx.k().trace_node_reclaim_end(sc.nr_reclaimed);
+    sc.nr_reclaimed >= nr_pages
 }
 
 /// `try_to_free_mem_cgroup_pages()`: memcg reclaim of `memcg` for `nr_pages` (at least
@@ -279,7 +437,7 @@ async fn do_try_to_free_pages(cx: &Cx, nid: u32, sc: &mut ScanControl) -> u64 {
                 .events
                 .count_zid(VmEvent::AllocstallDma, sc.reclaim_idx, 1);
         }
-        k.zonelist_nodes(nid, sc.reclaim_idx)
+        k.zonelist_nodes(nid, sc.reclaim_idx, sc.nodemask)
     };
     let congestion = cx.k().variant.reclaim_wait.congestion();
     loop {
@@ -672,11 +830,12 @@ impl Kernel {
 
     /// The nodes of `nid`'s zonelist with a zone ≤ `reclaim_idx`, in zonelist order, each
     /// once (`shrink_zones` shrinks a node once per pass).
-    fn zonelist_nodes(&self, nid: u32, reclaim_idx: usize) -> Vec<u32> {
+    fn zonelist_nodes(&self, nid: u32, reclaim_idx: usize, nodemask: u64) -> Vec<u32> {
         let mut nodes: Vec<u32> = Vec::with_capacity(self.mem.nodes.len());
         for &zi in &self.mem.zonelists[nid as usize] {
             let z = &self.mem.zones[zi];
-            if z.zone_idx <= reclaim_idx && !nodes.contains(&z.nid) {
+            let allowed = nodemask == 0 || nodemask & (1 << z.nid) != 0;
+            if z.zone_idx <= reclaim_idx && allowed && !nodes.contains(&z.nid) {
                 nodes.push(z.nid);
             }
         }
@@ -1052,3 +1211,7 @@ mod tests;
 #[cfg(test)]
 #[path = "large_folio_tests.rs"]
 mod large_folio_tests;
+
+#[cfg(test)]
+#[path = "node_reclaim_tests.rs"]
+mod node_reclaim_tests;

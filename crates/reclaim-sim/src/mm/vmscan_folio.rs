@@ -425,6 +425,12 @@ impl Kernel {
         // made, then PAGEREF_RECLAIM).
         let lumpy = sc.lumpy_reclaim_mode != LumpyMode::None;
         let referenced_folio = referenced_folio && !lumpy;
+        if flags & pg::MAPPED != 0 && !sc.may_unmap {
+            // Node reclaim without RECLAIM_UNMAP keeps a mapped folio (6.6 checks before
+            // the dirty and writeback tests, and puts it back at isolation already,
+            // `isolate_lru_folios()`; here one under writeback is activated first).
+            return Verdict::Keep;
+        }
         let anon = flags & pg::ANON != 0;
         if flags & pg::MAPPED != 0 {
             let (referenced_ptes, vm_flags) = self.folio_referenced(p, flags);

@@ -49,6 +49,7 @@ vm_events! {
     PgscanFile => "pgscan_file",
     PgstealAnon => "pgsteal_anon",
     PgstealFile => "pgsteal_file",
+    PgscanZoneReclaimFailed => "zone_reclaim_failed",
     Pginodesteal => "pginodesteal",
     SlabsScanned => "slabs_scanned",
     KswapdInodesteal => "kswapd_inodesteal",
@@ -80,6 +81,34 @@ vm_events! {
     ThpFaultAlloc => "thp_fault_alloc",
     ThpFaultFallback => "thp_fault_fallback",
     ThpSplitPage => "thp_split_page",
+}
+
+/// A node's NUMA counters (`enum numa_stat_item`), in /sys/devices/system/node/node<N>/numastat's
+/// order; each is also the /proc/vmstat event of the same place (`VmEvent::NumaHit` on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub enum NumaStat {
+    Hit,
+    Miss,
+    Foreign,
+    InterleaveHit,
+    Local,
+    Other,
+}
+pub const NR_NUMA_STATS: usize = 6;
+
+impl NumaStat {
+    /// The /proc/vmstat event that sums this counter over the nodes.
+    pub fn event(self) -> VmEvent {
+        match self {
+            NumaStat::Hit => VmEvent::NumaHit,
+            NumaStat::Miss => VmEvent::NumaMiss,
+            NumaStat::Foreign => VmEvent::NumaForeign,
+            NumaStat::InterleaveHit => VmEvent::NumaInterleave,
+            NumaStat::Local => VmEvent::NumaLocal,
+            NumaStat::Other => VmEvent::NumaOther,
+        }
+    }
 }
 
 /// The transparent-huge-page events (CONFIG_TRANSPARENT_HUGEPAGE's), printed in a run whose
@@ -188,6 +217,10 @@ pub struct VmstatSnapshot {
     /// `nr_mapped` (NR_FILE_MAPPED), printed after the other state items in a run that maps
     /// a file, so that the run directories of the others stay as they were.
     pub nr_mapped: Option<u64>,
+    /// Whether `zone_reclaim_failed` (CONFIG_NUMA's) is printed: in a run with
+    /// `vm.zone_reclaim_mode` set, so that the run directories of the others stay as they
+    /// were.
+    pub node_reclaim: bool,
 }
 
 impl VmstatSnapshot {
@@ -215,6 +248,9 @@ impl VmstatSnapshot {
                 continue;
             }
             if !self.thp && THP_EVENTS.contains(&i) {
+                continue;
+            }
+            if !self.node_reclaim && i == VmEvent::PgscanZoneReclaimFailed as usize {
                 continue;
             }
             s.push_str(name);

@@ -208,6 +208,10 @@ pub struct PgData {
     pub nr_vmscan_write: u64,
     /// WORKINGSET_REFAULT_ANON, WORKINGSET_ACTIVATE_ANON, WORKINGSET_RESTORE_ANON.
     pub workingset: super::vmstat::WorkingsetStats,
+    /// `pgdat->min_unmapped_pages` (`vm.min_unmapped_ratio` of the node's pages).
+    pub min_unmapped_pages: u64,
+    /// PGDAT_RECLAIM_LOCKED: a task is in `__node_reclaim()` on this node.
+    pub reclaim_locked: bool,
 }
 
 /// The free lists of one zone: list ids `first .. first + NR_FREE_LISTS` of `pages`, order

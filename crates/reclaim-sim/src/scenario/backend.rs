@@ -64,6 +64,18 @@ impl Scenario {
                         );
                     }
                 }
+                let sysctl = self.effective_sysctl();
+                if sysctl.zone_reclaim_mode != 0 && self.variant.zonelist_cache {
+                    let key = if self.sysctl.zone_reclaim_mode.is_some() {
+                        "sysctl.zone_reclaim_mode"
+                    } else {
+                        "machine.sysctl.zone_reclaim_mode"
+                    };
+                    return refuse(
+                        key,
+                        "node reclaim is modelled as 6.6 calls it, without the zonelist cache (4.3's interplay of the two is not modelled); set variant.zonelist_cache = false or zone_reclaim_mode = 0",
+                    );
+                }
                 let memory_mb = self.machine.memory_mb_per_node * self.machine.nodes as u64;
                 if self.memory.mode == MemoryMode::Squeeze && self.memory.free_mb >= memory_mb {
                     return refuse(
@@ -131,6 +143,20 @@ impl Scenario {
                         &format!("variant.{key}"),
                         "a kernel variant is simulated only (the live kernel is the one it runs); remove it or run it simulated",
                     );
+                }
+                let tables = std::iter::once(("workload".to_string(), &self.workload.params))
+                    .chain(self.workload.backgrounds());
+                for (at, table) in tables {
+                    let policy = table.get("mempolicy").and_then(|m| m.as_str());
+                    if policy.is_some_and(|m| m != "default") {
+                        let nodes = host_numa_nodes();
+                        let why = if nodes <= 1 {
+                            format!("this host has {} NUMA node: a memory policy has no node to choose; remove it or run it simulated", nodes.max(1))
+                        } else {
+                            "a live run would start the tasks under numactl, which the installed environment does not provide; remove it or run it simulated".to_string()
+                        };
+                        return refuse(&format!("{at}.mempolicy"), &why);
+                    }
                 }
                 let simulated_only = |kind: &str| workload::lookup(kind).is_ok_and(|r| !r.live);
                 if simulated_only(&self.workload.kind) {
@@ -219,4 +245,22 @@ fn first_difference<T: Serialize>(a: &T, b: &T) -> Option<String> {
     a.iter()
         .find(|(k, v)| b.get(*k) != Some(*v))
         .map(|(k, _)| k.clone())
+}
+
+/// The NUMA nodes of this host (/sys/devices/system/node/node<N>); 1 where the directory
+/// cannot be read (a kernel without CONFIG_NUMA has one node).
+fn host_numa_nodes() -> usize {
+    std::fs::read_dir("/sys/devices/system/node")
+        .map(|dir| {
+            dir.filter_map(Result::ok)
+                .filter(|e| {
+                    let name = e.file_name();
+                    let name = name.to_string_lossy();
+                    name.strip_prefix("node")
+                        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                })
+                .count()
+        })
+        .unwrap_or(1)
+        .max(1)
 }

@@ -273,7 +273,33 @@ impl Scenario {
         self.swap.validate().map_err(within("swap"))?;
         self.live.validate().map_err(within("live"))?;
         self.costs.validate().map_err(within("costs"))?;
-        self.run.validate().map_err(within("run"))
+        self.run.validate().map_err(within("run"))?;
+        self.validate_mempolicy_nodes(file)
+    }
+
+    /// A workload's memory-policy `nodes` are nodes of the machine.
+    fn validate_mempolicy_nodes(&self, file: &str) -> Result<(), ScenarioError> {
+        let machine_nodes = self.machine.nodes;
+        let tables = std::iter::once(("workload".to_string(), &self.workload.params))
+            .chain(self.workload.backgrounds());
+        for (at, table) in tables {
+            let nodes = table.get("nodes").and_then(|n| n.as_array());
+            for n in nodes.into_iter().flatten() {
+                if n.as_integer()
+                    .is_some_and(|n| n >= i64::from(machine_nodes))
+                {
+                    return Err(ScenarioError {
+                        file: file.into(),
+                        key: format!("{at}.nodes"),
+                        message: format!(
+                            "node {n} is not on the machine (machine.nodes = {machine_nodes}: nodes 0 to {})",
+                            machine_nodes - 1
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The sysctls the simulated kernel runs with: `[sysctl]`, then `[machine.sysctl]`,
@@ -394,6 +420,20 @@ fn resolve_workload(w: &mut toml::Value, file: &str) -> Result<(), ScenarioError
     };
     let background = table.remove("background");
     let registration = workload::lookup(&kind).map_err(|e| err(&e.key, e.message))?;
+    if !workload::MEMPOLICY_WORKLOADS.contains(&registration.kind) {
+        if let Some(key) = ["mempolicy", "nodes"]
+            .into_iter()
+            .find(|k| table.contains_key(*k))
+        {
+            return Err(err(
+                key,
+                format!(
+                    "a memory policy is modelled for the {} workloads only, not `{kind}`; remove it",
+                    workload::MEMPOLICY_WORKLOADS.join(" and ")
+                ),
+            ));
+        }
+    }
     let mut resolved = (registration.resolve)(table).map_err(|e| err(&e.key, e.message))?;
     let mut out = toml::Table::new();
     out.insert("kind".into(), toml::Value::String(kind));
@@ -696,6 +736,96 @@ mod tests {
         let e = Scenario::parse(&text, "typo.toml", &[]).unwrap_err();
         assert!(e.key.starts_with("sysctl"), "{e}");
         assert!(e.message.contains("swapiness"), "{e}");
+    }
+
+    #[test]
+    fn a_memory_policy_is_checked_against_its_workload_and_the_machine() {
+        let two = "[machine]\nnodes = 2\n";
+        let parse = |text: &str| Scenario::parse(text, "p.toml", &[]);
+        let ok = parse(&format!(
+            "{two}[workload]\nkind = \"dd\"\ntasks = 2\nmempolicy = \"bind\"\nnodes = [0]\n"
+        ))
+        .unwrap();
+        assert_eq!(ok.workload.params["mempolicy"].as_str(), Some("bind"));
+        // The default policy is not written into the resolved scenario.
+        let plain = parse(&format!("{two}{MIN}")).unwrap();
+        assert!(!plain.to_toml().contains("mempolicy"));
+        let cases = [
+            (
+                "[workload]\nkind = \"dd\"\ntasks = 2\nmempolicy = \"bind\"\nnodes = [2]\n",
+                "workload.nodes",
+                "node 2 is not on the machine (machine.nodes = 2: nodes 0 to 1)",
+            ),
+            (
+                "[workload]\nkind = \"dd\"\ntasks = 2\nmempolicy = \"interleave\"\n",
+                "workload.nodes",
+                "expected at least one node",
+            ),
+            (
+                "[workload]\nkind = \"dd\"\ntasks = 2\nnodes = [1]\n",
+                "workload.nodes",
+                "takes no nodes",
+            ),
+            (
+                "[workload]\nkind = \"usemem\"\nmempolicy = \"preferred\"\nnodes = [0, 1]\n",
+                "workload.nodes",
+                "takes one node",
+            ),
+            (
+                "[workload]\nkind = \"usemem\"\nmempolicy = \"bind\"\nnodes = [1, 1]\n",
+                "workload.nodes",
+                "node 1 is listed twice",
+            ),
+            (
+                "[workload]\nkind = \"dd\"\ntasks = 2\nmempolicy = \"first-touch\"\nnodes = [0]\n",
+                "workload.mempolicy",
+                "unknown variant `first-touch`",
+            ),
+            (
+                "[workload]\nkind = \"fs_mark\"\nmempolicy = \"bind\"\nnodes = [0]\n",
+                "workload.mempolicy",
+                "modelled for the dd and usemem workloads only, not `fs_mark`",
+            ),
+        ];
+        for (workload, key, message) in cases {
+            let e = parse(&format!("{two}{workload}")).unwrap_err();
+            assert_eq!(e.key, key, "{e}");
+            assert!(e.message.contains(message), "{e}");
+        }
+    }
+
+    #[test]
+    fn zone_reclaim_mode_is_checked_and_refused_beside_the_zonelist_cache() {
+        let e = Scenario::parse(
+            &format!("{MIN}[sysctl]\nzone_reclaim_mode = 8\n"),
+            "z.toml",
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "sysctl.zone_reclaim_mode");
+        assert!(e.message.contains("expected 0 to 7"), "{e}");
+        let e = refused(
+            &format!("{MIN}[sysctl]\nzone_reclaim_mode = 1\n[variant]\nzonelist_cache = true\n"),
+            &[],
+            Backend::Simulator,
+        );
+        assert_eq!(e.key, "sysctl.zone_reclaim_mode");
+        assert!(e.message.contains("variant.zonelist_cache = false"), "{e}");
+        let s = Scenario::parse(MIN, "z.toml", &["sysctl.zone_reclaim_mode=7".into()]).unwrap();
+        s.check_backend(Backend::Simulator, "z.toml").unwrap();
+        assert_eq!(s.effective_sysctl().zone_reclaim_mode, 7);
+        assert_eq!(s.effective_sysctl().min_unmapped_ratio, 1);
+    }
+
+    #[test]
+    fn a_live_run_refuses_a_memory_policy() {
+        let text = "[machine]\nnodes = 2\n[workload]\nkind = \"dd\"\ntasks = 2\nmempolicy = \"preferred\"\nnodes = [1]\n";
+        let e = refused(text, &[], Backend::Live);
+        assert_eq!(e.key, "workload.mempolicy");
+        assert!(
+            e.message.contains("NUMA node") || e.message.contains("numactl"),
+            "{e}"
+        );
     }
 
     fn refused(text: &str, sets: &[&str], backend: Backend) -> ScenarioError {

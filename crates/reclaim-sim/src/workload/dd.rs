@@ -21,6 +21,7 @@ use crate::engine::Ns;
 use crate::hw::block::Op;
 use crate::mm::compaction::kcompactd_run_nodes;
 use crate::mm::filemap::SequentialReader;
+use crate::mm::mempolicy::{Mempolicy, MpolMode};
 use crate::process::{cond_resched, fatal_signal_pending, wait_on_bio, Cx, Sim};
 use crate::sched::TaskClass;
 
@@ -101,6 +102,13 @@ pub struct DdParams {
     /// Live runs: existing files to read instead, one per task.
     #[serde(default)]
     pub files: Vec<String>,
+    /// Each task's memory policy (`set_mempolicy(2)`, `mm::mempolicy`): "default",
+    /// "bind", "interleave" or "preferred".
+    #[serde(default, skip_serializing_if = "MpolMode::is_default")]
+    pub mempolicy: MpolMode,
+    /// The policy's nodes (one for "preferred").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<u32>,
 }
 
 pub(crate) fn default_dir() -> String {
@@ -134,6 +142,7 @@ fn resolve(table: &toml::Table) -> Result<toml::Table, WorkloadError> {
     if p.readahead_depth == 0 {
         return Err(WorkloadError::new("readahead_depth", "expected at least 1"));
     }
+    super::check_mempolicy(p.mempolicy, &p.nodes)?;
     Ok(resolved)
 }
 
@@ -201,7 +210,10 @@ impl Workload for Dd {
                     dd_buffered(cx, file, reader, bytes)
                 })
             };
-            sim.k().sched.wake(id, i as Ns * 1000);
+            let mut k = sim.k();
+            // set_mempolicy() before the task's first read.
+            k.sched.tasks[id as usize].mempolicy = Mempolicy::new(p.mempolicy, &p.nodes);
+            k.sched.wake(id, i as Ns * 1000);
         }
     }
 

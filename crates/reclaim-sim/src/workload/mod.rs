@@ -224,6 +224,56 @@ pub fn resolve_params<P: DeserializeOwned + Serialize>(
     Ok((p, resolved))
 }
 
+/// The workloads whose tasks may have a memory policy (`mempolicy` and `nodes` keys).
+pub const MEMPOLICY_WORKLOADS: &[&str] = &["dd", "usemem"];
+
+/// Check a workload's `mempolicy` and `nodes` (`set_mempolicy(2)`'s mode and node mask):
+/// a policy other than `default` needs nodes, `default` takes none, each node at most once
+/// and below 64. Whether the machine has them is the scenario's check
+/// (`Scenario::validate`).
+pub fn check_mempolicy(
+    mode: crate::mm::mempolicy::MpolMode,
+    nodes: &[u32],
+) -> Result<(), WorkloadError> {
+    use crate::mm::mempolicy::{MpolMode, MPOL_MAX_NODES};
+    if mode == MpolMode::Default {
+        if !nodes.is_empty() {
+            return Err(WorkloadError::new(
+                "nodes",
+                "mempolicy \"default\" takes no nodes; set mempolicy = \"bind\", \"interleave\" or \"preferred\", or remove nodes",
+            ));
+        }
+        return Ok(());
+    }
+    if nodes.is_empty() {
+        return Err(WorkloadError::new(
+            "nodes",
+            "expected at least one node for a mempolicy other than \"default\"",
+        ));
+    }
+    if mode == MpolMode::Preferred && nodes.len() > 1 {
+        return Err(WorkloadError::new(
+            "nodes",
+            "mempolicy \"preferred\" takes one node",
+        ));
+    }
+    for (i, &n) in nodes.iter().enumerate() {
+        if n >= MPOL_MAX_NODES {
+            return Err(WorkloadError::new(
+                "nodes",
+                "expected node numbers below 64",
+            ));
+        }
+        if nodes[..i].contains(&n) {
+            return Err(WorkloadError::new(
+                "nodes",
+                format!("node {n} is listed twice"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `Err` naming `key` unless `v` is at least 1.
 pub fn positive(key: &str, v: u64) -> Result<(), WorkloadError> {
     if v == 0 {

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use super::{positive, resolve_params, Metrics, Registration, Workload, WorkloadError};
 use crate::engine::{Ns, NSEC_PER_SEC, NSEC_PER_USEC};
 use crate::mm::memory::handle_mm_fault;
+use crate::mm::mempolicy::{Mempolicy, MpolMode};
 use crate::mm::mmap::munmap;
 use crate::mm::swap_state::SwapinScratch;
 use crate::mm::vma::{pte_mkyoung, pte_present, Pte};
@@ -59,6 +60,13 @@ struct UsememParams {
     /// Seconds after which a process stops (0: no limit).
     #[serde(default)]
     runtime_s: f64,
+    /// Each task's memory policy (`set_mempolicy(2)`, `mm::mempolicy`): "default",
+    /// "bind", "interleave" or "preferred".
+    #[serde(default, skip_serializing_if = "MpolMode::is_default")]
+    mempolicy: MpolMode,
+    /// The policy's nodes (one for "preferred").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    nodes: Vec<u32>,
 }
 
 fn one() -> u64 {
@@ -90,6 +98,7 @@ fn resolve(table: &toml::Table) -> Result<toml::Table, WorkloadError> {
             "repeats = 0 (until runtime_s) needs runtime_s above 0",
         ));
     }
+    super::check_mempolicy(p.mempolicy, &p.nodes)?;
     Ok(resolved)
 }
 
@@ -300,6 +309,8 @@ impl Workload for Usemem {
                 usemem(cx, i as usize, nr_pages, params, rng_seed, stats)
             });
             let mut k = sim.k();
+            // set_mempolicy() before the process maps and touches its memory.
+            k.sched.tasks[id as usize].mempolicy = Mempolicy::new(p.mempolicy, &p.nodes);
             let vma = k.mm.mmap(id, nr_pages);
             debug_assert_eq!(vma as u64, k.mm.vmas.len() as u64 - 1);
             k.sched.wake(id, n as Ns * 1000);
