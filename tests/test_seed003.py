@@ -3,10 +3,12 @@ kernels, the reclaim statistics of the runs' own traces, the targets."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 from reclaimlab.rundir import read_rundir
 from reclaimlab.seeds import seed003
+from reclaimlab.simulate.runner import points
 from tests.test_simulate_cli import invoke
 
 
@@ -62,9 +64,18 @@ def test_reproduce_seed003_prints_the_seeds_table_beside_the_runs(tmp_path: Path
     r = invoke("reproduce", "seed003", "--scale", "0.1", "--duration", "20", *fast, "-o", str(out))
     assert r.exit_code == 0, r.output
     for seed_value in ("82.00 ( 0.00%)", "87.00 (-3.00%)", "91.00 (-1.00%)", "FTrace Reclaim Statistics: vmscan",
-                       "Kswapd pages scanned", "micro-mapped-file-stream", "not simulated yet", "Targets:"):  # fmt: skip
+                       "Kswapd pages scanned", "micro-mapped-file-stream", "4,597,713", "3,891,686 ( -18.14%)",
+                       "957,485 (  68.06%)", "Targets:"):  # fmt: skip
         assert seed_value in r.output, seed_value
-    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == sorted(seed003.KERNELS)
+    mfs_dirs = [f"mapped-file-stream-{k}" for k in seed003.KERNELS]
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == sorted([*seed003.KERNELS, *mfs_dirs])
+    mfs_rows = {line.split("│")[1].strip(): line.split("│") for line in r.output.splitlines() if line.startswith("│")}
+    for col, d in enumerate(mfs_dirs, start=2):
+        run = read_rundir(out / d)
+        scenario = (run.path / "scenario.toml").read_text()
+        assert 'kind = "mapped-file-stream"' in scenario and "size_mb = 1216" in scenario
+        assert "warmup_s" not in scenario, "stress-highalloc's workload keys stay its own"
+        assert mfs_rows["sim pgscan_kswapd_dma32"][col].strip().startswith(f"{run.delta['pgscan_kswapd']:,}")
     lines = r.output.splitlines()
     rows = {line.split("│")[1].strip(): line.split("│") for line in lines if line.startswith("│") and line.count("│") == 6}
     for col, kernel in enumerate(seed003.KERNELS, start=2):
@@ -79,3 +90,23 @@ def test_reproduce_seed003_prints_the_seeds_table_beside_the_runs(tmp_path: Path
     # The trace table's columns are the kernels, in the seed's order.
     header = next(line for line in lines if line.split() == list(seed003.KERNELS))
     assert header
+
+
+def test_the_mapped_file_stream_kernels_are_the_stress_highalloc_files_kernels() -> None:
+    """KERNEL_SETS applied to mapped-file-stream.toml give each kernel the [variant],
+    [machine], [swap] and [sysctl] of its stress-highalloc file."""
+    for kernel in seed003.KERNELS:
+        (hi,) = points(seed003.scenario(kernel), [])
+        (mfs,) = points(seed003.MAPPED_FILE_STREAM, list(seed003.KERNEL_SETS[kernel]))
+        a, b = tomllib.loads(hi.toml), tomllib.loads(mfs.toml)
+        for section in ("variant", "machine", "swap", "sysctl"):
+            assert a[section] == b[section], (kernel, section)
+
+
+def test_mmtests_micro_percentage_is_the_change_over_the_new_value() -> None:
+    # The seed: pgalloc_dma 1639 → 667 is −145.73 %, pgsteal_dma32 2338721 → 2447354 is 4.44 %.
+    assert round(seed003.pdiff(1639, 667), 2) == -145.73
+    assert round(seed003.pdiff(2338721, 2447354), 2) == 4.44
+    assert seed003.pdiff(5, 0) is None and seed003.pdiff(None, 3) is None
+    cols = seed003.mapped_file_stream_columns({"pgsteal_kswapd": 7, "pgsteal_direct": 3, "allocstall_movable": 2, "pgscan_kswapd": 9})
+    assert (cols["pgsteal_dma32"], cols["allocstall"], cols["pgscan_kswapd_dma32"], cols["pgalloc_dma32"]) == (10, 2, 9, 0)

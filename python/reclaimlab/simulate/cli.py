@@ -302,8 +302,9 @@ def _reproduce_seed004(scale: float, duration: float | None, sets: tuple[str, ..
 
 
 def _reproduce_seed003(scale: float, duration: float | None, sets: tuple[str, ...], out: Path, force: bool, jobs: int | None, ray: str | None = None) -> None:
-    """Seed 003's stress-highalloc on its four kernels simulated, traced: the success table
-    beside the seed's, the reclaim statistics of the runs' own traces, the targets."""
+    """Seed 003's stress-highalloc and micro-mapped-file-stream on its four kernels simulated,
+    traced: the success table and the vmstat table beside the seed's, the reclaim
+    statistics of the runs' own traces, the targets."""
     from reclaimlab.tracing import report
 
     try:
@@ -311,23 +312,42 @@ def _reproduce_seed003(scale: float, duration: float | None, sets: tuple[str, ..
         for kernel in seed003.KERNELS:
             (p,) = points(seed003.scenario(kernel), [*seed003.overrides(scale, duration), "run.trace=true", *sets])
             pts.append(p.with_label(kernel))
+        # --set's workload keys are stress-highalloc's; the rest go to both benchmarks.
+        mfs_sets = [s for s in sets if not s.startswith("workload.")]
+        for kernel in seed003.KERNELS:
+            mfs = [*seed003.mapped_file_stream_overrides(scale, duration), *seed003.KERNEL_SETS[kernel], "run.trace=true", *mfs_sets]
+            (p,) = points(seed003.MAPPED_FILE_STREAM, mfs)
+            pts.append(p.with_label(f"mapped-file-stream-{kernel}"))
     except ScenarioError as e:
         _fail(str(e))
         return
-    rundirs = _run_points(pts, out, force, jobs, ray=ray)
+    all_dirs = _run_points(pts, out, force, jobs, ray=ray)
+    n = len(seed003.KERNELS)
+    rundirs, mfs_dirs = all_dirs[:n], all_dirs[n:]
     sim = {kernel: seed003.columns_of(read_rundir(d)) for kernel, d in zip(seed003.KERNELS, rundirs)}
-    inputs = [report.resolve_input(str(d)) for d in rundirs]
-    for i, kernel in zip(inputs, seed003.KERNELS):
-        i.name = kernel
+
+    def traced(dirs: list[Path]) -> list[report.TraceInput]:
+        inputs = [report.resolve_input(str(d)) for d in dirs]
+        for i, kernel in zip(inputs, seed003.KERNELS):
+            i.name = kernel
+        return inputs
+
+    inputs = traced(rundirs)
     trace_text = report.render(inputs)
     trace = seed003.trace_summary(report.render(inputs, as_json=True))
+    mfs_inputs = traced(mfs_dirs)
+    mfs_trace_text = report.render(mfs_inputs)
+    mfs_trace = seed003.trace_summary(report.render(mfs_inputs, as_json=True))
+    mfs = {kernel: seed003.mapped_file_stream_columns(read_rundir(d).delta) for kernel, d in zip(seed003.KERNELS, mfs_dirs)}
     title = (f"Seed 003, X86-64 STRESS-HIGHALLOC (% Success), {seed003.memory_mb(scale)} MB (×{scale:g}), "
              f"{seed003.highalloc_numpages(sim)} attempts a pass")  # fmt: skip
     console.print(seed003.success_table(sim, title))
     console.print(seed003.NOTES, highlight=False, markup=False)
     console.print("\nstress-highalloc, simulated: " + seed003.vmscan_sections(trace_text), highlight=False, markup=False)
-    console.print(seed003.mapped_file_stream_table())
-    console.print(seed003.targets_table(seed003.check_targets(sim, trace, scale)))
+    console.print(seed003.mapped_file_stream_table(mfs))
+    console.print("\nmicro-mapped-file-stream, simulated: " + seed003.vmscan_sections(mfs_trace_text), highlight=False, markup=False)
+    targets = seed003.check_targets(sim, trace, scale) + seed003.check_mapped_file_stream_targets(mfs, mfs_trace, scale)
+    console.print(seed003.targets_table(targets))
     if sets:
         console.print("with " + ", ".join(sets), highlight=False, markup=False)
     console.print(f"run directories: {out}")
