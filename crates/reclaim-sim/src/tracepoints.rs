@@ -121,6 +121,7 @@ impl Kernel {
         self.trace(Event::NodeReclaimEnd { nr_reclaimed });
     }
 
+    /// `mm_vmscan_lru_isolate` (6.x's fields).
     pub fn trace_lru_isolate(
         &mut self,
         classzone: usize,
@@ -130,23 +131,15 @@ impl Kernel {
         nr_taken: u64,
         lru: usize,
     ) {
-        if self.tracer.is_none() {
-            return;
-        }
-        self.trace(Event::LruIsolate(LruIsolate {
-            classzone: Some(classzone as i32),
-            isolate_mode: None,
-            order: order as i32,
+        self.trace_lru_isolate_with(
+            classzone,
+            order,
             nr_requested,
             nr_scanned,
-            nr_skipped: nr_scanned.saturating_sub(nr_taken),
             nr_taken,
-            lru: Some(Lru::ALL[lru]),
-            file: None,
-            contig_taken: None,
-            contig_dirty: None,
-            contig_failed: None,
-        }));
+            lru,
+            None,
+        );
     }
 
     /// `mm_vmscan_lru_isolate` of a lumpy isolation (`variant.high_order_reclaim`): the
@@ -163,6 +156,30 @@ impl Kernel {
         lru: usize,
         contig: [u64; 3],
     ) {
+        self.trace_lru_isolate_with(
+            classzone,
+            order,
+            nr_requested,
+            nr_scanned,
+            nr_taken,
+            lru,
+            Some(contig),
+        );
+    }
+
+    /// `mm_vmscan_lru_isolate` with 2.6.36's contiguity counts if `contig` is given.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn trace_lru_isolate_with(
+        &mut self,
+        classzone: usize,
+        order: u32,
+        nr_requested: u64,
+        nr_scanned: u64,
+        nr_taken: u64,
+        lru: usize,
+        contig: Option<[u64; 3]>,
+    ) {
         if self.tracer.is_none() {
             return;
         }
@@ -176,9 +193,9 @@ impl Kernel {
             nr_taken,
             lru: Some(Lru::ALL[lru]),
             file: None,
-            contig_taken: Some(contig[0]),
-            contig_dirty: Some(contig[1]),
-            contig_failed: Some(contig[2]),
+            contig_taken: contig.map(|c| c[0]),
+            contig_dirty: contig.map(|c| c[1]),
+            contig_failed: contig.map(|c| c[2]),
         }));
     }
 

@@ -166,10 +166,11 @@ impl AddressSpaces {
         space.i_mmap.retain(|&v| v != vma);
     }
 
-    /// Whether `mapping` has an index (cheap: false at once while no file has one).
+    /// Whether `mapping` has an index (cheap: false at the first bounds check while no file
+    /// has one).
     #[inline]
     pub fn tracks(&self, mapping: u32) -> bool {
-        !self.ranges.is_empty() && self.get(mapping).is_some()
+        self.get(mapping).is_some()
     }
 
     /// Store `entry` (0, a shadow, or pfn + 1) at `index`, `index + 1`, … `index + nr − 1` of

@@ -45,7 +45,7 @@ use super::lru::is_file_lru;
 use super::migrate::{MigrateStats, NewFolio};
 use super::page::{pg, PageFields};
 use super::page_alloc::{
-    zone_usable, AllocContext, AllocFlags, ALLOC_HIGH, ALLOC_WMARK_MASK, PAGE_ALLOC_COSTLY_ORDER,
+    alloc_flags_mark, zone_usable, AllocContext, AllocFlags, PAGE_ALLOC_COSTLY_ORDER,
 };
 use super::vmstat::VmEvent;
 use super::zone::{
@@ -1054,10 +1054,7 @@ impl Kernel {
         cc.migratetype = gfp_migratetype(cc.gfp_mask);
         let zi = cc.zone;
         let z = &self.mem.zones[zi];
-        let mut watermark = z.wmark_pages((cc.alloc_flags & ALLOC_WMARK_MASK) as usize);
-        if cc.alloc_flags & ALLOC_HIGH != 0 {
-            watermark -= watermark / 2;
-        }
+        let watermark = alloc_flags_mark(z, cc.alloc_flags);
         if z.zone_watermark_ok(cc.order, watermark, cc.highest_zoneidx) {
             return Err(CompactResult::Success);
         }

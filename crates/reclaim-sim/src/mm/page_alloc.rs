@@ -115,6 +115,19 @@ pub fn zone_usable(ac: &AllocContext, z: &crate::mm::zone::Zone) -> bool {
         && (ac.nodemask == 0 || ac.nodemask & (1 << z.nid) != 0)
 }
 
+/// The watermark `alloc_flags` select in zone `z` (`wmark_pages(zone, alloc_flags &
+/// ALLOC_WMARK_MASK)`), less half for ALLOC_HIGH (`__zone_watermark_ok`'s
+/// ALLOC_MIN_RESERVE): the mark `zone_watermark_ok()` checks for them.
+#[inline]
+pub fn alloc_flags_mark(z: &crate::mm::zone::Zone, alloc_flags: AllocFlags) -> u64 {
+    let mark = z.wmark_pages((alloc_flags & ALLOC_WMARK_MASK) as usize);
+    if alloc_flags & ALLOC_HIGH != 0 {
+        mark - mark / 2
+    } else {
+        mark
+    }
+}
+
 /// What a zonelist walk does at a zone where 6.6 calls `node_reclaim()`
 /// ([`Kernel::get_page_from_freelist_at`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,10 +245,7 @@ async fn get_page_from_freelist(
         flags = f;
         let k = cx.k();
         let z = &k.mem.zones[zi];
-        let mut mark = z.wmark_pages((flags & ALLOC_WMARK_MASK) as usize);
-        if flags & ALLOC_HIGH != 0 {
-            mark -= mark / 2;
-        }
+        let mark = alloc_flags_mark(z, flags);
         let reclaimed = matches!(ret, NodeReclaim::Some | NodeReclaim::Success);
         start = if reclaimed && z.zone_watermark_ok(ac.order, mark, ac.highest_zoneidx) {
             i
