@@ -135,10 +135,10 @@ pub struct Variant {
     /// Seed 003, patches 7 and 8: how reclaim and the page allocator wait for writeback.
     /// `"congestion_wait"` (2.6.36: `congestion_wait(BLK_RW_ASYNC, …)`, asleep until a
     /// request completes on a queue below its congestion-off threshold, or the timeout),
-    /// `"wait_iff_congested"` (patch 7: direct reclaim and the allocator sleep so only while
-    /// some bdi is congested; kswapd keeps `congestion_wait`), `"zone_congested"` (patch 8,
-    /// 2.6.37: and only when reclaim found the zone's dirty pages all on congested bdis,
-    /// ZONE_CONGESTED), or `"reclaim_throttle"` (5.16+, the default: kswapd's
+    /// `"wait_iff_congested"` (patch 7: the allocator sleeps so only while some bdi is
+    /// congested; direct reclaim's nap and kswapd keep `congestion_wait`), `"zone_congested"`
+    /// (patch 8, 2.6.37: direct reclaim's nap too, and only when reclaim found the zone's
+    /// dirty pages all on congested bdis, ZONE_CONGESTED), or `"reclaim_throttle"` (5.16+, the default: kswapd's
     /// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`). mm/congestion.rs says where each waits.
     #[serde(skip_serializing_if = "ReclaimWait::is_default")]
     pub reclaim_wait: ReclaimWait,
@@ -163,10 +163,11 @@ pub enum ReclaimWait {
     /// 2.6.36: `congestion_wait()` wherever reclaim naps.
     CongestionWait,
     /// Seed 003, patch 7: `wait_iff_congested()` without a zone (sleep only while a bdi is
-    /// congested) in direct reclaim and the allocator; kswapd's `congestion_wait()` stays.
+    /// congested) in the allocator's retry; direct reclaim's and kswapd's
+    /// `congestion_wait()` stay.
     WaitIffCongested,
-    /// Seed 003, patch 8 (2.6.37): `wait_iff_congested(zone, …)`, which also asks that the
-    /// zone be ZONE_CONGESTED.
+    /// Seed 003, patch 8 (2.6.37): `wait_iff_congested(zone, …)` in direct reclaim's nap as
+    /// well, which also asks that the zone be ZONE_CONGESTED.
     ZoneCongested,
     /// 5.16+: `reclaim_throttle()`; no bdi congestion (removed in 5.18).
     #[default]

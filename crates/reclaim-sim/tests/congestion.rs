@@ -1,7 +1,8 @@
 //! The congestion waits of reclaim (`variant.reclaim_wait`, seed 003's patches 7 and 8) on
 //! seed 001's simple-writeback USB scenario, shrunk to 256 MiB so that reclaim starts
-//! within 30 simulated seconds: each variant emits its own tracepoints, which parse with
-//! reclaim-trace and fill the report's congestion table; runs repeat byte for byte.
+//! within 30 simulated seconds, and on seed 003's micro-mapped-file-stream at 512 MiB: each
+//! variant emits its own tracepoints, which parse with reclaim-trace and fill the report's
+//! congestion table, at the callers each patch changed; runs repeat byte for byte.
 
 mod common;
 use common::Shared;
@@ -84,13 +85,14 @@ fn congestion_wait_naps_fill_the_congest_rows() {
 }
 
 #[test]
-fn wait_iff_congested_replaces_direct_reclaims_naps_only() {
+fn the_allocators_naps_wait_conditionally_with_patch_7_or_8() {
     for variant in ["wait_iff_congested", "zone_congested"] {
         let (trace, _) = traced(variant);
         let a = analysis(&trace);
         let (cw, wic) = (a.congestion_wait, a.wait_iff_congested);
-        // Direct reclaim and the allocator wait conditionally; kswapd keeps
-        // congestion_wait (the seed: "kswapd is still hitting congestion_wait()").
+        // The writers' direct naps here are all the allocator's retries, which both patches
+        // turn into wait_iff_congested(); kswapd keeps congestion_wait (the seed: "kswapd
+        // is still hitting congestion_wait()").
         assert!(wic[DIRECT].number > 0, "{variant}: {wic:?}");
         assert_eq!(cw[DIRECT].number, 0, "{variant}");
         assert!(cw[KSWAPD].number > 0, "{variant}: {cw:?}");
@@ -100,6 +102,70 @@ fn wait_iff_congested_replaces_direct_reclaims_naps_only() {
             wic[DIRECT].number
         );
     }
+}
+
+const MFS: &str = include_str!("../../../scenarios/seed003/mapped-file-stream.toml");
+
+/// Seed 003's micro-mapped-file-stream at 512 MiB, traced, with `reclaim_wait`: its direct
+/// reclaim naps in do_try_to_free_pages() (it scans below DEF_PRIORITY - 2 and falls short).
+fn mfs_trace(reclaim_wait: &str) -> Vec<u8> {
+    let sets = [
+        "machine.memory_mb_per_node=512",
+        "swap.size_mb=170",
+        "workload.size_mb=2048",
+        "run.trace=true",
+        "variant.high_order_reclaim=lowlumpy",
+    ]
+    .map(String::from)
+    .into_iter()
+    .chain([format!("variant.reclaim_wait={reclaim_wait}")])
+    .collect::<Vec<_>>();
+    let s =
+        Scenario::parse(MFS, "scenarios/seed003/mapped-file-stream.toml", &sets).expect("scenario");
+    let buf = Shared::default();
+    reclaim_sim::run(&s, Some(Box::new(buf.clone())), &mut |_| {});
+    buf.bytes()
+}
+
+/// The direct reclaimers' (not kswapd's) lines of event `name` with `usec_timeout`.
+fn direct_naps(trace: &[u8], name: &str, usec_timeout: u64) -> usize {
+    let pat = format!(" {name}: usec_timeout={usec_timeout} ");
+    std::str::from_utf8(trace)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(&pat) && !l.trim_start().starts_with("kswapd"))
+        .count()
+}
+
+#[test]
+fn patch_7_leaves_direct_reclaims_nap_a_congestion_wait_and_patch_8_turns_it() {
+    const NAP: u64 = 100_000; // do_try_to_free_pages(): HZ/10
+    const RETRY: u64 = 20_000; // the allocator's retry: HZ/50
+    let traceonly = mfs_trace("congestion_wait");
+    let cw = "writeback_congestion_wait";
+    let wic = "writeback_wait_iff_congested";
+    assert!(direct_naps(&traceonly, cw, NAP) > 0);
+    assert!(direct_naps(&traceonly, cw, RETRY) > 0);
+    assert_eq!(
+        direct_naps(&traceonly, wic, NAP) + direct_naps(&traceonly, wic, RETRY),
+        0
+    );
+    // Patch 7 as posted: the allocator's retry waits conditionally, direct reclaim's nap
+    // stays a congestion_wait().
+    let patch7 = mfs_trace("wait_iff_congested");
+    assert!(direct_naps(&patch7, cw, NAP) > 0);
+    assert_eq!(direct_naps(&patch7, cw, RETRY), 0);
+    assert!(direct_naps(&patch7, wic, RETRY) > 0);
+    assert_eq!(direct_naps(&patch7, wic, NAP), 0);
+    // Patch 8: both conditional; with no congested bdi, neither sleeps.
+    let patch8 = mfs_trace("zone_congested");
+    assert_eq!(
+        direct_naps(&patch8, cw, NAP) + direct_naps(&patch8, cw, RETRY),
+        0
+    );
+    assert!(direct_naps(&patch8, wic, NAP) > 0);
+    let a = analysis(&patch8);
+    assert_eq!(a.wait_iff_congested[DIRECT].time_us, 0);
 }
 
 #[test]

@@ -21,12 +21,15 @@
 //!   model's vmstat does not print); `congestion_wait(BLK_RW_ASYNC, HZ/50)` in the page
 //!   allocator's slow path before each retry (`should_alloc_retry()`). Each emits
 //!   `writeback_congestion_wait`.
-//! - `wait_iff_congested` (patch 7): direct reclaim's and the allocator's waits become
-//!   `wait_iff_congested()`: it sleeps as `congestion_wait()` does only while some bdi is
-//!   congested (`nr_bdi_congested[sync]`), and otherwise only `cond_resched()`s;
-//!   `writeback_wait_iff_congested` either way. kswapd keeps `congestion_wait()` (the
-//!   seed: "kswapd is still hitting congestion_wait()").
-//! - `zone_congested` (patch 8, 2.6.37): `wait_iff_congested(zone, …)` sleeps only if the
+//! - `wait_iff_congested` (patch 7): the allocator's waits become `wait_iff_congested()`:
+//!   it sleeps as `congestion_wait()` does only while some bdi is congested
+//!   (`nr_bdi_congested[sync]`), and otherwise only `cond_resched()`s;
+//!   `writeback_wait_iff_congested` either way. `do_try_to_free_pages()` and kswapd keep
+//!   `congestion_wait()` (the posted patch leaves both; patch 8 converts the first; the
+//!   seed: "kswapd is still hitting congestion_wait()", and its waitcongest kernel's direct
+//!   reclaim still "congest waited" 64 times on micro-mapped-file-stream).
+//! - `zone_congested` (patch 8, 2.6.37): `do_try_to_free_pages()`'s nap becomes
+//!   `wait_iff_congested()` too, and `wait_iff_congested(zone, …)` sleeps only if the
 //!   zone (the zonelist's preferred zone) is also ZONE_CONGESTED: `shrink_page_list()` marks
 //!   a zone when every dirty page of a batch was kept because its bdi was congested
 //!   (`nr_dirty == nr_congested`, `may_write_to_queue()` → PAGE_KEEP_CONGESTED), and kswapd
@@ -197,10 +200,28 @@ pub async fn wait_iff_congested(cx: &Cx, zi: Option<usize>, sync: usize, timeout
     k.trace_wait_iff_congested(jiffies_usecs(0, timeout), jiffies_usecs(start, end));
 }
 
+/// Who takes a reclaim nap: `do_try_to_free_pages()` after a priority pass, or the page
+/// allocator before a retry. Seed 003's patch 7 changed only the allocator's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Napper {
+    DirectReclaim,
+    AllocRetry,
+}
+
 /// The nap of direct reclaim and of the page allocator's retry for the kernel variant:
-/// `congestion_wait(BLK_RW_ASYNC, timeout)` (2.6.36) or `wait_iff_congested(preferred
-/// zone, BLK_RW_ASYNC, timeout)` (patches 7 and 8). Nothing with `reclaim_throttle`.
-pub async fn reclaim_congestion_nap(cx: &Cx, nid: u32, highest_zoneidx: usize, timeout: Ns) {
+/// `congestion_wait(BLK_RW_ASYNC, timeout)` (2.6.36), `wait_iff_congested(BLK_RW_ASYNC,
+/// timeout)` for the allocator only (patch 7 as posted in September 2010: its diff turns the
+/// two `congestion_wait()`s of mm/page_alloc.c and leaves `do_try_to_free_pages()`'s "Take a
+/// nap" as it was), or `wait_iff_congested(zone, …)` for both (patch 8, which converts
+/// `do_try_to_free_pages()`; the zone is the preferred one, as 2.6.37 merged it).
+/// Nothing with `reclaim_throttle`.
+pub async fn reclaim_congestion_nap(
+    cx: &Cx,
+    who: Napper,
+    nid: u32,
+    highest_zoneidx: usize,
+    timeout: Ns,
+) {
     let (wait, zi) = {
         let k = cx.k();
         (
@@ -208,10 +229,13 @@ pub async fn reclaim_congestion_nap(cx: &Cx, nid: u32, highest_zoneidx: usize, t
             k.preferred_zone(nid, highest_zoneidx),
         )
     };
-    match wait {
-        ReclaimWait::ReclaimThrottle => {}
-        ReclaimWait::CongestionWait => congestion_wait(cx, BLK_RW_ASYNC, timeout).await,
-        ReclaimWait::WaitIffCongested | ReclaimWait::ZoneCongested => {
+    match (wait, who) {
+        (ReclaimWait::ReclaimThrottle, _) => {}
+        (ReclaimWait::CongestionWait, _)
+        | (ReclaimWait::WaitIffCongested, Napper::DirectReclaim) => {
+            congestion_wait(cx, BLK_RW_ASYNC, timeout).await
+        }
+        (ReclaimWait::WaitIffCongested, Napper::AllocRetry) | (ReclaimWait::ZoneCongested, _) => {
             wait_iff_congested(cx, zi, BLK_RW_ASYNC, timeout).await
         }
     }

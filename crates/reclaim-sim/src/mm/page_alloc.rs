@@ -44,7 +44,7 @@ use crate::mm::compaction::{
     try_to_compact_pages, CompactPriority, CompactResult, DEF_COMPACT_PRIORITY,
     INIT_COMPACT_PRIORITY, MIN_COMPACT_COSTLY_PRIORITY, MIN_COMPACT_PRIORITY,
 };
-use crate::mm::congestion::reclaim_congestion_nap;
+use crate::mm::congestion::{reclaim_congestion_nap, Napper};
 use crate::mm::gfp::*;
 use crate::mm::mempolicy::MpolMode;
 use crate::mm::page::pg;
@@ -368,9 +368,16 @@ async fn __alloc_pages_slowpath(cx: &Cx, ac: &AllocContext) -> Option<u32> {
         }
         if retry && cx.k().variant.reclaim_wait.congestion() {
             // 2.6.36's should_alloc_retry(): "Wait for some write requests to complete
-            // then retry", congestion_wait(BLK_RW_ASYNC, HZ/50) (wait_iff_congested() on
-            // the preferred zone with seed 003's patches 7 and 8; mm/congestion.rs).
-            reclaim_congestion_nap(cx, ac.nid, ac.highest_zoneidx, ALLOC_RETRY_NAP).await;
+            // then retry", congestion_wait(BLK_RW_ASYNC, HZ/50) (wait_iff_congested() with
+            // seed 003's patch 7, on the preferred zone with patch 8; mm/congestion.rs).
+            reclaim_congestion_nap(
+                cx,
+                Napper::AllocRetry,
+                ac.nid,
+                ac.highest_zoneidx,
+                ALLOC_RETRY_NAP,
+            )
+            .await;
             continue;
         }
         // should_reclaim_retry() ends with cond_resched() before the retry.

@@ -36,7 +36,7 @@
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};
 use crate::mm::compaction::compaction_ready;
-use crate::mm::congestion::reclaim_congestion_nap;
+use crate::mm::congestion::{reclaim_congestion_nap, Napper};
 use crate::mm::gfp::{gfp_zone, Gfp, __GFP_DIRECT_RECLAIM};
 use crate::mm::lru::*;
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
@@ -427,8 +427,8 @@ async fn throttle_direct_reclaim(cx: &Cx, nid: u32, highest_zoneidx: usize) {
 /// pages are reclaimed, compaction is ready, or priority 0 has been tried. Returns the pages
 /// reclaimed, or 1 if none were but compaction is ready (progress, for the slow path).
 /// With a congestion variant (`variant.reclaim_wait`, 2.6.36–2.6.37) a pass that scanned
-/// below DEF_PRIORITY − 2 and fell short ends with a nap of HZ/10 (`congestion_wait()` or
-/// `wait_iff_congested()` on the preferred zone, mm/congestion.rs).
+/// below DEF_PRIORITY − 2 and fell short ends with a nap of HZ/10 (`congestion_wait()`, or
+/// with seed 003's patch 8 `wait_iff_congested()` on the preferred zone; mm/congestion.rs).
 async fn do_try_to_free_pages(cx: &Cx, nid: u32, sc: &mut ScanControl) -> u64 {
     let nodes = {
         let mut k = cx.k();
@@ -449,7 +449,14 @@ async fn do_try_to_free_pages(cx: &Cx, nid: u32, sc: &mut ScanControl) -> u64 {
         }
         // Take a nap, wait for some writeback to complete (2.6.36–5.15; mm/congestion.rs).
         if congestion && sc.nr_scanned > 0 && sc.priority < DEF_PRIORITY - 2 {
-            reclaim_congestion_nap(cx, nid, sc.reclaim_idx, CONGESTION_NAP).await;
+            reclaim_congestion_nap(
+                cx,
+                Napper::DirectReclaim,
+                nid,
+                sc.reclaim_idx,
+                CONGESTION_NAP,
+            )
+            .await;
         }
         if sc.priority == 0 {
             break;
