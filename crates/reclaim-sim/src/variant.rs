@@ -132,6 +132,14 @@ pub struct Variant {
     /// has a switch per path, so that each one's effect can be measured. Off: order 0.
     #[serde(skip_serializing_if = "is_false")]
     pub large_folio_writes: bool,
+    /// A THP fault allocates on its own node only (`alloc_pages_vma()`'s hugepage path,
+    /// 4.0–5.3: `__alloc_pages_node(hpage_node, gfp | __GFP_THISNODE, order)` and no other
+    /// attempt; seed 004's 4.3-rc1). Off (the default, 5.4+, "mm, thp: tweak
+    /// reclaim/compaction effort of local-only and all-node allocations"): the local-only
+    /// attempt is followed, when the gfp allows direct reclaim, by one from every node of
+    /// the zonelist (mm/huge_memory.rs).
+    #[serde(skip_serializing_if = "is_false")]
+    pub thp_fault_local_only: bool,
     /// Seed 003, patches 7 and 8: how reclaim and the page allocator wait for writeback.
     /// `"congestion_wait"` (2.6.36: `congestion_wait(BLK_RW_ASYNC, …)`, asleep until a
     /// request completes on a queue below its congestion-off threshold, or the timeout),
@@ -296,6 +304,7 @@ impl Default for Variant {
             alloc_nofragment: true,
             large_folio_readahead: false,
             large_folio_writes: false,
+            thp_fault_local_only: false,
             reclaim_wait: ReclaimWait::ReclaimThrottle,
             high_order_reclaim: HighOrderReclaim::Compaction,
         }

@@ -4,7 +4,10 @@
 //! `vma_thp_gfp_mask()` gives for `transparent_hugepage/defrag`
 //! (`sysctl.transparent_hugepage_defrag`), allocated as `vma_alloc_folio(..., hugepage)`
 //! does: first on the local node only without reclaim retries (`__GFP_THISNODE |
-//! __GFP_NORETRY`), then, if the gfp allows direct reclaim, from the whole zonelist. A
+//! __GFP_NORETRY`), then, if the gfp allows direct reclaim, from the whole zonelist (5.4+;
+//! with `variant.thp_fault_local_only`, 4.0–5.3's `alloc_pages_vma()`, the local attempt
+//! is the only one: 4.3's `GFP_TRANSHUGE` carried `__GFP_NORETRY` and no kswapd wake-up
+//! itself, so its one attempt is the model's first with the same gfp). A
 //! failed allocation counts `thp_fault_fallback` and the fault maps one page
 //! (`do_anonymous_page`); a successful one counts `thp_fault_alloc`, zeroes the 512 pages
 //! (`clear_huge_page`) and maps the folio with one PMD. khugepaged is off.
@@ -152,7 +155,7 @@ impl Kernel {
 
 /// `do_huge_pmd_anonymous_page()` for a write fault at the range whose first entry is
 /// `first`, by a task charged to the root cgroup: allocate the huge folio (local node
-/// first), zero it and map it. Returns false on a fallback (`thp_fault_fallback`): the
+/// first, or only: `variant.thp_fault_local_only`), zero it and map it. Returns false on a fallback (`thp_fault_fallback`): the
 /// caller maps one page.
 pub async fn do_huge_pmd_anonymous_page(cx: &Cx, first: u32) -> bool {
     let gfp = {
@@ -167,7 +170,7 @@ pub async fn do_huge_pmd_anonymous_page(cx: &Cx, first: u32) -> bool {
         cx.node,
     )
     .await;
-    if folio.is_none() && gfp & __GFP_DIRECT_RECLAIM != 0 {
+    if folio.is_none() && gfp & __GFP_DIRECT_RECLAIM != 0 && !cx.k().variant.thp_fault_local_only {
         folio = alloc_pages(cx, gfp, HPAGE_PMD_ORDER, cx.node).await;
     }
     let mut k = cx.k();
@@ -265,6 +268,52 @@ mod tests {
         assert_eq!(k.stats.events.get(VmEvent::ThpSplitPage), 1);
         k.check_large_folios().unwrap();
         k.check_conservation(0).unwrap();
+    }
+
+    /// A THP fault by a task of node 0 whose node has no free page: whether it fails
+    /// (`thp_fault_fallback`) or maps a folio, and the folio's node.
+    fn thp_fault_on_a_full_node(local_only: bool) -> (bool, Option<u32>, u64) {
+        let mut k = crate::testing::kernel_of(&format!(
+            "[machine]\nnodes = 2\ncpus_per_node = 1\nmemory_mb_per_node = 64\ndma32_mb = 0\n\
+             [sysctl]\ntransparent_hugepage = \"always\"\ntransparent_hugepage_defrag = \"always\"\n\
+             [variant]\nthp_fault_local_only = {local_only}\n[workload]\nkind = \"dd\"\ntasks = 1\n"
+        ));
+        // Node 0 full of held pages: nothing to reclaim or migrate there.
+        for zi in k.mem.nodes[0].zones.clone() {
+            crate::testing::fill_zone(&mut k, zi, 0, 0);
+        }
+        let vma = k.mm.mmap(0, 1024);
+        let first = k.thp_fault_range(vma, 0).expect("an empty aligned range");
+        let mut sim = crate::process::Sim::new(k);
+        let done = std::rc::Rc::new(std::cell::Cell::new(None));
+        let seen = std::rc::Rc::clone(&done);
+        let tid = sim.spawn(
+            "t".into(),
+            0,
+            crate::sched::TaskClass::Workload,
+            move |cx| async move {
+                seen.set(Some(do_huge_pmd_anonymous_page(&cx, first).await));
+            },
+        );
+        sim.k().sched.wake(tid, 0);
+        while !sim.k().sched.queue.is_empty() {
+            crate::testing::run_next(&mut sim);
+        }
+        let k = sim.k();
+        let node = match pte_kind(k.mm.ptes[first as usize]) {
+            PteKind::Present { pfn, .. } => Some(k.mem.zones[k.page_zone(pfn)].nid),
+            _ => None,
+        };
+        let mapped = done.get().expect("the fault returned");
+        (mapped, node, k.stats.events.get(VmEvent::ThpFaultFallback))
+    }
+
+    #[test]
+    fn a_thp_fault_goes_remote_since_5_4_and_stays_on_its_node_before() {
+        // 5.4+: the local attempt fails, the all-node one takes node 1's memory.
+        assert_eq!(thp_fault_on_a_full_node(false), (true, Some(1), 0));
+        // 4.0-5.3 (seed 004's 4.3-rc1): the local attempt is the only one.
+        assert_eq!(thp_fault_on_a_full_node(true), (false, None, 1));
     }
 
     /// `vma_thp_gfp_mask` for each `defrag` mode, from include/linux/gfp_types.h's masks.
