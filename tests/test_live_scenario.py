@@ -30,7 +30,7 @@ def test_shipped_scenarios_parse_for_a_live_run() -> None:
     assert point.memory["mode"] == "squeeze" and point.workload["block_kb"] == 4096
     assert point.workload["tasks"] == 4 and point.run["duration_s"] == 30.0
     um = load(ROOT / "scenarios/live/usemem-swap-ra.toml").points()[0][1]
-    assert um.background is not None and um.background["random"] is True
+    assert len(um.backgrounds) == 1 and um.backgrounds[0]["random"] is True and not um.background_list
     assert um.swap["nonrotational"] is True
     assert um.sysctl == {"page_cluster": 3, "vma_ra_enabled": True}
 

@@ -100,6 +100,21 @@ def _workload_cpu(run: RunDir) -> float | None:
 _TRACE_REPORTS: dict[Path, dict[str, Any]] = {}
 
 
+def _highalloc_vmstat(name: str) -> Callable[[RunDir], float | None]:
+    """A vmstat counter's delta in a stress-highalloc run (None in any other: compaction
+    counters are rows of the high-order workloads only, not of every comparison)."""
+
+    def get(run: RunDir) -> float | None:
+        if "highalloc_numpages" not in run.result.get("metrics", {}):
+            return None
+        return float(run.delta.get(name, 0))
+
+    return get
+
+
+HIGHALLOC_PASSES = ("load-1", "load-2", "rest")
+
+
 def trace_report(run: RunDir) -> dict[str, Any] | None:
     """The trace report's JSON for a traced run (its one input: `summary`, `direct_stalls_ms`,
     `analysis`, …; parsed once per run directory, for every report that asks), with the
@@ -143,6 +158,19 @@ METRICS: list[Metric] = [
     Metric("Job elapsed (s)", "metrics.job_elapsed_mean_s", LOWER, "the mean time a job of the workload took to finish"),
     *(Metric(f"mmap latency {q} (ms)", f"metrics.mmap_latency_ms.{q}", LOWER, f"the {q} of the workload's mmap access latencies")
       for q in ("p50", "p95", "p99", "max")),  # fmt: skip
+    # stress-highalloc (seed 003): each pass's success and its attempts' latency, and the
+    # compaction that made the huge pages (vmstat's compaction and migration counters).
+    *(Metric(f"Highalloc success % {p}", f"metrics.highalloc_success_pct.{p}", HIGHER,
+             f"the share of pass {p}'s attempts that got a huge page (mmtests' % Success)") for p in HIGHALLOC_PASSES),
+    *(Metric(f"Highalloc attempt {q} {p} (ms)", f"metrics.highalloc_attempt_ms.{p}.{q}", LOWER,
+             f"the {q} of pass {p}'s attempt latencies (a write of nr_hugepages + 1)")
+      for p in HIGHALLOC_PASSES for q in ("p50", "p99")),
+    Metric("Compaction stalls (compact_stall)", _highalloc_vmstat("compact_stall"), None,
+           f"allocations that entered direct compaction (compact_stall); {_EFFORT}"),
+    Metric("Compaction successes (compact_success)", _highalloc_vmstat("compact_success"), None,
+           "direct compactions after which the allocation succeeded (compact_success)"),
+    Metric("Pages migrated (pgmigrate_success)", _highalloc_vmstat("pgmigrate_success"), None,
+           f"pages compaction (or other migration) moved (pgmigrate_success); {_EFFORT}"),
     Metric("Direct reclaims (allocstall)", "vmstat.allocstall*", LOWER, "allocations that stalled in direct reclaim (Σ allocstall_*)"),
     # Pressure stall information, as production reads it (result.json, from /proc/pressure/memory).
     Metric("Memory pressure some %", lambda run: run.result.get("psi_memory_some_pct"), LOWER,

@@ -28,7 +28,7 @@ DEFAULT_TIMEOUT_S = 600.0
 # takes 40-70 ms here; several of them share the CPUs).
 START_LEAD_S = 0.5
 LATE_START_WARN_MS = 50.0  # a task this late began on its own, not with the others
-BACKGROUND_GRACE_S = 10.0  # after the foreground ends, before the background is stopped
+BACKGROUND_GRACE_S = 10.0  # after the foreground ends, before the backgrounds are stopped
 
 
 class LiveError(RuntimeError):
@@ -65,6 +65,10 @@ def preflight(backend: KernelBackend, scenario: LiveScenario) -> list[str]:
             backend.squeeze_plan(mem["free_mb"] * MiB, mem["margin_mb"] * MiB)
         except BackendError as e:
             problems.append(str(e))
+    if scenario.workload["kind"] == "stress-highalloc":
+        problem = highalloc_capacity(backend, scenario)
+        if problem:
+            problems.append(problem)
     if scenario.run["trace"] and not tracefs_supported(backend):
         problems.append("run.trace = true but this kernel has no tracefs: set run.trace = false")
     for key in scenario.sysctl:
@@ -77,6 +81,39 @@ def preflight(backend: KernelBackend, scenario: LiveScenario) -> list[str]:
         if backend.run(["modprobe", "-n", "zram"]).returncode != 0:
             problems.append("swap.kind = \"zram\" but this kernel has no zram: use kind = \"file\"")
     return problems
+
+
+def highalloc_capacity(backend: KernelBackend, scenario: LiveScenario) -> str:
+    """Why this machine cannot hold stress-highalloc's passes beside its backgrounds, or "".
+
+    A pass keeps every huge page it got until it ends, and its attempts reclaim and compact
+    until the kernel gives up: a pass of `numpages` attempts can hold numpages huge pages.
+    Together with the usemem backgrounds' anonymous memory (resident: it is written over and
+    over) they must leave `memory.margin_mb` of what the run has — `memory.free_mb` under a
+    squeeze (whose hugetlb pages stay reserved: the passes count from the pool they find and
+    write it back after each pass), MemAvailable otherwise — for the rest of the machine, as
+    the squeeze itself does; else the rest of the machine, not the workload, would be what
+    runs out of memory."""
+    mem = scenario.memory
+    info = backend.meminfo()
+    hpage = backend.hugepage_bytes()
+    numpages = _core.live.highalloc_count(info["MemTotal"], hpage, scenario.workload["percent"])
+    anon = sum(bg["tasks"] * bg["size_mb"] * MiB for bg in scenario.backgrounds if bg["kind"] == "usemem")
+    squeezed = mem["mode"] == "squeeze"
+    room = mem["free_mb"] * MiB if squeezed else info["MemAvailable"]
+    margin = mem["margin_mb"] * MiB
+    if numpages * hpage + anon + margin <= room:
+        return ""
+    fits = max(0, (room - margin - anon) // hpage)
+    percent = next((p for p in range(100, 0, -1) if _core.live.highalloc_count(info["MemTotal"], hpage, p) <= fits), 0)
+    what = "memory.free_mb under the squeeze" if squeezed else "MemAvailable"
+    return (
+        f"workload.percent: {scenario.workload['percent']} % of MemTotal is {numpages} huge pages "
+        f"({numpages * hpage // MiB} MiB) a pass may hold; with the usemem backgrounds' {anon // MiB} MiB "
+        f"that leaves less than memory.margin_mb ({mem['margin_mb']} MiB) of the {room // MiB} MiB this run has "
+        f"({what}): expected percent at most {percent}"
+        + ("" if percent else " (none fits: raise memory.free_mb or shrink the backgrounds)")
+    )
 
 
 def _swapon(backend: KernelBackend, swap: dict[str, Any], index: int, log: Log) -> tuple[str, str | None]:
@@ -195,9 +232,8 @@ def prepare_inputs(backend: KernelBackend, scenario: LiveSweep, log: Log = lambd
     is reused: its name carries what makes it differ, such as its size); `log` is told of
     each file as it is written."""
     for _, point in scenario.points():
-        for params in (point.workload, point.background):
-            if params is not None:
-                workloads.make(params, backend).prepare(log)
+        for params in (point.workload, *point.backgrounds):
+            workloads.make(params, backend).prepare(log)
 
 
 def apply_changes(backend: KernelBackend, scenario: LiveScenario, label: str, log: Log) -> tuple[Cgroup | None, dict[str, Any]]:
@@ -270,10 +306,11 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
     rundir.mkdir(parents=True, exist_ok=True)
     write_scenario(rundir / "scenario.toml", scenario.toml)
     fg = workloads.make(scenario.workload, backend)
-    bg = workloads.make(scenario.background, backend) if scenario.background else None
-    for w in (fg, bg):
-        if w is not None:
-            w.prepare(log)  # before memory is constrained: creating input files is not the test
+    # Every background workload, in the scenario's order; each is started, stepped and stopped
+    # beside the others, as the simulator's `WithBackground` runs its list.
+    bgs = [workloads.make(params, backend) for params in scenario.backgrounds]
+    for w in (fg, *bgs):
+        w.prepare(log)  # before memory is constrained: creating input files is not the test
     cgroup, notes = apply_changes(backend, scenario, name, log)
 
     trace = None
@@ -300,14 +337,14 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
         # Workloads that can wait begin together, once every task has had time to start.
         start_at_ns = time.monotonic_ns() + int(START_LEAD_S * 1e9)
         fg.start(cgroup, start_at_ns)
-        if bg is not None:
+        for bg in bgs:
             bg.start(cgroup, start_at_ns)
         bg_stopped_for_fg = False
         while not fg.step(deadline):
             if fg.wants_background_stopped and not bg_stopped_for_fg:
                 # The foreground's next part runs without the background (stress-highalloc's
-                # rest pass): stop it now, as mmtests' `killall` does.
-                if bg is not None:
+                # rest pass): stop every one of them now, as mmtests' `killall` does.
+                for bg in bgs:
                     bg.stop()
                 bg_stopped_for_fg = True
                 fg.background_stopped()
@@ -324,17 +361,18 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
                 aborted = watchdog.reason
                 log(f"  abort: {aborted}")
                 break
-            if bg is not None and not bg_stopped_for_fg:
-                bg.step(None)
+            if not bg_stopped_for_fg:
+                for bg in bgs:
+                    bg.step(None)
             time.sleep(0.05)
-        if bg is not None and not bg_stopped_for_fg:
-            # A background usually has the same runtime: let it finish and report by itself.
+        if bgs and not bg_stopped_for_fg:
+            # A background usually has the same runtime: let each finish and report by itself.
             grace = time.monotonic() + BACKGROUND_GRACE_S
-            while not bg.step(None) and time.monotonic() < grace:
+            while not all([bg.step(None) for bg in bgs]) and time.monotonic() < grace:
                 time.sleep(0.05)
     finally:
         fg.stop()
-        if bg is not None:
+        for bg in bgs:
             bg.stop()
         samplers.stop()
         after = backend.read_text("/proc/vmstat")
@@ -350,13 +388,13 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
     write_text(rundir / "zoneinfo", zoneinfo)
 
     elapsed = fg.elapsed_s
-    for w in (fg, bg):
-        if w is not None:
-            for pid, comm, user_s, sys_s in w.cpu_tasks():
-                tracker.add_workload_task(pid, comm, user_s, sys_s)
+    for w in (fg, *bgs):
+        for pid, comm, user_s, sys_s in w.cpu_tasks():
+            tracker.add_workload_task(pid, comm, user_s, sys_s)
     write_json(rundir / "tasks.json", tracker.finish(elapsed))
     delta = vmstat_delta(parse_vmstat(before), parse_vmstat(after))
-    failures = fg.failures() + (bg.failures() if bg else [])
+    failures = fg.failures() + [f for bg in bgs for f in bg.failures()]
+    each = [bg.metrics() for bg in bgs]
     result: dict[str, Any] = {
         "kind": "live",
         "scenario": scenario.name,
@@ -368,8 +406,13 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
     }
     if memcg_before is not None and memcg_after is not None:
         result["memcg"] = memcg_result(memcg_before, memcg_after)
-    if bg is not None:
-        result["background"] = {"workload": bg.kind, "metrics": bg.metrics()}
+    if bgs:
+        # The simulator's shape: `metrics.background`, one background's metrics for
+        # `[workload.background]`, a list in the scenario's order for `[[workload.background]]`;
+        # and `background`, the same with each one's kind (`workload`) beside its metrics.
+        named = [{"workload": bg.kind, "metrics": m} for bg, m in zip(bgs, each)]
+        result["metrics"]["background"] = each if scenario.background_list else each[0]
+        result["background"] = named if scenario.background_list else named[0]
     if timed_out:
         result["timed_out"] = True
     if aborted:
@@ -379,7 +422,7 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
     write_json(rundir / "result.json", result)
     if failures:
         raise LiveError(f"{rundir}: workload task(s) failed:\n  " + "\n  ".join(failures))
-    late = max([*result["metrics"].get("start_late_ms", []), *result.get("background", {}).get("metrics", {}).get("start_late_ms", [])], default=0.0)
+    late = max([*result["metrics"].get("start_late_ms", []), *(x for m in each for x in m.get("start_late_ms", []))], default=0.0)
     if late > LATE_START_WARN_MS:
         log(f"  warning: a task began {late:.0f} ms after the common start (it was not ready in {START_LEAD_S} s): the tasks did not begin together")
     return PointResult(name, rundir, result)

@@ -3,8 +3,8 @@
 The schema is the simulator's (crates/reclaim-sim/src/scenario), read through the bindings:
 one file runs both ways, each key has one name, and a key a live run cannot honour (a kernel
 variant, a measured window that starts when kswapd wakes, …) is refused naming the file and
-the key. A live run uses `[workload]` (with an optional `[workload.background]` started
-alongside), `[sysctl]` (only the keys the file sets are written), `[memory]`, `[swap]`,
+the key. A live run uses `[workload]` (with `[workload.background]`, or several
+`[[workload.background]]`, started alongside), `[sysctl]` (only the keys the file sets are written), `[memory]`, `[swap]`,
 `[run]` (`duration_s`, `sample_interval_s`, `trace`) and `[live]`; `[machine]`, `[costs]` and
 `[variant]` describe the simulated machine and are not read here.
 """
@@ -72,8 +72,19 @@ class LiveScenario:
         return {k: v for k, v in self.doc["workload"].items() if k != "background"}
 
     @property
-    def background(self) -> dict[str, Any] | None:
-        return self.doc["workload"].get("background")
+    def backgrounds(self) -> list[dict[str, Any]]:
+        """Every background workload, in order: `[workload.background]`'s table, or each of
+        `[[workload.background]]`'s (the schema's `WorkloadSpec::backgrounds`)."""
+        bg = self.doc["workload"].get("background")
+        if bg is None:
+            return []
+        return list(bg) if isinstance(bg, list) else [bg]
+
+    @property
+    def background_list(self) -> bool:
+        """The scenario gave its backgrounds as a list (`[[workload.background]]`): result.json
+        then reports them as a list, in order, as the simulator's does."""
+        return isinstance(self.doc["workload"].get("background"), list)
 
 
 @dataclass

@@ -168,22 +168,11 @@ impl Scenario {
                         ),
                     );
                 }
-                if self
-                    .workload
-                    .params
-                    .get("background")
-                    .is_some_and(|b| b.is_array())
-                {
-                    return refuse(
-                        "workload.background",
-                        "a live run starts one background workload; give one [workload.background] table",
-                    );
-                }
-                if let Some(bg) = self.workload.background() {
+                for (at, bg) in self.workload.backgrounds() {
                     let kind = bg.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
                     if simulated_only(kind) {
                         return refuse(
-                            "workload.background.kind",
+                            &format!("{at}.kind"),
                             &format!(
                                 "workload `{kind}` is simulated only so far; run it simulated"
                             ),

@@ -68,7 +68,7 @@ fn default_seed() -> u64 {
 /// The `[workload]` table: its `kind` (one of `workload::REGISTRY`) and that workload's keys,
 /// every default filled in once the scenario is read; `[workload.background]`, a second
 /// workload started alongside (its metrics are not the run's), is one of the keys, or
-/// `[[workload.background]]`, several (simulated runs only).
+/// `[[workload.background]]`, several (either backend).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WorkloadSpec {
     pub kind: String,
@@ -955,7 +955,7 @@ mod tests {
     }
 
     #[test]
-    fn several_background_workloads_are_each_checked_and_simulated_only() {
+    fn several_background_workloads_are_each_checked_for_either_backend() {
         let text = "[workload]\nkind = \"usemem\"\n[[workload.background]]\nkind = \"dd\"\ntasks = 1\n[[workload.background]]\nkind = \"usemem\"\nrandom = \"yes\"\n";
         let e = Scenario::parse(text, "bg.toml", &[]).unwrap_err();
         assert_eq!(e.key, "workload.background[1].random", "{e}");
@@ -971,8 +971,13 @@ mod tests {
         );
         assert!(s.workload.background().is_none());
         s.check_backend(Backend::Simulator, "bg.toml").unwrap();
-        let e = s.check_backend(Backend::Live, "bg.toml").unwrap_err();
-        assert_eq!(e.key, "workload.background");
+        s.check_backend(Backend::Live, "bg.toml").unwrap();
+        // Each of them is checked for a live run by its own key.
+        let sim_only = text.replace("kind = \"usemem\"\nrandom = \"yes\"", "kind = \"hugetlb\"");
+        let s2 = Scenario::parse(&sim_only, "bg.toml", &[]).unwrap();
+        s2.check_backend(Backend::Simulator, "bg.toml").unwrap();
+        let e = s2.check_backend(Backend::Live, "bg.toml").unwrap_err();
+        assert_eq!(e.key, "workload.background[1].kind", "{e}");
         // The resolved text says what was read, and reads back the same.
         let again = Scenario::parse(&s.to_toml(), "bg.toml", &[]).unwrap();
         assert_eq!(again.to_toml(), s.to_toml());
