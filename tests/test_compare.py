@@ -322,3 +322,24 @@ def test_memory_pressure_rows_come_from_result_json_and_skip_a_kernel_without_ps
     assert div["Memory pressure full %"].ratio == pytest.approx(1.0)
     rows = {r.metric: r for r in compare([load_input(tmp_path / "nopsi"), load_input(tmp_path / "sim")]).rows}
     assert rows["Memory pressure some %"].values[0] is None  # psi=0: no figure, not a zero
+
+
+def test_thp_and_compaction_rows_appear_only_for_runs_that_allocated_huge_pages(tmp_path: Path) -> None:
+    write_run(tmp_path / "live", "live", 100.0)
+    write_run(tmp_path / "sim", "sim", 100.0)
+    write_run(tmp_path / "plain", "sim", 100.0)
+    for name, events in (("live", {"thp_fault_alloc": 9444, "thp_fault_fallback": 4639, "compact_stall": 13812}),
+                         ("sim", {"thp_fault_alloc": 46974, "thp_fault_fallback": 642})):  # fmt: skip
+        after = dict(events)
+        before = {k: 0 for k in events}
+        old_after = (tmp_path / name / "vmstat.after").read_text()
+        (tmp_path / name / "vmstat.after").write_text(old_after + format_vmstat(after))
+        (tmp_path / name / "vmstat.before").write_text((tmp_path / name / "vmstat.before").read_text() + format_vmstat(before))
+    div = {d.metric: d for d in compare([load_input(tmp_path / "live"), load_input(tmp_path / "sim")]).divergence}
+    assert div["THP faults (thp_fault_alloc)"].ratio == pytest.approx(46974 / 9444)
+    assert div["THP fault fallbacks (thp_fault_fallback)"].ratio == pytest.approx(642 / 4639)
+    # The simulated side compacted nothing: a zero, not a missing figure.
+    assert div["Compaction stalls (compact_stall)"].ratio == pytest.approx(0.0)
+    rows = {r.metric: r for r in compare([load_input(tmp_path / "plain"), load_input(tmp_path / "plain")]).rows}
+    assert "THP faults (thp_fault_alloc)" not in rows  # an order-0 run has no such row
+    assert "Compaction stalls (compact_stall)" not in rows

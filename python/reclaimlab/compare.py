@@ -100,12 +100,17 @@ def _workload_cpu(run: RunDir) -> float | None:
 _TRACE_REPORTS: dict[Path, dict[str, Any]] = {}
 
 
-def _highalloc_vmstat(name: str) -> Callable[[RunDir], float | None]:
-    """A vmstat counter's delta in a stress-highalloc run (None in any other: compaction
-    counters are rows of the high-order workloads only, not of every comparison)."""
+HIGH_ORDER_EVENTS = ("compact_stall", "thp_fault_alloc", "thp_fault_fallback")
+
+
+def _high_order_vmstat(name: str) -> Callable[[RunDir], float | None]:
+    """A vmstat counter's delta in a run that allocated huge pages: a stress-highalloc run,
+    or one whose window saw compaction or THP faults (None in any other: these are rows of
+    the high-order comparisons, not of every one)."""
 
     def get(run: RunDir) -> float | None:
-        if "highalloc_numpages" not in run.result.get("metrics", {}):
+        highalloc = "highalloc_numpages" in run.result.get("metrics", {})
+        if not highalloc and not any(run.delta.get(e, 0) for e in HIGH_ORDER_EVENTS):
             return None
         return float(run.delta.get(name, 0))
 
@@ -158,19 +163,23 @@ METRICS: list[Metric] = [
     Metric("Job elapsed (s)", "metrics.job_elapsed_mean_s", LOWER, "the mean time a job of the workload took to finish"),
     *(Metric(f"mmap latency {q} (ms)", f"metrics.mmap_latency_ms.{q}", LOWER, f"the {q} of the workload's mmap access latencies")
       for q in ("p50", "p95", "p99", "max")),  # fmt: skip
-    # stress-highalloc (seed 003): each pass's success and its attempts' latency, and the
-    # compaction that made the huge pages (vmstat's compaction and migration counters).
+    # stress-highalloc (seed 003): each pass's success and its attempts' latency; then, for
+    # every run that allocated huge pages, compaction, migration and THP faults (vmstat).
     *(Metric(f"Highalloc success % {p}", f"metrics.highalloc_success_pct.{p}", HIGHER,
              f"the share of pass {p}'s attempts that got a huge page (mmtests' % Success)") for p in HIGHALLOC_PASSES),
     *(Metric(f"Highalloc attempt {q} {p} (ms)", f"metrics.highalloc_attempt_ms.{p}.{q}", LOWER,
              f"the {q} of pass {p}'s attempt latencies (a write of nr_hugepages + 1)")
       for p in HIGHALLOC_PASSES for q in ("p50", "p99")),
-    Metric("Compaction stalls (compact_stall)", _highalloc_vmstat("compact_stall"), None,
+    Metric("Compaction stalls (compact_stall)", _high_order_vmstat("compact_stall"), None,
            f"allocations that entered direct compaction (compact_stall); {_EFFORT}"),
-    Metric("Compaction successes (compact_success)", _highalloc_vmstat("compact_success"), None,
+    Metric("Compaction successes (compact_success)", _high_order_vmstat("compact_success"), None,
            "direct compactions after which the allocation succeeded (compact_success)"),
-    Metric("Pages migrated (pgmigrate_success)", _highalloc_vmstat("pgmigrate_success"), None,
+    Metric("Pages migrated (pgmigrate_success)", _high_order_vmstat("pgmigrate_success"), None,
            f"pages compaction (or other migration) moved (pgmigrate_success); {_EFFORT}"),
+    Metric("THP faults (thp_fault_alloc)", _high_order_vmstat("thp_fault_alloc"), None,
+           "anonymous faults that mapped a transparent huge page (thp_fault_alloc)"),
+    Metric("THP fault fallbacks (thp_fault_fallback)", _high_order_vmstat("thp_fault_fallback"), LOWER,
+           "anonymous faults that wanted a huge page and mapped a base page (thp_fault_fallback)"),
     Metric("Direct reclaims (allocstall)", "vmstat.allocstall*", LOWER, "allocations that stalled in direct reclaim (Σ allocstall_*)"),
     # Pressure stall information, as production reads it (result.json, from /proc/pressure/memory).
     Metric("Memory pressure some %", lambda run: run.result.get("psi_memory_some_pct"), LOWER,
