@@ -884,8 +884,8 @@ mod tests {
         for (sets, key) in [
             (&["variant.kswapd_threads=4"][..], "variant.kswapd_threads"),
             (
-                &["variant.readahead_noretry=true"][..],
-                "variant.readahead_noretry",
+                &["variant.swap_readahead=\"cluster\""][..],
+                "variant.swap_readahead",
             ),
             (&["run.start_at=kswapd_wake"][..], "run.start_at"),
             (&["run.stop_at=kswapd_scan"][..], "run.stop_at"),
