@@ -262,11 +262,12 @@ impl Kernel {
         }));
     }
 
-    /// `mm_vmscan_write_folio`: reclaim's `pageout()` of page-cache folio `pfn`
-    /// (`RECLAIM_WB_FILE|RECLAIM_WB_ASYNC`; `RECLAIM_WB_SYNC` in lumpy reclaim's synchronous
-    /// pass). The `%p` value is the folio's address in a
-    /// vmemmap at the x86-64 default base, as a kernel with `no_hash_pointers` prints it.
-    pub fn trace_write_folio(&mut self, pfn: u32, sync: bool) {
+    /// `mm_vmscan_write_folio`: reclaim's `pageout()` of folio `pfn`, page cache (`file`:
+    /// `RECLAIM_WB_FILE`) or anon to swap (`RECLAIM_WB_ANON`), `RECLAIM_WB_ASYNC`
+    /// (`RECLAIM_WB_SYNC` in lumpy reclaim's synchronous pass). The `%p` value is the folio's
+    /// address in a vmemmap at the x86-64 default base, as a kernel with `no_hash_pointers`
+    /// prints it.
+    pub fn trace_write_folio(&mut self, pfn: u32, file: bool, sync: bool) {
         if self.tracer.is_none() {
             return;
         }
@@ -275,10 +276,15 @@ impl Kernel {
         } else {
             ReclaimFlags::ASYNC
         };
+        let kind = if file {
+            ReclaimFlags::FILE
+        } else {
+            ReclaimFlags::ANON
+        };
         self.trace(Event::WriteFolio(WriteFolio {
             page: 0xffff_ea00_0000_0000 + u64::from(pfn) * 64,
             pfn: u64::from(pfn),
-            flags: ReclaimFlags(ReclaimFlags::FILE | io),
+            flags: ReclaimFlags(kind | io),
         }));
     }
 

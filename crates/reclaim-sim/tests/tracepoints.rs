@@ -97,3 +97,46 @@ fn trace_report_agrees_with_the_run_vmstat() {
         assert_eq!(g.trace as i64, g.vmstat, "{} vs {}", g.what, g.counter);
     }
 }
+
+/// Reclaim's writes of anon folios to swap are traced as the kernel's `pageout()` traces
+/// them (`mm_vmscan_write_folio`, RECLAIM_WB_ANON), one line per folio written, so the
+/// report's "write anon" rows equal `pswpout` (every swap-out here is reclaim's).
+#[test]
+fn every_swap_out_by_reclaim_is_a_traced_anon_write() {
+    let text = r#"
+[machine]
+memory_mb_per_node = 128
+dma32_mb = 0
+devices = [{ bandwidth_mb_s = 400, latency_us = 100 }]
+[swap]
+kind = "file"
+size_mb = 256
+[workload]
+kind = "usemem"
+tasks = 1
+size_mb = 160
+repeats = 2
+[run]
+duration_s = 3
+trace = true
+"#;
+    let s = Scenario::parse(text, "swap-trace.toml", &[]).unwrap();
+    let buf = Shared::default();
+    let out = reclaim_sim::run(&s, Some(Box::new(buf.clone())), &mut |_| {});
+    let trace = String::from_utf8(buf.bytes()).unwrap();
+    let (mut anon, mut file) = (0, 0);
+    for line in trace
+        .lines()
+        .filter(|l| l.contains(" mm_vmscan_write_folio: "))
+    {
+        if line.ends_with("flags=RECLAIM_WB_ANON|RECLAIM_WB_ASYNC") {
+            anon += 1;
+        } else {
+            file += 1;
+        }
+    }
+    let pswpout = out.delta(VmEvent::PswpOut);
+    assert!(pswpout > 1000, "the run must swap: {pswpout}");
+    assert_eq!(anon, pswpout);
+    assert_eq!(file, 0);
+}

@@ -254,7 +254,19 @@ impl Kernel {
                     n += 1;
                 }
             }
-            if n > 0 && self.swap_writepages(area, nid, &group[..n]) {
+            if n == 0 {
+                continue;
+            }
+            let written = self.swap_writepages(area, nid, &group[..n]);
+            // pageout()'s mm_vmscan_write_folio once ->writepage has returned, for anon
+            // folios as for page cache (RECLAIM_WB_ANON).
+            if self.tracer.is_some() {
+                let sync = sc.lumpy_reclaim_mode == LumpyMode::Sync;
+                for &(_, p) in &group[..n] {
+                    self.trace_write_folio(p, false, sync);
+                }
+            }
+            if written {
                 // A synchronous area wrote them already: clean, they are freed now (the
                 // kernel's PAGE_SUCCESS without writeback, "try to free the folio below");
                 // the putback below skips them.
@@ -676,7 +688,7 @@ impl Kernel {
         self.mem.nodes[nid].nr_vmscan_write += nr;
         self.wb.nodes[nid].nr_vmscan_write_file += nr;
         self.wb.vmscan_write_file_direct += u64::from(!sc.kswapd);
-        self.trace_write_folio(p, sc.lumpy_reclaim_mode == LumpyMode::Sync);
+        self.trace_write_folio(p, true, sc.lumpy_reclaim_mode == LumpyMode::Sync);
     }
 
     /// `try_to_unmap()` of anon folio `p`, in the swap cache, by a task on `cpu`: its page
