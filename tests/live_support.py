@@ -59,3 +59,33 @@ def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d.mkdir()
     monkeypatch.setenv("RECLAIMLAB_STATE_DIR", str(d))
     return d
+
+
+def host_profile_text(memory_mb_per_node: int = 8192, read_ahead_kb: int = 512, bandwidth_mb_s: float = 1500.0,
+                      latency_us: float = 80.0, max_request_kb: int = 1024, queue_depth: int = 64) -> str:  # fmt: skip
+    """A host profile of a one-node, two-CPU machine with one non-rotational device, as
+    `reclaimlab host probe` writes it, with the numbers a test varies."""
+    return f"""
+hostname = "test"
+kernel = "6.18"
+probed_at = "2026-11-25T00:00:00Z"
+path = "/var/tmp"
+nodes = 1
+cpus_per_node = 2
+memory_mb_per_node = {memory_mb_per_node}
+dma32_mb = 3000
+read_ahead_kb = {read_ahead_kb}
+min_free_kbytes = 67584
+watermark_scale_factor = 10
+rotational = false
+
+[device]
+name = "vdz"
+count = 1
+bandwidth_mb_s = {bandwidth_mb_s}
+latency_us = {latency_us}
+max_request_kb = {max_request_kb}
+request_us = 0.0
+queue_depth = {queue_depth}
+jitter = 0.0
+"""

@@ -11,6 +11,7 @@ import pytest
 from reclaimlab.live.scenario import ScenarioError, load
 from reclaimlab.simulate.runner import ScenarioError as SimScenarioError
 from reclaimlab.simulate.runner import points as sim_points
+from .live_support import host_profile_text
 from .live_support import machine_left_as_found, state_dir  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,30 +36,7 @@ def test_shipped_scenarios_parse_for_a_live_run() -> None:
     assert um.sysctl == {"page_cluster": 3, "vma_ra_enabled": True}
 
 
-HOST_PROFILE = """
-hostname = "test"
-kernel = "6.18"
-probed_at = "2026-11-25T00:00:00Z"
-path = "/var/tmp"
-nodes = 1
-cpus_per_node = 2
-memory_mb_per_node = 8192
-dma32_mb = 3000
-read_ahead_kb = 512
-min_free_kbytes = 67584
-watermark_scale_factor = 10
-rotational = false
-
-[device]
-name = "vdz"
-count = 1
-bandwidth_mb_s = 1500.0
-latency_us = 80.0
-max_request_kb = 1024
-request_us = 0.0
-queue_depth = 64
-jitter = 0.0
-"""
+HOST_PROFILE = host_profile_text()
 
 
 def test_every_shipped_scenario_is_one_format(host_profile: Path) -> None:

@@ -20,6 +20,7 @@ from reclaimlab.live.journal import Journal, journal_path
 from reclaimlab.live.runner import LiveError, highalloc_capacity, preflight, restore, run
 from reclaimlab.live.scenario import load
 from reclaimlab.simulate.runner import points as sim_points
+from .live_support import host_profile_text
 from .live_support import machine_left_as_found, state_dir  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,14 +46,26 @@ dir = "/var/tmp/reclaimlab-fake"
 """
 
 
-def scenario(tmp_path: Path, sets: Sequence[str] = ()):  # type: ignore[no-untyped-def]
+def load_text(tmp_path: Path, text: str, sets: Sequence[str]):  # type: ignore[no-untyped-def]
     p = tmp_path / "sc.toml"
-    p.write_text(SCENARIO)
+    p.write_text(text)
     return load(p, list(sets))
 
 
-def dd_program(argv: Sequence[str]) -> tuple[int, str, str, float]:
-    return 0, "", "67108864 bytes (67 MB, 64 MiB) copied, 0.1 s, 671 MB/s\n", 0.1
+def scenario(tmp_path: Path, sets: Sequence[str] = ()):  # type: ignore[no-untyped-def]
+    return load_text(tmp_path, SCENARIO, sets)
+
+
+def dd_taking(seconds: float):  # type: ignore[no-untyped-def]
+    """A fake dd that copies 64 MiB in `seconds`."""
+
+    def program(argv: Sequence[str]) -> tuple[int, str, str, float]:
+        return 0, "", "67108864 bytes (67 MB, 64 MiB) copied, 0.1 s, 671 MB/s\n", seconds
+
+    return program
+
+
+dd_program = dd_taking(0.1)
 
 
 def hugepage_writes(fake: FakeBackend) -> list[str]:
@@ -167,13 +180,10 @@ runtime_s = 3600.0
 
 
 def several(tmp_path: Path, sets: Sequence[str] = ()):  # type: ignore[no-untyped-def]
-    p = tmp_path / "several.toml"
-    p.write_text(SEVERAL)
-    return load(p, list(sets))
+    return load_text(tmp_path, SEVERAL, sets)
 
 
-def long_dd(argv: Sequence[str]) -> tuple[int, str, str, float]:
-    return 0, "", "67108864 bytes (67 MB, 64 MiB) copied, 0.1 s, 671 MB/s\n", 3600.0
+long_dd = dd_taking(3600.0)
 
 
 def fs_mark_program(argv: Sequence[str]) -> tuple[int, str, str, float]:
@@ -303,27 +313,4 @@ def test_the_host_scenario_parses_and_fits_this_sized_machine(tmp_path: Path, ho
     assert doc["machine"]["memory_mb_per_node"] == 24105 and len(doc["workload"]["background"]) == 3
 
 
-HOST_PROFILE = """
-hostname = "test"
-kernel = "6.18"
-probed_at = "2026-11-25T00:00:00Z"
-path = "/var/tmp"
-nodes = 1
-cpus_per_node = 2
-memory_mb_per_node = 24105
-dma32_mb = 3000
-read_ahead_kb = 8192
-min_free_kbytes = 67584
-watermark_scale_factor = 10
-rotational = false
-
-[device]
-name = "vdz"
-count = 1
-bandwidth_mb_s = 1000.0
-latency_us = 100.0
-max_request_kb = 4096
-request_us = 0.0
-queue_depth = 128
-jitter = 0.0
-"""
+HOST_PROFILE = host_profile_text(memory_mb_per_node=24105, read_ahead_kb=8192, bandwidth_mb_s=1000.0, latency_us=100.0, max_request_kb=4096, queue_depth=128)
