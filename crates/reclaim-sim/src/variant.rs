@@ -146,8 +146,9 @@ pub struct Variant {
     /// `"wait_iff_congested"` (patch 7: the allocator sleeps so only while some bdi is
     /// congested; direct reclaim's nap and kswapd keep `congestion_wait`), `"zone_congested"`
     /// (patch 8, 2.6.37: direct reclaim's nap too, and only when reclaim found the zone's
-    /// dirty pages all on congested bdis, ZONE_CONGESTED), or `"reclaim_throttle"` (5.16+, the default: kswapd's
-    /// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`). mm/congestion.rs says where each waits.
+    /// dirty pages all on congested bdis, ZONE_CONGESTED), or `"reclaim_throttle"` (5.16+,
+    /// the default: kswapd's `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`). mm/congestion.rs
+    /// says where each waits.
     #[serde(skip_serializing_if = "ReclaimWait::is_default")]
     pub reclaim_wait: ReclaimWait,
     /// Seed 003, patches 3–6: how reclaim serves an order > 0 request. `"compaction"` (the

@@ -155,8 +155,8 @@ impl Kernel {
 
 /// `do_huge_pmd_anonymous_page()` for a write fault at the range whose first entry is
 /// `first`, by a task charged to the root cgroup: allocate the huge folio (local node
-/// first, or only: `variant.thp_fault_local_only`), zero it and map it. Returns false on a fallback (`thp_fault_fallback`): the
-/// caller maps one page.
+/// first, or only: `variant.thp_fault_local_only`), zero it and map it. Returns false on a
+/// fallback (`thp_fault_fallback`): the caller maps one page.
 pub async fn do_huge_pmd_anonymous_page(cx: &Cx, first: u32) -> bool {
     let gfp = {
         let k = cx.k();
