@@ -121,56 +121,12 @@ impl Kernel {
         self.trace(Event::NodeReclaimEnd { nr_reclaimed });
     }
 
-    /// `mm_vmscan_lru_isolate` (6.x's fields).
-    pub fn trace_lru_isolate(
-        &mut self,
-        classzone: usize,
-        order: u32,
-        nr_requested: u64,
-        nr_scanned: u64,
-        nr_taken: u64,
-        lru: usize,
-    ) {
-        self.trace_lru_isolate_with(
-            classzone,
-            order,
-            nr_requested,
-            nr_scanned,
-            nr_taken,
-            lru,
-            None,
-        );
-    }
-
-    /// `mm_vmscan_lru_isolate` of a lumpy isolation (`variant.high_order_reclaim`): the
-    /// 6.x fields, and 2.6.36's `contig_taken`, `contig_dirty`, `contig_failed`
-    /// (`nr_lumpy_taken`, `nr_lumpy_dirty`, `nr_lumpy_failed`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn trace_lru_isolate_lumpy(
-        &mut self,
-        classzone: usize,
-        order: u32,
-        nr_requested: u64,
-        nr_scanned: u64,
-        nr_taken: u64,
-        lru: usize,
-        contig: [u64; 3],
-    ) {
-        self.trace_lru_isolate_with(
-            classzone,
-            order,
-            nr_requested,
-            nr_scanned,
-            nr_taken,
-            lru,
-            Some(contig),
-        );
-    }
-
-    /// `mm_vmscan_lru_isolate` with 2.6.36's contiguity counts if `contig` is given.
+    /// `mm_vmscan_lru_isolate`: 6.x's fields, and for a lumpy isolation
+    /// (`variant.high_order_reclaim`) 2.6.36's `contig_taken`, `contig_dirty`,
+    /// `contig_failed` (`nr_lumpy_taken`, `nr_lumpy_dirty`, `nr_lumpy_failed`) in `contig`.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn trace_lru_isolate_with(
+    pub fn trace_lru_isolate(
         &mut self,
         classzone: usize,
         order: u32,

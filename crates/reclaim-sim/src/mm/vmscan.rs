@@ -1100,6 +1100,7 @@ impl Kernel {
             nr_scanned,
             nr_taken,
             lru,
+            None,
         );
         let nid = self.memcg.lruvecs[lv].nid;
         self.mem.nodes[nid as usize].nr_isolated[file as usize] += nr_taken;

@@ -209,14 +209,14 @@ impl Kernel {
         let hold = (r.nr_scanned + r.nr_cursor).max(1) * self.costs.isolate_ns;
         let lock = self.lru_lock(lv, cpu_node, hold, now);
         self.charge(lock.total());
-        self.trace_lru_isolate_lumpy(
+        self.trace_lru_isolate(
             sc.reclaim_idx,
             sc.order,
             nr_to_scan,
             r.nr_scanned,
             r.nr_taken,
             lru,
-            [r.nr_lumpy_taken, r.nr_lumpy_dirty, r.nr_lumpy_failed],
+            Some([r.nr_lumpy_taken, r.nr_lumpy_dirty, r.nr_lumpy_failed]),
         );
         let mut nr_active = 0;
         let mut nr_anon = 0;
