@@ -93,6 +93,37 @@ dir = "{tmp_path}/data"
     assert not (tmp_path / "data").exists()  # files the run made are deleted
 
 
+@requires_machine
+def test_writing_a_mapped_file_larger_than_a_256m_cgroup_writes_it_back(tmp_path: Path, state_dir: Path) -> None:
+    """vmscan-file-mmap-write (seed 001's mmap-strm) for real: each page of a 384 MiB sparse
+    file mapped MAP_SHARED is dirtied by its write fault, and a cgroup of 256 MiB holds only
+    part of it, so pages are written back and reclaimed while the task runs."""
+    sc = load(write(tmp_path, f"""
+name = "live-mmap-write-test"
+[run]
+sample_interval_s = 0.5
+duration_s = 60
+[memory]
+mode = "cgroup"
+limit_mb = 256
+[workload]
+kind = "mapped-file-stream"
+write = true
+tasks = 1
+size_mb = 384
+dir = "{tmp_path}/data"
+"""))
+    points = run(RealBackend(), sc, tmp_path / "out", log=lambda s: None)
+    r = read_rundir(points[0].rundir)
+    m = r.result["metrics"]
+    assert m["pages"] == 384 * 256 and m["elapsed_s"] > 0
+    vm = {k: r.vmstat_after[k] - r.vmstat_before.get(k, 0) for k in ("nr_dirtied", "nr_written")}
+    # Every page dirtied, and more written than the cgroup could hold dirty.
+    assert vm["nr_dirtied"] >= 384 * 256
+    assert vm["nr_written"] > 128 * 256
+    assert not (tmp_path / "data").exists()
+
+
 def usemem_over_256m(swap: str) -> str:
     """Two usemem tasks of 300 MiB, two passes each, in a 256 MiB memory cgroup, swapping to
     the areas `swap` (TOML) describes: each task alone overflows the cgroup."""

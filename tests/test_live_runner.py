@@ -164,6 +164,28 @@ def test_refuses_a_squeeze_below_the_safety_margin(tmp_path: Path, state_dir: Pa
     assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
 
 
+MMAP_WRITE = """
+name = "fake-mmap-write"
+[workload]
+kind = "mapped-file-stream"
+write = true
+tasks = 4
+size_mb = 1280
+dir = "/var/tmp/reclaimlab-fake"
+"""
+
+
+def test_a_mapped_write_larger_than_its_filesystem_is_refused_naming_the_size_that_fits(tmp_path: Path, state_dir: Path) -> None:
+    # 4 × 1280 MiB against 4000 MiB free, of which 3600 may be used: 900 MiB a task fits.
+    fake = FakeBackend(disk_free=4000 << 20)
+    with pytest.raises(LiveError, match=r"workload\.size_mb: 4 tasks × 1280 MiB may write 5120 MiB to /var/tmp/reclaimlab-fake, .* 4000 MiB free .* expected size_mb at most 900"):
+        run(fake, scenario(tmp_path, MMAP_WRITE), tmp_path / "out")
+    assert not any(c[0] in ("write", "mkdir", "spawn") for c in fake.calls)
+    assert preflight(fake, scenario(tmp_path, MMAP_WRITE, ["workload.size_mb=900"]).points_[0]) == []
+    # A reading stream writes nothing: no limit.
+    assert preflight(fake, scenario(tmp_path, MMAP_WRITE, ["workload.write=false"]).points_[0]) == []
+
+
 def test_a_squeeze_the_kernel_cannot_reserve_fails_before_the_workload_starts(tmp_path: Path, state_dir: Path) -> None:
     fake = FakeBackend(programs={"dd": dd_program}, hugetlb_max=10)
     with pytest.raises((LiveError, BackendError), match="the kernel reserved only 10"):

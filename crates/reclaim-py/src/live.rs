@@ -327,8 +327,15 @@ fn memhog(size: usize, hold_s: f64) -> PyResult<()> {
 /// make it sparse with ftruncate(`nr_bytes`), map it MAP_SHARED, madvise(MADV_RANDOM) to turn
 /// off fault readahead, and read one byte per page with a volatile read. Every hole fault adds a
 /// zero-filled page-cache page that is mapped once and never touched again.
+///
+/// With `write`, mmtests' micro/vmscan-file-mmap-write instead: `usemem -f FILE -j 4096`,
+/// which maps the sparse file MAP_SHARED without advice and stores one word per page (its
+/// word index, as usemem's `p[idx] = idx`), once: a stream of dirty mapped file pages. The
+/// file is unlinked, so its pages still dirty when the mapping and file close are truncated,
+/// not written.
 #[pyfunction]
-fn mapped_file_stream(path: &str, nr_bytes: usize) -> PyResult<String> {
+#[pyo3(signature = (path, nr_bytes, write = false))]
+fn mapped_file_stream(path: &str, nr_bytes: usize, write: bool) -> PyResult<String> {
     let cpath = std::ffi::CString::new(path).map_err(|e| PyValueError::new_err(e.to_string()))?;
     // SAFETY: plain syscalls on a path we own; fd is closed below.
     let fd = unsafe {
@@ -354,13 +361,22 @@ fn mapped_file_stream(path: &str, nr_bytes: usize) -> PyResult<String> {
             ));
         }
         let map = Mapping::map(nr_bytes, libc::MAP_SHARED, fd)?;
-        // SAFETY: advice on our own mapping.
-        unsafe { libc::madvise(map.addr as *mut libc::c_void, nr_bytes, libc::MADV_RANDOM) };
+        if !write {
+            // SAFETY: advice on our own mapping.
+            unsafe { libc::madvise(map.addr as *mut libc::c_void, nr_bytes, libc::MADV_RANDOM) };
+        }
         let start = Instant::now();
         let mut sum: u64 = 0;
         for off in (0..nr_bytes).step_by(PAGE) {
-            // SAFETY: off < nr_bytes, inside the mapping.
-            sum = sum.wrapping_add(unsafe { std::ptr::read_volatile(map.addr.add(off)) } as u64);
+            if write {
+                let idx = off / std::mem::size_of::<u64>();
+                // SAFETY: off < nr_bytes, page-aligned inside the mapping.
+                unsafe { std::ptr::write_volatile(map.addr.add(off) as *mut u64, idx as u64) };
+            } else {
+                // SAFETY: off < nr_bytes, inside the mapping.
+                sum =
+                    sum.wrapping_add(unsafe { std::ptr::read_volatile(map.addr.add(off)) } as u64);
+            }
         }
         Ok(json!({
             "pages": nr_bytes.div_ceil(PAGE),

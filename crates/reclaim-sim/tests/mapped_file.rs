@@ -1,7 +1,8 @@
 //! mmtests' mapped-file-stream, simulated (`scenarios/sim/mapped-file-stream.toml`): every
 //! page of the sparse file is one hole fault and no I/O, every page reclaimed was kept once
 //! for its fault's young entry, NR_FILE_MAPPED is the present file entries, and the run is
-//! deterministic.
+//! deterministic. With `write = true` (vmscan-file-mmap-write, seed 001's mmap-strm) every
+//! page is dirtied once by its fault and written back before it is reclaimed.
 
 use std::ops::ControlFlow;
 
@@ -14,11 +15,16 @@ const SCENARIO: &str = include_str!("../../../scenarios/sim/mapped-file-stream.t
 
 /// The scenario on a machine of `mb` MiB (64 of them DMA32) streaming a file of `file_mb`.
 fn run(mb: u64, file_mb: u64) -> (Kernel, RunOutput) {
-    let sets = [
+    run_with(mb, file_mb, &[])
+}
+
+fn run_with(mb: u64, file_mb: u64, extra: &[&str]) -> (Kernel, RunOutput) {
+    let mut sets = vec![
         format!("machine.memory_mb_per_node={mb}"),
         "machine.dma32_mb=64".to_string(),
         format!("workload.size_mb={file_mb}"),
     ];
+    sets.extend(extra.iter().map(|s| s.to_string()));
     let s = Scenario::parse(SCENARIO, "mapped-file-stream.toml", &sets).expect("scenario");
     simulate(&s, None, &mut |_| ControlFlow::Continue(())).expect("a run to its end")
 }
@@ -69,4 +75,44 @@ fn runs_are_deterministic() {
     assert_eq!(a.vmstat_after, b.vmstat_after);
     assert_eq!(a.result_json, b.result_json);
     assert_eq!(a.vmstat_samples, b.vmstat_samples);
+}
+
+#[test]
+fn writing_through_the_mapping_dirties_each_page_once_and_writes_it_back_before_freeing_it() {
+    let (k, out) = run_with(128, 512, &["workload.write=true"]);
+    let pages = 512 * 256;
+    let result: serde_json::Value = serde_json::from_str(&out.result_json).unwrap();
+    assert_eq!(result["metrics"]["pages"], pages);
+    let ev = |e: VmEvent| k.stats.events.get(e);
+    // One hole fault per page, which also dirties it (do_shared_fault); no read.
+    assert_eq!(ev(VmEvent::Pgmajfault), pages);
+    assert_eq!(ev(VmEvent::Pgfault), pages);
+    assert_eq!(ev(VmEvent::PgpginKb), 0);
+    let after = &out.vmstat_after;
+    assert_eq!(vmstat(after, "nr_dirtied"), pages);
+    // Dirtied = written + still dirty + under writeback, and what was written went out.
+    let written = vmstat(after, "nr_written");
+    assert_eq!(
+        written + vmstat(after, "nr_dirty") + vmstat(after, "nr_writeback"),
+        pages
+    );
+    assert!(written > pages / 2, "wrote {written} of {pages}");
+    assert!(ev(VmEvent::PgpgoutKb) >= written * 4);
+    k.check_writeback().unwrap();
+    k.check_conservation(0).unwrap();
+    // A file 4 × memory: most of it reclaimed, each folio only once written.
+    let steal = ev(VmEvent::PgstealFile);
+    assert!(steal > pages / 2, "reclaimed {steal} of {pages}");
+    assert!(steal <= written, "reclaimed {steal}, written {written}");
+    // The flushers, not reclaim, wrote most of it (6.x: kswapd writes only for a
+    // PGDAT_DIRTY node, direct reclaim never).
+    assert!(vmstat(after, "nr_vmscan_write") < written / 10);
+}
+
+#[test]
+fn a_writing_stream_is_deterministic() {
+    let a = run_with(128, 256, &["workload.write=true"]).1;
+    let b = run_with(128, 256, &["workload.write=true"]).1;
+    assert_eq!(a.vmstat_after, b.vmstat_after);
+    assert_eq!(a.result_json, b.result_json);
 }

@@ -114,6 +114,11 @@ class KernelBackend(ABC):
     def exists(self, path: str) -> bool: ...
 
     @abstractmethod
+    def disk_free_bytes(self, path: str) -> int:
+        """Bytes an unprivileged writer may still write on the filesystem that holds `path`
+        (or would hold it: its nearest existing ancestor)."""
+
+    @abstractmethod
     def listdir(self, path: str) -> list[str]: ...
 
     @abstractmethod
@@ -687,6 +692,12 @@ class RealBackend(KernelBackend):
 
     def exists(self, path: str) -> bool:
         return os.path.exists(path)
+
+    def disk_free_bytes(self, path: str) -> int:
+        while not os.path.exists(path):
+            path = os.path.dirname(path) or "/"
+        st = os.statvfs(path)
+        return st.f_bavail * st.f_frsize
 
     def listdir(self, path: str) -> list[str]:
         return os.listdir(path)

@@ -125,6 +125,8 @@ class FakeBackend(KernelBackend):
     fail_commands: set[str] = field(default_factory=set)
     # Hugetlb pages the fake kernel can reserve at most (None: as many as asked).
     hugetlb_max: int | None = None
+    # Bytes free on every filesystem of the fake machine.
+    disk_free: int = 1 << 40
 
     def __post_init__(self) -> None:
         self.journal = None
@@ -215,6 +217,9 @@ class FakeBackend(KernelBackend):
 
     def exists(self, path: str) -> bool:
         return path in self.files or path in self.dirs
+
+    def disk_free_bytes(self, path: str) -> int:
+        return self.disk_free
 
     def listdir(self, path: str) -> list[str]:
         prefix = path.rstrip("/") + "/"

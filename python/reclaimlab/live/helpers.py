@@ -31,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     f = sub.add_parser("mapped-file-stream", help="mmtests micro/mapped-file-stream, one task")
     f.add_argument("--path", required=True)
     f.add_argument("--size-mb", type=int, required=True)
+    f.add_argument("--write", action="store_true", help="store a word a page (vmscan-file-mmap-write)")
     fm = sub.add_parser("fs_mark", help="fs_mark's loop, one thread (-S0)")
     fm.add_argument("--dir", required=True)
     fm.add_argument("--dirs", type=int, required=True)
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     elif a.name == "memhog":
         live.memhog(a.size_mb * MiB, a.hold_s)
     elif a.name == "mapped-file-stream":
-        print(live.mapped_file_stream(a.path, a.size_mb * MiB), flush=True)
+        print(live.mapped_file_stream(a.path, a.size_mb * MiB, a.write), flush=True)
     return 0
 
 

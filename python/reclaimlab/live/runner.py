@@ -69,6 +69,10 @@ def preflight(backend: KernelBackend, scenario: LiveScenario) -> list[str]:
         problem = highalloc_capacity(backend, scenario)
         if problem:
             problems.append(problem)
+    if scenario.workload["kind"] == "mapped-file-stream" and scenario.workload.get("write"):
+        problem = mapped_write_capacity(backend, scenario)
+        if problem:
+            problems.append(problem)
     if scenario.run["trace"] and not tracefs_supported(backend):
         problems.append("run.trace = true but this kernel has no tracefs: set run.trace = false")
     for key in scenario.sysctl:
@@ -81,6 +85,23 @@ def preflight(backend: KernelBackend, scenario: LiveScenario) -> list[str]:
         if backend.run(["modprobe", "-n", "zram"]).returncode != 0:
             problems.append("swap.kind = \"zram\" but this kernel has no zram: use kind = \"file\"")
     return problems
+
+
+def mapped_write_capacity(backend: KernelBackend, scenario: LiveScenario) -> str:
+    """Why the filesystem of `workload.dir` cannot hold what vmscan-file-mmap-write writes, or
+    "". Every page of every task's sparse file is stored once, so written back at most once:
+    tasks × size_mb, which must leave a tenth of what is free for the rest of the machine."""
+    w = scenario.workload
+    need = w["tasks"] * w["size_mb"] * MiB
+    free = backend.disk_free_bytes(w["dir"])
+    if need <= free * 9 // 10:
+        return ""
+    fits = free * 9 // 10 // (w["tasks"] * MiB)
+    return (
+        f"workload.size_mb: {w['tasks']} tasks × {w['size_mb']} MiB may write {need // MiB} MiB to "
+        f"{w['dir']}, whose filesystem has {free // MiB} MiB free (a tenth kept for the rest of the "
+        f"machine): expected size_mb at most {fits}, or another workload.dir"
+    )
 
 
 def highalloc_capacity(backend: KernelBackend, scenario: LiveScenario) -> str:

@@ -427,7 +427,8 @@ class MappedFileStream(Workload):
         for i in range(self.params["tasks"]):
             path = f"{d}/clog-{os.getpid()}-{i}"
             self.track_new_file(path)  # the helper unlinks it at once; this covers a kill before
-            self.spawn(i, "mapped-file-stream", [*HELPER, "mapped-file-stream", "--path", path, "--size-mb", str(self.params["size_mb"])])
+            write = ["--write"] if self.params.get("write") else []
+            self.spawn(i, "mapped-file-stream", [*HELPER, "mapped-file-stream", "--path", path, "--size-mb", str(self.params["size_mb"]), *write])
 
     def metrics(self) -> dict[str, Any]:
         results = [json.loads(t.stdout.strip().splitlines()[-1]) for t in self.tasks if t.returncode == 0 and t.stdout.strip()]

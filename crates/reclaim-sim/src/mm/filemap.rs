@@ -171,8 +171,9 @@ impl Kernel {
 ///   exit, `clear_page`, rmap). The folio is uptodate, unlocked and mapped, its entry young,
 ///   and not PG_referenced (the fault does not `folio_mark_accessed()`).
 ///
-/// Departures: every page not cached is a hole (the files the model maps are sparse and
-/// never written: a read of data from the device is not modelled); no fault-around
+/// Departures: every page not cached is a hole (the files the model maps are sparse; a
+/// page written through a mapping and evicted would be read back from the device, which is
+/// not modelled: the one workload that writes through a mapping stores to each page once); no fault-around
 /// (`do_fault_around()` maps only folios already cached beside the fault, and a stream
 /// faulting each page once finds none); no read-around for a VMA without VM_RAND_READ
 /// (`Kernel::mmap_file` refuses one); the folio is charged to the root cgroup, as all of the

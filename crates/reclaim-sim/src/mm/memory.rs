@@ -102,6 +102,54 @@ async fn __handle_mm_fault(
     }
 }
 
+/// `handle_mm_fault()` with FAULT_FLAG_WRITE at page `addr` of shared file VMA `vma`. An
+/// empty entry goes to `do_shared_fault()`: `filemap_fault()`, then `do_page_mkwrite()` and
+/// `fault_dirty_shared_page()`, which marks the folio dirty. A present entry whose folio is
+/// clean is write-protected (mapped by a read, or cleaned by `folio_mkclean()` at its
+/// writeback) and goes to `do_wp_page()` → `wp_page_shared()`, which dirties it the same
+/// way (a minor fault). Returns the fault and whether a folio became dirty; the caller, which
+/// holds the task's `nr_dirtied` (`DirtyTask`), then calls
+/// `balance_dirty_pages_ratelimited()` as `fault_dirty_shared_page()` does.
+///
+/// Departures: the filesystem's `->page_mkwrite` (block reservation) costs nothing, as the
+/// model's filesystems do no work; a write to a folio under writeback waits for its end
+/// (the kernel's `folio_wait_stable()` waits only on devices that need stable pages), as
+/// the flushers' dirty lists cannot hold a folio dirtied while it is written.
+pub async fn handle_mm_fault_shared_write(cx: &Cx, vma: u32, addr: u32) -> (Fault, bool) {
+    let (idx, mapping) = {
+        let k = cx.k();
+        let f = k.mm.vm_file(vma).expect("a shared file VMA");
+        (k.mm.vmas[vma as usize].start + addr, f.mapping)
+    };
+    let mut fault = Fault::None;
+    if cx.k().mm.ptes[idx as usize] == 0 {
+        fault = crate::mm::filemap::filemap_fault(cx, vma, addr).await;
+    }
+    loop {
+        {
+            let mut k = cx.k();
+            let PteKind::Present { pfn: p, .. } = pte_kind(k.mm.ptes[idx as usize]) else {
+                // Reclaimed since: the write faults again.
+                return (fault, false);
+            };
+            let flags = k.mem.pages.flags(p);
+            if flags & (pg::DIRTY | pg::WRITEBACK) != pg::WRITEBACK {
+                let dirtied = k.fault_dirty_shared_page(mapping, p);
+                if dirtied && fault == Fault::None {
+                    // do_wp_page().
+                    let wp = k.costs.swapin_map_ns;
+                    k.charge(wp);
+                    k.count(VmEvent::Pgfault, 1);
+                    fault = Fault::Minor;
+                }
+                return (fault, dirtied);
+            }
+            k.folio_waitqueue(p).add(cx.tid);
+        }
+        io_schedule(cx).await;
+    }
+}
+
 /// `do_anonymous_page()`: a zeroed folio, charged, on the inactive anon list, mapped.
 async fn do_anonymous_page(cx: &Cx, vma: u32, addr: u32, memcg: u16) -> Fault {
     mem_cgroup_charge(cx, memcg).await;

@@ -198,33 +198,79 @@ impl Kernel {
         self.charge(copy);
         self.wb.dirtied = true;
         let dev = self.wb.inodes[i].dev;
-        let was_clean = self
-            .wb
-            .inodes
-            .iter()
-            .all(|i| i.dev != dev || i.dirty.is_empty());
+        let was_clean = self.wb_device_clean(dev);
         let mut at = index;
         for &p in folios {
             let f = self.mem.pages.fields_mut(p);
             debug_assert_eq!(f.owner, mapping);
-            f.flags = (f.flags & !pg::LOCKED) | pg::DIRTY | pg::UPTODATE;
-            let nr = folio_nr_pages(f);
+            f.flags = (f.flags & !pg::LOCKED) | pg::UPTODATE;
             self.mem.page_ext.index_mut()[p as usize] = at;
-            let nid = self.mem.zones[self.page_zone(p)].nid;
-            let node = &mut self.wb.nodes[nid as usize];
-            node.nr_dirty += nr;
-            node.nr_dirtied += nr;
-            self.wb.inodes[i].dirty.push_back((p, at, now));
-            at += nr as u32;
+            at += self.__folio_mark_dirty(i, p, at, now) as u32;
         }
         if was_clean {
-            let wb = &mut self.wb.wbs[dev];
-            wb.last_old_flush = wb.last_old_flush.max(now);
-            if let Some(t) = wb.flusher {
-                if wb.wait.contains(t) {
-                    let at = now + self.dirty_writeback_interval();
-                    self.sched.wake(t, at);
-                }
+            self.wb_wakeup_delayed(dev, now);
+        }
+    }
+
+    /// `folio_mark_dirty()` of page-cache folio `p` of `mapping` by a write fault on a
+    /// shared mapping (`do_shared_fault()` or `wp_page_shared()` → `fault_dirty_shared_page()`,
+    /// 6.x): dirty as a `write()`'s folio is, if it is not already. Returns whether it was
+    /// clean. The caller, which holds the task's `nr_dirtied`, then calls
+    /// `balance_dirty_pages_ratelimited()` (`DirtyTask`).
+    pub fn fault_dirty_shared_page(&mut self, mapping: u32, p: u32) -> bool {
+        let f = self.mem.pages.fields(p);
+        debug_assert_eq!(f.owner, mapping);
+        if f.flags & pg::DIRTY != 0 {
+            return false;
+        }
+        debug_assert_eq!(f.flags & pg::WRITEBACK, 0);
+        let Some(i) = self.wb.inode(mapping) else {
+            panic!("a write fault on a file without an inode");
+        };
+        let now = self.clock();
+        self.wb.dirtied = true;
+        let dev = self.wb.inodes[i].dev;
+        let was_clean = self.wb_device_clean(dev);
+        let index = self.mem.page_ext.index_mut()[p as usize];
+        self.__folio_mark_dirty(i, p, index, now);
+        if was_clean {
+            self.wb_wakeup_delayed(dev, now);
+        }
+        true
+    }
+
+    /// Whether no inode of `dev` has a dirty page.
+    fn wb_device_clean(&self, dev: usize) -> bool {
+        self.wb
+            .inodes
+            .iter()
+            .all(|i| i.dev != dev || i.dirty.is_empty())
+    }
+
+    /// `__folio_mark_dirty()` of folio `p`, page `at` of inode `i`'s file, at `now`:
+    /// PG_dirty, NR_FILE_DIRTY and NR_DIRTIED by its pages, and the inode's dirty list.
+    /// Returns its pages.
+    fn __folio_mark_dirty(&mut self, i: usize, p: u32, at: u32, now: Ns) -> u64 {
+        let f = self.mem.pages.fields_mut(p);
+        f.flags |= pg::DIRTY;
+        let nr = folio_nr_pages(f);
+        let nid = self.mem.zones[self.page_zone(p)].nid;
+        let node = &mut self.wb.nodes[nid as usize];
+        node.nr_dirty += nr;
+        node.nr_dirtied += nr;
+        self.wb.inodes[i].dirty.push_back((p, at, now));
+        nr
+    }
+
+    /// `wb_wakeup_delayed()`: the first dirty page of device `dev` starts its flusher's
+    /// kupdate timer.
+    fn wb_wakeup_delayed(&mut self, dev: usize, now: Ns) {
+        let at = now + self.dirty_writeback_interval();
+        let wb = &mut self.wb.wbs[dev];
+        wb.last_old_flush = wb.last_old_flush.max(now);
+        if let Some(t) = wb.flusher {
+            if wb.wait.contains(t) {
+                self.sched.wake(t, at);
             }
         }
     }
@@ -364,6 +410,9 @@ impl Kernel {
             // The run's folios, their first page's index and their pages.
             let (mut nr_run, mut run_index, mut run_pages) = (0usize, 0u32, 0u32);
             let mut nr_folios = 0u64;
+            // Mapped folios: `folio_clear_dirty_for_io()` → `folio_mkclean()` walks each one's
+            // reverse map to write-protect and clean its entries.
+            let mut nr_mkclean = 0u64;
             while written < max as u64 {
                 let dirty = &self.wb.inodes[i].dirty;
                 let Some(&(p, index, when)) = dirty.front() else {
@@ -391,6 +440,7 @@ impl Kernel {
                     run_index = index;
                 }
                 self.folio_start_writeback(p);
+                nr_mkclean += u64::from(f.flags & pg::MAPPED != 0);
                 let nr = folio_nr_pages(&f);
                 run[nr_run] = p;
                 nr_run += 1;
@@ -410,7 +460,8 @@ impl Kernel {
             };
             self.wb.wbs[dev].next_inode = next;
             if written > 0 {
-                let work = self.costs.page_cache_insert_ns * nr_folios;
+                let work = self.costs.page_cache_insert_ns * nr_folios
+                    + self.costs.folio_referenced_ns * nr_mkclean;
                 self.charge(work);
                 self.wb.written_by_flusher += written * PAGE_SIZE;
                 return Some((written, done_at));

@@ -1179,6 +1179,89 @@ mod tests {
         out.get()
     }
 
+    /// What a write fault returned, once it has (`handle_mm_fault_shared_write`).
+    type WriteFaultOut = std::rc::Rc<std::cell::Cell<Option<(crate::mm::memory::Fault, bool)>>>;
+
+    /// Starts a task of `sim` that write-faults page `addr` of shared file `vma` and runs
+    /// up to `steps` events while it has not exited: its id and its result, `None` while it
+    /// is still waiting.
+    fn write_fault(
+        sim: &mut crate::process::Sim,
+        vma: u32,
+        addr: u32,
+        steps: usize,
+    ) -> (u32, WriteFaultOut) {
+        use crate::mm::memory::handle_mm_fault_shared_write;
+        use crate::sched::TaskClass;
+        use std::cell::Cell;
+        use std::rc::Rc;
+        let out = Rc::new(Cell::new(None));
+        let o = Rc::clone(&out);
+        let id = sim.spawn("w".into(), 0, TaskClass::Workload, move |cx| async move {
+            o.set(Some(handle_mm_fault_shared_write(&cx, vma, addr).await));
+        });
+        let now = sim.k().clock();
+        sim.k().sched.wake(id, now);
+        for _ in 0..steps {
+            if sim.exited(id) {
+                break;
+            }
+            crate::testing::run_next(sim);
+        }
+        (id, out)
+    }
+
+    #[test]
+    fn a_write_fault_dirties_a_hole_and_a_write_after_writeback_faults_and_dirties_again() {
+        use crate::mm::memory::Fault;
+        use crate::mm::vmstat::VmEvent;
+        let mut sim = crate::process::Sim::new(kernel_with(64, 0, ""));
+        let vma = file_vma(&mut sim.k(), 16, 0);
+        sim.k().wb_new_inode(9, 0);
+        let idx = sim.k().mm.vmas[vma as usize].start + 3;
+        let (_, out) = write_fault(&mut sim, vma, 3, 1000);
+        assert_eq!(out.get(), Some((Fault::Major, true)));
+        let p = match pte_kind(sim.k().mm.ptes[idx as usize]) {
+            PteKind::Present { pfn, .. } => pfn,
+            other => panic!("a present entry, not {other:?}"),
+        };
+        {
+            let k = sim.k();
+            assert_ne!(k.mem.pages.flags(p) & pg::DIRTY, 0);
+            assert_eq!((k.wb.nodes[0].nr_dirty, k.wb.nodes[0].nr_dirtied), (1, 1));
+            let i = k.wb.inode(9).unwrap();
+            assert_eq!(
+                k.wb.inodes[i].dirty.front().map(|d| (d.0, d.1)),
+                Some((p, 3))
+            );
+        }
+        // Mapped and dirty: the store needs no fault.
+        let (_, out) = write_fault(&mut sim, vma, 3, 1000);
+        assert_eq!(out.get(), Some((Fault::None, false)));
+        // Under writeback: a write waits for its end, then dirties the folio again through
+        // do_wp_page() (its entry was cleaned by folio_mkclean()).
+        sim.k().folio_start_writeback(p);
+        let faults = sim.k().stats.events.get(VmEvent::Pgfault);
+        let (id, out) = write_fault(&mut sim, vma, 3, 1);
+        assert!(
+            !sim.exited(id) && out.get().is_none(),
+            "it waits for the write"
+        );
+        sim.k().folio_end_writeback_file(p, 0);
+        while !sim.exited(id) {
+            crate::testing::run_next(&mut sim);
+        }
+        assert_eq!(out.get(), Some((Fault::Minor, true)));
+        let k = sim.k();
+        assert_eq!(
+            k.mem.pages.flags(p) & (pg::DIRTY | pg::WRITEBACK),
+            pg::DIRTY
+        );
+        assert_eq!(k.stats.events.get(VmEvent::Pgfault), faults + 1);
+        assert_eq!((k.wb.nodes[0].nr_dirty, k.wb.nodes[0].nr_dirtied), (1, 2));
+        assert_eq!(k.wb.nodes[0].nr_written, 1);
+    }
+
     #[test]
     fn a_hole_fault_maps_a_new_page_cache_folio_with_no_io_and_refaults_after_reclaim() {
         use super::Verdict;
