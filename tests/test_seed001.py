@@ -64,26 +64,35 @@ def test_reproduce_seed001_prints_the_seeds_rows_beside_the_runs(tmp_path: Path)
     out = tmp_path / "r"
     r = invoke("reproduce", "seed001", "--scale", "0.125", "--duration", "3", "-o", str(out))
     assert r.exit_code == 0, r.output
-    # The seed's numbers, the mmap-strm rows the model does not run, and the targets.
-    for seed_value in ("32.69 ( 0.00%)", "34.44 ( 5.08%)", "618.18", "5404.53", "1453.54", "not simulated", "Targets:"):
+    # The seed's numbers and the targets; every row simulated.
+    for seed_value in ("32.69 ( 0.00%)", "34.44 ( 5.08%)", "618.18", "5404.53", "1453.54", "3852.53", "Targets:"):
         assert seed_value in r.output, seed_value
+    assert "not simulated" not in r.output
     labels = sorted(f"{p.parent.name}/{p.name}" for p in out.glob("*/*") if p.is_dir())
-    assert labels == sorted(k.label for k in seed001.keys()) and len(labels) == 16
+    assert labels == sorted(k.label for k in seed001.keys()) and len(labels) == 24
     # Every run is a point of its scenario with the scaled memory and the seed's filesystem.
     scenario = (out / "raid-4608" / "simple-wb-baseline" / "scenario.toml").read_text()
     assert "memory_mb_per_node = 576" in scenario and 'fs = "xfs"' in scenario
     assert "file_mb = 576" in scenario and "duration_s = 3" in scenario
+    # mmap-strm: 10 × the memory over the 4 tasks, and a run that lasts until they end (its
+    # limit, not --duration's 3 s).
+    scenario = (out / "raid-512" / "mmap-strm-baseline" / "scenario.toml").read_text()
+    assert "memory_mb_per_node = 64" in scenario and "size_mb = 160" in scenario and "duration_s = 600" in scenario
     # The simulated numbers printed are the run directories'.
     lines = r.output.splitlines()
     start = next(i for i, line in enumerate(lines) if "RAID-0, 64 MB" in line)
     table = lines[start:next(i for i in range(start + 1, len(lines)) if "RAID-0, 128 MB" in lines[i])]
-    for test in ("fsmark", "simple-wb"):
+    for test in seed001.TESTS:
         row = next(line for line in table if f"nr_vmscan_write {test} " in line).split("│")
         for kernel, cell in (("baseline", row[5]), ("patched", row[6])):
             run = read_rundir(out / "raid-512" / f"{test}-{kernel}")
             expected = seed001.columns_of(run, test)["nr_vmscan_write"]
             assert cell.strip() == f"{expected:,.0f}"
             assert expected == _counter(run.path / "vmstat.after", "nr_vmscan_write") - _counter(run.path / "vmstat.before", "nr_vmscan_write")
+    row = next(line for line in table if line.startswith("│ Elapsed Time mmap-strm")).split("│")
+    for kernel, cell in (("baseline", row[5]), ("patched", row[6])):
+        m = read_rundir(out / "raid-512" / f"mmap-strm-{kernel}").result["metrics"]
+        assert len(m["task_elapsed_s"]) == 4 and cell.strip() == f"{m['elapsed_s']:,.2f}"
     files = next(line for line in table if line.startswith("│ Files/s")).split("│")
     base = seed001.columns_of(read_rundir(out / "raid-512" / "fsmark-baseline"), "fsmark")["files_s"]
     assert files[5].strip().startswith(f"{base:,.2f}")
@@ -91,8 +100,9 @@ def test_reproduce_seed001_prints_the_seeds_rows_beside_the_runs(tmp_path: Path)
 
 def test_configs_choose_the_points() -> None:
     assert [k.label for k in seed001.keys(["usb-1024"])] == [
-        "usb-1024/fsmark-baseline", "usb-1024/fsmark-patched", "usb-1024/simple-wb-baseline", "usb-1024/simple-wb-patched"]
-    assert len(seed001.keys()) == 16
+        "usb-1024/fsmark-baseline", "usb-1024/fsmark-patched", "usb-1024/simple-wb-baseline", "usb-1024/simple-wb-patched",
+        "usb-1024/mmap-strm-baseline", "usb-1024/mmap-strm-patched"]
+    assert len(seed001.keys()) == 24
     r = invoke("reproduce", "seed001", "--configs", "raid-512,raid-2048")
     assert r.exit_code == 2 and "raid-2048" in r.output and "usb-1024" in r.output
     r = invoke("reproduce", "seed002", "--configs", "raid-512")

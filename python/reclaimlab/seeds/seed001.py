@@ -1,10 +1,12 @@
 """Seed 001 (no filesystem writeback from direct reclaim, 3.2): its XFS rows beside
 simulated runs of scenarios/seed001/, baseline (3.1) and patched (the series).
 
-The points: fs_mark and simple-writeback on the 4-disk RAID-0 at 512, 1024 and 4608 MB, and
-on the USB stick at 1024 MB, each baseline and patched; `--scale` multiplies the memory and,
-as the seed scales them with it, fs_mark's files per loop (about 3 × RAM of 10 MiB files)
-and simple-writeback's file per job (4 × MemTotal over 4 jobs). mmap-strm is not simulated.
+The points: fs_mark, simple-writeback and mmap-strm on the 4-disk RAID-0 at 512, 1024 and
+4608 MB, and on the USB stick at 1024 MB, each baseline and patched; `--scale` multiplies the
+memory and, as the seed scales them with it, fs_mark's files per loop (about 3 × RAM of
+10 MiB files), simple-writeback's file per job (4 × MemTotal over 4 jobs) and mmap-strm's
+files (mmtests' vmscan-file-mmap-write: 10 × MemTotal over 4 tasks). mmap-strm's runs end
+when their tasks do, within `MMAP_STRM_LIMIT_S` (or `--duration`, if longer).
 """
 
 from __future__ import annotations
@@ -31,7 +33,11 @@ FSMARK_FILES_AT_512 = 150
 
 # (device, memory in MB at scale 1): the seed's configurations that scenarios/seed001 has.
 CONFIGS = [("raid", 512), ("raid", 1024), ("raid", 4608), ("usb", 1024)]
-TESTS = ("fsmark", "simple-wb")
+TESTS = ("fsmark", "simple-wb", "mmap-strm")
+# mmap-strm's tasks (NUM_CPU of the seed's 4-core machine) and the most simulated seconds its
+# runs may take at scale 1 (the USB stick writes about 10 MB/s: 10 GiB take some 1 200 s).
+MMAP_STRM_TASKS = 4
+MMAP_STRM_LIMIT_S = {"raid": 600.0, "usb": 3000.0}
 KERNELS = ("baseline", "patched")
 
 # The seed's numbers (its summary of XFS results), baseline then patched. Keys: the seed's
@@ -93,17 +99,21 @@ def memory_mb(mb: int, scale: float) -> int:
     return max(64, int(mb * scale) // 4 * 4)
 
 
-def overrides(test: str, mb: int, scale: float, duration: float | None) -> list[str]:
+def overrides(test: str, mb: int, scale: float, duration: float | None, device: str = "raid") -> list[str]:
     """`--set`s for one point: the memory (the file's [sweep] replaced by this one value),
-    fs_mark's files per loop or simple-writeback's file per job scaled with it, and the run
-    length."""
+    fs_mark's files per loop, simple-writeback's file per job or mmap-strm's file per task
+    scaled with it, and the run length (mmap-strm's: its limit, or `duration` if longer)."""
     m = memory_mb(mb, scale)
     out = [_core.sweep_override(f"machine.memory_mb_per_node={m}")]
+    length = DEFAULT_DURATION_S if duration is None else duration
     if test == "fsmark":
         out.append(f"workload.files={max(1, round(FSMARK_FILES_AT_512 * m / 512))}")
+    elif test == "mmap-strm":
+        out.append(f"workload.size_mb={10 * m // MMAP_STRM_TASKS}")
+        length = max(length, MMAP_STRM_LIMIT_S[device] * max(1.0, scale))
     else:
         out.append(f"workload.file_mb={m}")
-    out.append(f"run.duration_s={DEFAULT_DURATION_S if duration is None else duration}")
+    out.append(f"run.duration_s={length}")
     return out
 
 
@@ -148,7 +158,7 @@ def columns_of(run: RunDir, test: str) -> Row:
     """A simulated point's numbers: fs_mark's Files/s (its mean over the loops done; with
     none done, the files the window made over its length, flagged `files_partial`), the
     elapsed time (fs_mark's 25 loops when finished; simple-writeback's mean seconds for a
-    job's file), kswapd efficiency (pgsteal_kswapd·100 / pgscan_kswapd), Avg wait,
+    job's file; mmap-strm's last task's, once every task has finished), kswapd efficiency (pgsteal_kswapd·100 / pgscan_kswapd), Avg wait,
     `nr_vmscan_write` and direct reclaim's `->writepage` calls (model-internal)."""
     m = run.result.get("metrics", {})
     row: Row = {
@@ -158,7 +168,10 @@ def columns_of(run: RunDir, test: str) -> Row:
         "direct_writepage": float(run.result.get("model", {}).get("vmscan_write_file_direct", 0)),
         "pgscan_direct": float(run.delta.get("pgscan_direct", 0)),
     }
-    if test == "fsmark":
+    if test == "mmap-strm":
+        done = m.get("task_elapsed_s") or []
+        row["elapsed"] = m.get("elapsed_s") if len(done) == m.get("tasks") else None
+    elif test == "fsmark":
         loops = m.get("loops_done") or 0
         row["files_partial"] = 0.0 if loops else 1.0
         if loops:
@@ -213,29 +226,22 @@ def table(sim: Sim, device: str, mb: int, scale: float, duration: float) -> Tabl
     sp = mmtests_pct(b, p)
     t.add_row(f"Files/s mean{partial}", f"{seed['files_s'][0]:.2f} ( 0.00%)", f"{seed['files_s'][1]:.2f} ({seed['files_pct'][1]:5.2f}%)", "",
               f"{_f(b)} ( 0.00%)" if b is not None else "—", f"{_f(p)} ({sp:5.2f}%)" if sp is not None else _f(p), "")  # fmt: skip
-    for test in ("fsmark", "simple-wb"):
+    labels = {"fsmark": "Elapsed Time fsmark (s)", "simple-wb": "Elapsed Time simple-wb (s; sim: a job's file)",
+              "mmap-strm": "Elapsed Time mmap-strm (s)"}  # fmt: skip
+    for test in TESTS:
         sb, spat = seed[f"elapsed_{test}"]
         b, p = get(test, "baseline", "elapsed"), get(test, "patched", "elapsed")
-        label = "Elapsed Time fsmark (s)" if test == "fsmark" else "Elapsed Time simple-wb (s; sim: a job's file)"
-        t.add_row(label, f"{sb:.2f}", f"{spat:.2f}", _change(sb, spat), _f(b), _f(p), _change(b, p))
-    sb, spat = seed["elapsed_mmap-strm"]
-    t.add_row("Elapsed Time mmap-strm (s)", f"{sb:.2f}", f"{spat:.2f}", _change(sb, spat), "not simulated", "not simulated", "")
-    for test in ("fsmark", "simple-wb", "mmap-strm"):
+        t.add_row(labels[test], f"{sb:.2f}", f"{spat:.2f}", _change(sb, spat), _f(b), _f(p), _change(b, p))
+    for test in TESTS:
         sb, spat = seed[f"kswapd_{test}"]
-        if test == "mmap-strm":
-            t.add_row(f"Kswapd efficiency {test}", f"{sb}%", f"{spat}%", "", "not simulated", "not simulated", "")
-            continue
         t.add_row(f"Kswapd efficiency {test}", f"{sb}%", f"{spat}%", "",
                   _pct(get(test, "baseline", "kswapd")), _pct(get(test, "patched", "kswapd")), "")  # fmt: skip
     if device == "usb":
-        for test in ("fsmark", "simple-wb", "mmap-strm"):
+        for test in TESTS:
             sb, spat = seed[f"await_{test}"]
-            if test == "mmap-strm":
-                t.add_row(f"Avg wait ms {test}", f"{sb:.2f}", f"{spat:.2f}", _change(sb, spat), "not simulated", "not simulated", "")
-                continue
             b, p = get(test, "baseline", "await"), get(test, "patched", "await")
             t.add_row(f"Avg wait ms {test}", f"{sb:.2f}", f"{spat:.2f}", _change(sb, spat), _f(b), _f(p), _change(b, p))
-    for test in ("fsmark", "simple-wb"):
+    for test in TESTS:
         t.add_row(f"nr_vmscan_write {test}", "", "", "",
                   _f(get(test, "baseline", "nr_vmscan_write"), 0), _f(get(test, "patched", "nr_vmscan_write"), 0), "")  # fmt: skip
         t.add_row(f"direct reclaim ->writepage {test} †", "", "", "",

@@ -257,7 +257,7 @@ def _reproduce_seed001(scale: float, duration: float | None, sets: tuple[str, ..
     try:
         pts = []
         for key in keys:
-            (p,) = points(key.scenario, [*seed001.overrides(key.test, key.mb, scale, duration), *sets])
+            (p,) = points(key.scenario, [*seed001.overrides(key.test, key.mb, scale, duration, key.device), *sets])
             pts.append(p.with_label(key.label))
     except ScenarioError as e:
         _fail(str(e))
