@@ -186,6 +186,23 @@ def test_a_mapped_write_larger_than_its_filesystem_is_refused_naming_the_size_th
     assert preflight(fake, scenario(tmp_path, MMAP_WRITE, ["workload.write=false"]).points_[0]) == []
 
 
+def test_a_mapped_write_runs_the_helper_with_write_and_reports_its_tasks(tmp_path: Path, state_dir: Path) -> None:
+    def helper(argv: Sequence[str]) -> tuple[int, str, str, float]:
+        mib = int(argv[argv.index("--size-mb") + 1])
+        return 0, json.dumps({"pages": mib * 256, "usecs": 250_000, "checksum": 0}) + "\n", "", 0.05
+
+    fake = FakeBackend(programs={"mapped-file-stream": helper})
+    points = run(fake, scenario(tmp_path, MMAP_WRITE, ["workload.size_mb=8", "workload.tasks=2", "run.sample_interval_s=0.05"]), tmp_path / "out", log=lambda s: None)
+    spawned = [c for c in fake.calls if c[0] == "spawn" and "mapped-file-stream" in c]
+    assert len(spawned) == 2 and all("--write" in c and c[c.index("--size-mb") + 1] == "8" for c in spawned)
+    m = points[0].result["metrics"]
+    assert m["pages"] == 2 * 8 * 256 and m["task_elapsed_s"] == [0.25, 0.25] and m["elapsed_s"] == 0.25
+    # A reading stream's helper is not asked to write.
+    fake = FakeBackend(programs={"mapped-file-stream": helper})
+    run(fake, scenario(tmp_path, MMAP_WRITE, ["workload.size_mb=8", "workload.tasks=1", "workload.write=false"]), tmp_path / "out2", log=lambda s: None)
+    assert not any("--write" in c for c in fake.calls if c[0] == "spawn")
+
+
 def test_a_squeeze_the_kernel_cannot_reserve_fails_before_the_workload_starts(tmp_path: Path, state_dir: Path) -> None:
     fake = FakeBackend(programs={"dd": dd_program}, hugetlb_max=10)
     with pytest.raises((LiveError, BackendError), match="the kernel reserved only 10"):
