@@ -343,3 +343,26 @@ def test_thp_and_compaction_rows_appear_only_for_runs_that_allocated_huge_pages(
     rows = {r.metric: r for r in compare([load_input(tmp_path / "plain"), load_input(tmp_path / "plain")]).rows}
     assert "THP faults (thp_fault_alloc)" not in rows  # an order-0 run has no such row
     assert "Compaction stalls (compact_stall)" not in rows
+
+
+def test_writeback_rows_appear_only_for_runs_that_dirtied_pages(tmp_path: Path) -> None:
+    write_run(tmp_path / "live", "live", 100.0)
+    write_run(tmp_path / "sim", "sim", 100.0)
+    write_run(tmp_path / "plain", "sim", 100.0)
+    for name, dirtied, written, reclaim_writes in (("live", 3_000_000, 2_900_000, 40), ("sim", 3_000_000, 2_950_000, 0)):
+        after = {"nr_dirtied": dirtied, "nr_written": written, "nr_vmscan_write": reclaim_writes, "pgrotated": 7}
+        old_after = (tmp_path / name / "vmstat.after").read_text()
+        (tmp_path / name / "vmstat.after").write_text(old_after + format_vmstat(after))
+        (tmp_path / name / "vmstat.before").write_text((tmp_path / name / "vmstat.before").read_text() + format_vmstat({k: 0 for k in after}))
+        result = json.loads((tmp_path / name / "result.json").read_text())
+        result["metrics"]["elapsed_s"] = 12.0 if name == "live" else 9.0
+        write_json(tmp_path / name / "result.json", result)
+    div = {d.metric: d for d in compare([load_input(tmp_path / "live"), load_input(tmp_path / "sim")]).divergence}
+    assert div["Pages written (nr_written)"].ratio == pytest.approx(2_950_000 / 2_900_000)
+    assert div["Elapsed (s)"].ratio == pytest.approx(9.0 / 12.0)
+    # The simulated side wrote nothing from reclaim, and a counter the kernel left alone is 0.
+    assert div["Reclaim writes (nr_vmscan_write)"].ratio == pytest.approx(0.0)
+    both = {r.metric for r in compare([load_input(tmp_path / "live"), load_input(tmp_path / "sim")]).rows}
+    assert "Immediate reclaim (nr_vmscan_immediate_reclaim)" in both
+    rows = {r.metric: r for r in compare([load_input(tmp_path / "plain"), load_input(tmp_path / "plain")]).rows}
+    assert "Pages dirtied (nr_dirtied)" not in rows and "Elapsed (s)" not in rows  # a reader wrote nothing

@@ -120,6 +120,18 @@ def _high_order_vmstat(name: str) -> Callable[[RunDir], float | None]:
 HIGHALLOC_PASSES = ("load-1", "load-2", "rest")
 
 
+def _writeback_vmstat(name: str) -> Callable[[RunDir], float | None]:
+    """A vmstat counter's delta in a run that dirtied page-cache pages (None in any other:
+    these are the rows of the writeback comparisons, seed 001's)."""
+
+    def get(run: RunDir) -> float | None:
+        if not run.delta.get("nr_dirtied", 0):
+            return None
+        return float(run.delta.get(name, 0))
+
+    return get
+
+
 def trace_report(run: RunDir) -> dict[str, Any] | None:
     """The trace report's JSON for a traced run (its one input: `summary`, `direct_stalls_ms`,
     `analysis`, …; parsed once per run directory, for every report that asks), with the
@@ -161,6 +173,8 @@ _EFFORT = "effort, not an outcome: neither more nor less is better in itself"
 METRICS: list[Metric] = [
     Metric("Throughput (kB/s)", "metrics.throughput_kB_s", HIGHER, "the workload's throughput over the measured window"),
     Metric("Job elapsed (s)", "metrics.job_elapsed_mean_s", LOWER, "the mean time a job of the workload took to finish"),
+    Metric("Elapsed (s)", "metrics.elapsed_s", LOWER,
+           "the workload's time from its start to its end (fs_mark's loops; mapped-file-stream's last task)"),
     *(Metric(f"mmap latency {q} (ms)", f"metrics.mmap_latency_ms.{q}", LOWER, f"the {q} of the workload's mmap access latencies")
       for q in ("p50", "p95", "p99", "max")),  # fmt: skip
     # stress-highalloc (seed 003): each pass's success and its attempts' latency; then, for
@@ -180,6 +194,15 @@ METRICS: list[Metric] = [
            "anonymous faults that mapped a transparent huge page (thp_fault_alloc)"),
     Metric("THP fault fallbacks (thp_fault_fallback)", _high_order_vmstat("thp_fault_fallback"), LOWER,
            "anonymous faults that wanted a huge page and mapped a base page (thp_fault_fallback)"),
+    # Writeback (seed 001), in runs that dirtied pages.
+    Metric("Pages dirtied (nr_dirtied)", _writeback_vmstat("nr_dirtied"), None, f"page-cache pages that became dirty; {_EFFORT}"),
+    Metric("Pages written (nr_written)", _writeback_vmstat("nr_written"), None, f"page-cache pages whose writeback completed; {_EFFORT}"),
+    Metric("Reclaim writes (nr_vmscan_write)", _writeback_vmstat("nr_vmscan_write"), LOWER,
+           "pages reclaim handed to ->writepage or swap (single-page writes from the LRU tail)"),
+    Metric("Immediate reclaim (nr_vmscan_immediate_reclaim)", _writeback_vmstat("nr_vmscan_immediate_reclaim"), None,
+           f"dirty or writeback pages reclaim marked PG_reclaim, to be freed when written; {_EFFORT}"),
+    Metric("Pages rotated (pgrotated)", _writeback_vmstat("pgrotated"), None,
+           f"PG_reclaim pages moved to the inactive tail when their writeback ended; {_EFFORT}"),
     Metric("Direct reclaims (allocstall)", "vmstat.allocstall*", LOWER, "allocations that stalled in direct reclaim (Σ allocstall_*)"),
     # Pressure stall information, as production reads it (result.json, from /proc/pressure/memory).
     Metric("Memory pressure some %", lambda run: run.result.get("psi_memory_some_pct"), LOWER,
