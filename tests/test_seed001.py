@@ -19,13 +19,56 @@ def test_mmtests_percentage_is_the_seeds() -> None:
         assert abs(seed001.mmtests_pct(b, p) - row["files_pct"][1]) < 0.01
 
 
+def _sets(test: str, c: seed001.Config, scale: float, duration: float | None) -> dict[str, str]:
+    return dict(s.split("=", 1) for s in seed001.overrides(test, c, scale, duration))
+
+
 def test_the_scale_applies_to_memory_files_and_file_size() -> None:
-    sets = dict(s.split("=", 1) for s in seed001.overrides("fsmark", 512, 0.5, None))
+    sets = _sets("fsmark", seed001.Config("raid", 512, "1P"), 0.5, None)
     assert sets["workload.files"] == "75" and sets["run.duration_s"] == str(seed001.DEFAULT_DURATION_S)
     assert '256' in next(v for k, v in sets.items() if "memory_mb_per_node" in k)
-    sets = dict(s.split("=", 1) for s in seed001.overrides("simple-wb", 4608, 1.5, 30))
+    sets = _sets("simple-wb", seed001.Config("raid", 4608), 1.5, 30)
     assert sets["workload.file_mb"] == "6912" and sets["run.duration_s"] == "30"
     assert seed001.memory_mb(1024, 1 / 64) == 64  # the simulator's least
+
+
+def test_the_thread_configurations_are_the_seeds_notation() -> None:
+    # 1P: one CPU, one fs_mark thread of the seed's 150 files at 512 MB, and mmtests'
+    # simple-writeback with NUMCPUS = 1 job writing 4 × MemTotal.
+    sets = _sets("fsmark", seed001.Config("raid", 512, "1P"), 1, None)
+    assert (sets["machine.cpus_per_node"], sets["workload.threads"], sets["workload.files"]) == ("1", "1", "150")
+    sets = _sets("simple-wb", seed001.Config("raid", 512, "1P"), 1, None)
+    assert (sets["machine.cpus_per_node"], sets["workload.tasks"], sets["workload.file_mb"]) == ("1", "1", "2048")
+    # Plain: 4 CPUs and NUM_CPU threads, the 150 files shared: round(37.5) = 38 a thread.
+    sets = _sets("fsmark", seed001.Config("raid", 512), 1, None)
+    assert (sets["machine.cpus_per_node"], sets["workload.threads"], sets["workload.files"]) == ("4", "4", "38")
+    sets = _sets("simple-wb", seed001.Config("raid", 512), 1, None)
+    assert (sets["workload.tasks"], sets["workload.file_mb"]) == ("4", "512")
+    # mmap-strm: NUM_CPU tasks over 10 × MemTotal, and a run to the tasks' end (its limit, not
+    # the default length; longer at a larger scale).
+    sets = _sets("mmap-strm", seed001.Config("raid", 512, "1P"), 1, None)
+    assert (sets["machine.cpus_per_node"], sets["workload.tasks"], sets["workload.size_mb"]) == ("1", "1", "5120")
+    sets = _sets("mmap-strm", seed001.Config("raid", 512), 1, None)
+    assert (sets["workload.tasks"], sets["workload.size_mb"], sets["run.duration_s"]) == ("4", "1280", "600.0")
+    assert _sets("mmap-strm", seed001.Config("usb", 1024), 1.5, 30)["run.duration_s"] == "4500.0"
+    # 4X and 16X: 16 and 64 threads on 4 CPUs; 1024 MB's 300 files: 18.75 → 19, 4.69 → 5;
+    # 4608 MB's 1350 over 64: 21.09 → 21.
+    for c, threads, files in ((seed001.Config("raid", 1024, "4X"), 16, 19), (seed001.Config("raid", 1024, "16X"), 64, 5),
+                              (seed001.Config("raid", 4608, "16X"), 64, 21)):  # fmt: skip
+        sets = _sets("fsmark", c, 1, None)
+        assert (sets["machine.cpus_per_node"], sets["workload.threads"], sets["workload.files"]) == ("4", str(threads), str(files))
+    # At least a file a thread: 64 MB over 64 threads.
+    assert _sets("fsmark", seed001.Config("raid", 512, "16X"), 0.125, None)["workload.files"] == "1"
+    # The seed's row names.
+    assert [seed001.seed_row(c) for c in seed001.CONFIGS[:4]] == ["512M1P", "512M", "512M-4X", "512M-16X"]
+    assert all(seed001.seed_row(c) in seed001.SEED for c in seed001.CONFIGS)
+    # An X configuration's simple-writeback is the plain configuration's run, not one more.
+    labels = [k.label for k in seed001.keys(["raid-512-16x"])]
+    assert labels == ["raid-512-16x/fsmark-baseline", "raid-512-16x/fsmark-patched",
+                      "raid-512/simple-wb-baseline", "raid-512/simple-wb-patched",
+                      "raid-512/mmap-strm-baseline", "raid-512/mmap-strm-patched"]  # fmt: skip
+    both = [k.label for k in seed001.keys(["raid-512", "raid-512-4x"])]
+    assert len(both) == 8 and len(set(both)) == 8
 
 
 def _row(**kw: float) -> seed001.Row:
@@ -34,25 +77,31 @@ def _row(**kw: float) -> seed001.Row:
 
 def test_targets_follow_the_issue() -> None:
     sim: seed001.Sim = {}
-    for d, mb in seed001.CONFIGS:
-        sim[(d, mb, "fsmark", "baseline")] = _row(files_s=10.0, direct_writepage=50.0, **{"await": 900.0})
-        sim[(d, mb, "fsmark", "patched")] = _row(files_s=11.0, direct_writepage=0.0, **{"await": 800.0})
-        sim[(d, mb, "simple-wb", "baseline")] = _row(elapsed=100.0, direct_writepage=70.0, **{"await": 2000.0})
-        sim[(d, mb, "simple-wb", "patched")] = _row(elapsed=90.0, direct_writepage=0.0, **{"await": 1500.0})
+    for key in seed001.keys():
+        better = key.kernel == "patched"
+        if key.test == "fsmark":
+            sim[key.sim] = _row(files_s=11.0 if better else 10.0, direct_writepage=0.0 if better else 50.0, **{"await": 800.0 if better else 900.0})
+        else:
+            sim[key.sim] = _row(elapsed=90.0 if better else 100.0, direct_writepage=0.0 if better else 70.0, **{"await": 1500.0 if better else 2000.0})
     met = {t.name: t.ok for t in seed001.check_targets(sim)}
-    assert all(met.values()) and len(met) == 3 + 4 + 2 + 1  # no Files/s target at 4608 MB
-    sim[("raid", 512, "simple-wb", "patched")]["elapsed"] = 101.0
-    sim[("usb", 1024, "fsmark", "patched")]["await"] = 901.0
-    sim[("raid", 1024, "fsmark", "patched")]["direct_writepage"] = 1.0
-    sim[("raid", 1024, "fsmark", "patched")]["files_s"] = None
+    # Files/s: 4 thread configurations at 512 and 1024 MB, and USB (none at 4608 MB);
+    # simple-wb: 1P and plain at each RAID size, and USB; USB Avg wait twice; ->writepage.
+    assert all(met.values()) and len(met) == 9 + 7 + 2 + 1
+    sim[("raid-512", "simple-wb", "patched")]["elapsed"] = 101.0
+    sim[("usb-1024", "fsmark", "patched")]["await"] = 901.0
+    sim[("raid-1024-4x", "fsmark", "patched")]["direct_writepage"] = 1.0
+    sim[("raid-1024-4x", "fsmark", "patched")]["files_s"] = None
     met = {t.name: t.ok for t in seed001.check_targets(sim)}
     assert not met["simple-wb elapsed shorter with the patch, raid-512 (512 MB)"]
     assert not met["Avg wait lower with the patch, usb-1024 (1024 MB), fsmark"]
-    assert not met["Files/s higher with the patch, raid-1024 (1024 MB)"]
+    assert not met["Files/s higher with the patch, raid-1024-4x (1024 MB)"]
     named = {t.name for t in seed001.check_targets(sim, 0.5)}
-    assert "Files/s higher with the patch, raid-1024 (512 MB)" in named
+    assert "Files/s higher with the patch, raid-1024-4x (512 MB)" in named
     assert not met["direct reclaim ->writepage zero with the patch (model count †)"]
     assert sum(met.values()) == len(met) - 4
+    # Only the configurations run are judged.
+    some = {k: v for k, v in sim.items() if k[0] == "raid-512-1p"}
+    assert len(seed001.check_targets(some)) == 1 + 1 + 1
 
 
 def _counter(path: Path, name: str) -> int:
@@ -69,19 +118,26 @@ def test_reproduce_seed001_prints_the_seeds_rows_beside_the_runs(tmp_path: Path)
         assert seed_value in r.output, seed_value
     assert "not simulated" not in r.output
     labels = sorted(f"{p.parent.name}/{p.name}" for p in out.glob("*/*") if p.is_dir())
-    assert labels == sorted(k.label for k in seed001.keys()) and len(labels) == 24
+    # A size's 1P and plain configurations run all three tests, its 4X and 16X only fs_mark.
+    assert labels == sorted(k.label for k in seed001.keys()) and len(labels) == 3 * (2 * 3 * 2 + 2 * 2) + 6
     # Every run is a point of its scenario with the scaled memory and the seed's filesystem.
     scenario = (out / "raid-4608" / "simple-wb-baseline" / "scenario.toml").read_text()
     assert "memory_mb_per_node = 576" in scenario and 'fs = "xfs"' in scenario
     assert "file_mb = 576" in scenario and "duration_s = 3" in scenario
-    # mmap-strm: 10 × the memory over the 4 tasks, and a run that lasts until they end (its
-    # limit, not --duration's 3 s).
+    # The thread configurations' machines and fs_mark threads.
+    scenario = (out / "raid-512-1p" / "fsmark-patched" / "scenario.toml").read_text()
+    assert {"cpus_per_node = 1", "threads = 1", "files = 19"} <= set(scenario.splitlines())
+    scenario = (out / "raid-1024-16x" / "fsmark-baseline" / "scenario.toml").read_text()
+    assert {"cpus_per_node = 4", "threads = 64", "files = 1"} <= set(scenario.splitlines())
+    assert "writeback_isolated_wait = true" in (out / "raid-512" / "fsmark-patched" / "scenario.toml").read_text()
     scenario = (out / "raid-512" / "mmap-strm-baseline" / "scenario.toml").read_text()
-    assert "memory_mb_per_node = 64" in scenario and "size_mb = 160" in scenario and "duration_s = 600" in scenario
-    # The simulated numbers printed are the run directories'.
+    assert {"memory_mb_per_node = 64", "tasks = 4", "size_mb = 160", "duration_s = 600.0", "write = true"} <= set(scenario.splitlines())
+    for c in seed001.CONFIGS:
+        assert f"(seed's {seed001.seed_row(c)}-xfs)" in " ".join(r.output.split()), c
+    # The simulated numbers printed are the run directories' (the plain 512 MB table).
     lines = r.output.splitlines()
-    start = next(i for i, line in enumerate(lines) if "RAID-0, 64 MB" in line)
-    table = lines[start:next(i for i in range(start + 1, len(lines)) if "RAID-0, 128 MB" in lines[i])]
+    start = next(i for i, line in enumerate(lines) if "RAID-0, 64 MB, 4 CPUs, fs_mark 4 threads" in line)
+    table = lines[start:next(i for i in range(start + 1, len(lines)) if "Seed 001," in lines[i])]
     for test in seed001.TESTS:
         row = next(line for line in table if f"nr_vmscan_write {test} " in line).split("│")
         for kernel, cell in (("baseline", row[5]), ("patched", row[6])):
@@ -102,7 +158,7 @@ def test_configs_choose_the_points() -> None:
     assert [k.label for k in seed001.keys(["usb-1024"])] == [
         "usb-1024/fsmark-baseline", "usb-1024/fsmark-patched", "usb-1024/simple-wb-baseline", "usb-1024/simple-wb-patched",
         "usb-1024/mmap-strm-baseline", "usb-1024/mmap-strm-patched"]
-    assert len(seed001.keys()) == 24
+    assert len(seed001.keys()) == 54
     r = invoke("reproduce", "seed001", "--configs", "raid-512,raid-2048")
     assert r.exit_code == 2 and "raid-2048" in r.output and "usb-1024" in r.output
     r = invoke("reproduce", "seed002", "--configs", "raid-512")

@@ -151,6 +151,15 @@ pub struct Variant {
     /// says where each waits.
     #[serde(skip_serializing_if = "ReclaimWait::is_default")]
     pub reclaim_wait: ReclaimWait,
+    /// Seed 001, patch 6 (3.2, commit 92df3a723f84 "mm: vmscan: throttle reclaim if
+    /// encountering too many dirty pages under writeback"): `shrink_inactive_list()` ends
+    /// with `wait_iff_congested(zone, BLK_RW_ASYNC, HZ/10)` when the batch's folios under
+    /// writeback are at least `nr_taken >> (DEF_PRIORITY - priority)`
+    /// (`vmscan::writeback_isolated_throttle`). 3.2 to 5.15; 5.16 replaced it with
+    /// `reclaim_throttle()`, so off by default, and valid only with a congestion
+    /// `reclaim_wait` (the wait it takes is `wait_iff_congested()`, mm/congestion.rs).
+    #[serde(skip_serializing_if = "is_false")]
+    pub writeback_isolated_wait: bool,
     /// Seed 003, patches 3–6: how reclaim serves an order > 0 request. `"compaction"` (the
     /// default, 6.x): reclaim isolates order-0 LRU tails only and hands over to compaction
     /// (`compaction_ready`, `should_continue_reclaim`). `"lumpy"` (2.6.36): for a costly
@@ -281,6 +290,23 @@ impl Variant {
                  expected large_folio_readahead and large_folio_writes off",
             );
         }
+        if self.writeback_isolated_wait && !self.reclaim_wait.congestion() {
+            return Invalid::err(
+                "writeback_isolated_wait",
+                "3.2's wait in shrink_inactive_list() is wait_iff_congested(), which needs the \
+                 block queues' congestion state: expected reclaim_wait \"congestion_wait\", \
+                 \"wait_iff_congested\" or \"zone_congested\" (not \"reclaim_throttle\"), or \
+                 writeback_isolated_wait = false",
+            );
+        }
+        if self.writeback_isolated_wait && self.high_order_reclaim.is_lumpy() {
+            return Invalid::err(
+                "writeback_isolated_wait",
+                "\"lumpy\" and \"lowlumpy\" model 2.6.36/2.6.37, before 3.2's wait in \
+                 shrink_inactive_list(): expected high_order_reclaim = \"compaction\", or \
+                 writeback_isolated_wait = false",
+            );
+        }
         Ok(())
     }
 }
@@ -307,6 +333,7 @@ impl Default for Variant {
             large_folio_writes: false,
             thp_fault_local_only: false,
             reclaim_wait: ReclaimWait::ReclaimThrottle,
+            writeback_isolated_wait: false,
             high_order_reclaim: HighOrderReclaim::Compaction,
         }
     }

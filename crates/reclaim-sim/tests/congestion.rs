@@ -211,3 +211,89 @@ fn a_bad_reclaim_wait_is_named() {
         "{msg}"
     );
 }
+
+const RAID: &str = include_str!("../../../scenarios/seed001/simple-wb-raid-baseline.toml");
+
+/// Seed 001's simple-writeback on the RAID-0 (baseline: reclaim writes), shrunk to 256 MiB
+/// and 20 s, traced, with `reclaim_wait` and `variant.writeback_isolated_wait`: its
+/// reclaimers meet batches under writeback (the USB stick's 30 s above meet none).
+fn raid_traced(reclaim_wait: &str, writeback_isolated_wait: bool) -> (Vec<u8>, RunOutput) {
+    let sets = [
+        "machine.memory_mb_per_node=256".to_string(),
+        "run.duration_s=20".to_string(),
+        "run.trace=true".to_string(),
+        format!("variant.reclaim_wait={reclaim_wait}"),
+        format!("variant.writeback_isolated_wait={writeback_isolated_wait}"),
+    ];
+    let s = Scenario::parse(
+        RAID,
+        "scenarios/seed001/simple-wb-raid-baseline.toml",
+        &sets,
+    )
+    .expect("scenario");
+    let buf = Shared::default();
+    let out = reclaim_sim::run(&s, Some(Box::new(buf.clone())), &mut |_| {});
+    (buf.bytes(), out)
+}
+
+#[test]
+fn patch_6_waits_at_the_end_of_shrink_inactive_list_only_with_its_switch() {
+    // With "congestion_wait" nothing else calls wait_iff_congested() (direct reclaim's and
+    // kswapd's naps and the allocator's retries are congestion_wait()): every
+    // writeback_wait_iff_congested line is shrink_inactive_list()'s, HZ/10.
+    let (off, _) = raid_traced("congestion_wait", false);
+    assert_eq!(events(&off, "writeback_wait_iff_congested").0, 0);
+    let (on, out) = raid_traced("congestion_wait", true);
+    let text = std::str::from_utf8(&on).unwrap();
+    let pat = " writeback_wait_iff_congested: ";
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains(pat)).collect();
+    assert!(!lines.is_empty(), "the rule never fired");
+    assert!(
+        lines.iter().all(|l| l.contains("usec_timeout=100000 ")),
+        "{:?}",
+        lines.first()
+    );
+    // Both kinds of reclaimer meet batches under writeback, and the report's table counts
+    // every line.
+    let a = analysis(&on);
+    let wic = a.wait_iff_congested;
+    assert!(wic[DIRECT].number > 0 && wic[KSWAPD].number > 0, "{wic:?}");
+    assert_eq!(wic[DIRECT].number + wic[KSWAPD].number, lines.len() as u64);
+    // Without ZONE_CONGESTED to ask for, it sleeps while the RAID's bdi is congested.
+    assert!(wic[DIRECT].time_us + wic[KSWAPD].time_us > 0, "{wic:?}");
+    assert!(out.allocstall() > 0);
+    // With patch 8's waits, kswapd's own nap is congestion_wait(): its
+    // writeback_wait_iff_congested lines are all shrink_inactive_list()'s.
+    let (off, _) = raid_traced("zone_congested", false);
+    assert_eq!(analysis(&off).wait_iff_congested[KSWAPD].number, 0);
+    let (on, _) = raid_traced("zone_congested", true);
+    assert!(analysis(&on).wait_iff_congested[KSWAPD].number > 0);
+}
+
+#[test]
+fn patch_6_without_a_congestion_wait_is_named() {
+    for (sets, want) in [
+        (
+            vec![
+                "variant.writeback_isolated_wait=true",
+                "variant.reclaim_wait=reclaim_throttle",
+            ],
+            "reclaim_wait",
+        ),
+        (
+            vec![
+                "variant.writeback_isolated_wait=true",
+                "variant.reclaim_wait=zone_congested",
+                "variant.high_order_reclaim=lumpy",
+            ],
+            "high_order_reclaim",
+        ),
+    ] {
+        let sets: Vec<String> = sets.into_iter().map(String::from).collect();
+        let err = Scenario::parse(USB, "usb.toml", &sets).expect_err("an error");
+        let msg = err.to_string();
+        assert!(msg.contains("usb.toml"), "{msg}");
+        assert!(msg.contains("variant.writeback_isolated_wait"), "{msg}");
+        assert!(msg.contains(want) && msg.contains("expected"), "{msg}");
+    }
+}

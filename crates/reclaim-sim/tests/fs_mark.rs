@@ -107,7 +107,7 @@ fn the_seed001_scenarios_parse_and_run() {
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     names.sort();
-    assert_eq!(names.len(), 8, "{names:?}");
+    assert_eq!(names.len(), 12, "{names:?}");
     for path in names {
         let text = std::fs::read_to_string(&path).unwrap();
         let file = path.display().to_string();

@@ -1,12 +1,13 @@
 """Seed 001 (no filesystem writeback from direct reclaim, 3.2): its XFS rows beside
 simulated runs of scenarios/seed001/, baseline (3.1) and patched (the series).
 
-The points: fs_mark, simple-writeback and mmap-strm on the 4-disk RAID-0 at 512, 1024 and
-4608 MB, and on the USB stick at 1024 MB, each baseline and patched; `--scale` multiplies the
-memory and, as the seed scales them with it, fs_mark's files per loop (about 3 × RAM of
-10 MiB files), simple-writeback's file per job (4 × MemTotal over 4 jobs) and mmap-strm's
-files (mmtests' vmscan-file-mmap-write: 10 × MemTotal over 4 tasks). mmap-strm's runs end
-when their tasks do, within `MMAP_STRM_LIMIT_S` (or `--duration`, if longer).
+The points: fs_mark and simple-writeback on the 4-disk RAID-0 at 512, 1024 and 4608 MB, each
+in the seed's thread configurations (`Config`: 1P, plain, 4X, 16X), and on the USB stick at
+1024 MB, each baseline and patched; `--scale` multiplies the memory and, as the seed scales
+them with it, fs_mark's files per loop (about 3 × RAM of 10 MiB files, shared among the
+threads), simple-writeback's file per job (4 × MemTotal over NUMCPUS jobs) and mmap-strm's
+file per task (mmtests' vmscan-file-mmap-write: 10 × MemTotal over NUM_CPU tasks). mmap-strm's
+runs end when their tasks do, within `MMAP_STRM_LIMIT_S` (or `--duration`, if longer).
 """
 
 from __future__ import annotations
@@ -31,19 +32,66 @@ DEFAULT_DURATION_S = 60.0
 # The seed's fs_mark at 512 MB: 150 files a loop (-n 150), "about 3xRAM".
 FSMARK_FILES_AT_512 = 150
 
-# (device, memory in MB at scale 1): the seed's configurations that scenarios/seed001 has.
-CONFIGS = [("raid", 512), ("raid", 1024), ("raid", 4608), ("usb", 1024)]
+# The seed's machine: "4-core AMD" (NUM_CPU), the scenario files' `cpus_per_node`.
+NUM_CPU = 4
+
+
+@dataclass(frozen=True)
+class Config:
+    """One of the seed's configurations: the device, the memory in MB at scale 1, and the
+    thread notation of its row names, which the seed's author explained in the posting's
+    thread: "1P == 1 Processor, 512M == 512M RAM (mem=512M), 2X == 2 x NUM_CPU fsmark
+    threads". `"1P"`: one CPU and one fs_mark thread; `""` (the plain rows): four CPUs and
+    NUM_CPU fs_mark threads (1X by the same notation; the seed does not spell the plain rows
+    out, so this is a choice); `"4X"`, `"16X"`: four CPUs and 4 or 16 × NUM_CPU threads. The X
+    multiplies fs_mark's threads only: simple-writeback and mmap-strm of an X configuration
+    are the plain configuration's runs (the same tests on the same machine)."""
+
+    device: str
+    mb: int  # at scale 1 (the seed's)
+    tag: str = ""
+
+    @property
+    def cpus(self) -> int:
+        return 1 if self.tag == "1P" else NUM_CPU
+
+    @property
+    def fsmark_threads(self) -> int:
+        """fs_mark's threads (`-t 1` with `-d` given this many times, the seed's "For
+        multiple threads, the -d switch is specified multiple times")."""
+        return {"1P": 1, "": 1, "4X": 4, "16X": 16}[self.tag] * self.cpus
+
+    @property
+    def simple_wb_jobs(self) -> int:
+        """mmtests simple-writeback's dd jobs: NUMCPUS × 1."""
+        return self.cpus
+
+    @property
+    def mmap_strm_tasks(self) -> int:
+        """vmscan-file-mmap-write's usemem tasks: `MICRO_VMSCAN_FILE_MMAP_NUM_THREADS`,
+        NUM_CPU."""
+        return self.cpus
+
+    def run_config(self, test: str) -> Config:
+        """The configuration whose run a test of this one is: simple-writeback and mmap-strm
+        of an X configuration are the plain one's."""
+        if test in ("simple-wb", "mmap-strm") and self.tag in ("4X", "16X"):
+            return Config(self.device, self.mb)
+        return self
+
+
+# The seed's configurations that scenarios/seed001 has, in its tables' order: the RAID-0 at
+# each size with its 1P, plain, 4X and 16X rows, and the USB stick (plain only).
+CONFIGS = [Config("raid", mb, tag) for mb in (512, 1024, 4608) for tag in ("1P", "", "4X", "16X")] + [Config("usb", 1024)]
 TESTS = ("fsmark", "simple-wb", "mmap-strm")
-# mmap-strm's tasks (NUM_CPU of the seed's 4-core machine) and the most simulated seconds its
-# runs may take at scale 1 (the USB stick writes about 10 MB/s: 10 GiB take some 1 200 s).
-MMAP_STRM_TASKS = 4
+# The most simulated seconds an mmap-strm run may take at scale 1 (the USB stick writes about
+# 10 MB/s: 10 × 1024 MB take some 1 200 s); it ends when its tasks do.
 MMAP_STRM_LIMIT_S = {"raid": 600.0, "usb": 3000.0}
 KERNELS = ("baseline", "patched")
 
 # The seed's numbers (its summary of XFS results), baseline then patched. Keys: the seed's
 # row names. Files/s carries mmtests' percentage as printed ((patched − baseline) / patched).
-# 1P, plain, 4X and 16X are its fs_mark thread configurations, which the seed does not
-# spell out; the simulated fs_mark runs `-t 1` and is set beside the 1P rows.
+# 1P, plain, 4X and 16X are its thread configurations (`Config`).
 SEED: dict[str, dict[str, tuple[float, float]]] = {
     "512M1P": {"files_s": (32.69, 34.44), "files_pct": (0.0, 5.08), "elapsed_fsmark": (51.41, 48.29),
                "elapsed_simple-wb": (114.09, 108.61), "elapsed_mmap-strm": (113.46, 109.34),
@@ -89,9 +137,11 @@ SEED: dict[str, dict[str, tuple[float, float]]] = {
 }
 
 
-def seed_row(device: str, mb: int) -> str:
-    """The seed's row name beside a simulated configuration (at the seed's memory)."""
-    return f"USB-{mb}M" if device == "usb" else f"{mb}M1P"
+def seed_row(c: Config) -> str:
+    """The seed's row name of a configuration (at the seed's memory)."""
+    if c.device == "usb":
+        return f"USB-{c.mb}M"
+    return f"{c.mb}M{c.tag}" if c.tag in ("", "1P") else f"{c.mb}M-{c.tag}"
 
 
 def memory_mb(mb: int, scale: float) -> int:
@@ -99,49 +149,77 @@ def memory_mb(mb: int, scale: float) -> int:
     return max(64, int(mb * scale) // 4 * 4)
 
 
-def overrides(test: str, mb: int, scale: float, duration: float | None, device: str = "raid") -> list[str]:
-    """`--set`s for one point: the memory (the file's [sweep] replaced by this one value),
-    fs_mark's files per loop, simple-writeback's file per job or mmap-strm's file per task
-    scaled with it, and the run length (mmap-strm's: its limit, or `duration` if longer)."""
-    m = memory_mb(mb, scale)
-    out = [_core.sweep_override(f"machine.memory_mb_per_node={m}")]
+def fsmark_files(m: int, threads: int) -> int:
+    """fs_mark's files per thread a loop (`-n`) at `m` MB over `threads`: the seed's 150 at
+    512 MB scaled with the memory ("about 3xRAM" of 10 MiB files) and shared among the
+    threads, so that the total stays about 3 × RAM (at least one file a thread)."""
+    return max(1, round(FSMARK_FILES_AT_512 * m / 512 / threads))
+
+
+def overrides(test: str, c: Config, scale: float, duration: float | None) -> list[str]:
+    """`--set`s for one point: the memory (the file's [sweep] replaced by this one value), the
+    CPUs, fs_mark's threads and files per thread, simple-writeback's jobs and file per job
+    (4 × MemTotal over the jobs) or mmap-strm's tasks and file per task (10 × MemTotal over
+    them) scaled with the memory, and the run length (mmap-strm's: its limit, or `duration`
+    if longer)."""
+    m = memory_mb(c.mb, scale)
+    out = [_core.sweep_override(f"machine.memory_mb_per_node={m}"), f"machine.cpus_per_node={c.cpus}"]
     length = DEFAULT_DURATION_S if duration is None else duration
     if test == "fsmark":
-        out.append(f"workload.files={max(1, round(FSMARK_FILES_AT_512 * m / 512))}")
+        out.append(f"workload.threads={c.fsmark_threads}")
+        out.append(f"workload.files={fsmark_files(m, c.fsmark_threads)}")
     elif test == "mmap-strm":
-        out.append(f"workload.size_mb={10 * m // MMAP_STRM_TASKS}")
-        length = max(length, MMAP_STRM_LIMIT_S[device] * max(1.0, scale))
+        out.append(f"workload.tasks={c.mmap_strm_tasks}")
+        out.append(f"workload.size_mb={10 * m // c.mmap_strm_tasks}")
+        length = max(length, MMAP_STRM_LIMIT_S[c.device] * max(1.0, scale))
     else:
-        out.append(f"workload.file_mb={m}")
+        out.append(f"workload.tasks={c.simple_wb_jobs}")
+        out.append(f"workload.file_mb={4 * m // c.simple_wb_jobs}")
     out.append(f"run.duration_s={length}")
     return out
 
 
 @dataclass(frozen=True)
 class Key:
-    device: str
-    mb: int  # at scale 1 (the seed's)
+    """A run: its configuration (`Config.run_config` of the test), test and kernel."""
+
+    config: Config
     test: str
     kernel: str
 
     @property
     def scenario(self) -> Path:
-        return SCENARIO_DIR / f"{self.test}-{self.device}-{self.kernel}.toml"
+        return SCENARIO_DIR / f"{self.test}-{self.config.device}-{self.kernel}.toml"
 
     @property
     def label(self) -> str:
-        return f"{config_name(self.device, self.mb)}/{self.test}-{self.kernel}"
+        return f"{config_name(self.config)}/{self.test}-{self.kernel}"
+
+    @property
+    def sim(self) -> tuple[str, str, str]:
+        """Its key in `Sim`."""
+        return (config_name(self.config), self.test, self.kernel)
 
 
-def config_name(device: str, mb: int) -> str:
-    """`raid-512`: a configuration as `--configs` names it."""
-    return f"{device}-{mb}"
+def config_name(c: Config) -> str:
+    """`raid-512-1p`, `raid-512`, `raid-512-4x`, `usb-1024`: a configuration as `--configs`
+    names it."""
+    return f"{c.device}-{c.mb}" + (f"-{c.tag.lower()}" if c.tag else "")
 
 
 def keys(configs: list[str] | None = None) -> list[Key]:
-    """The points of the configurations named (`config_name`; None: all), in CONFIGS order."""
-    return [Key(d, mb, t, k) for d, mb in CONFIGS if configs is None or config_name(d, mb) in configs
-            for t in TESTS for k in KERNELS]  # fmt: skip
+    """The runs of the configurations named (`config_name`; None: all), in CONFIGS order,
+    each once (an X configuration's simple-writeback is the plain one's run)."""
+    out: list[Key] = []
+    for c in CONFIGS:
+        if configs is not None and config_name(c) not in configs:
+            continue
+        for t in TESTS:
+            for k in KERNELS:
+                key = Key(c.run_config(t), t, k)
+                if key not in out:
+                    out.append(key)
+    return out
 
 
 Row = dict[str, float | None]
@@ -185,8 +263,8 @@ def columns_of(run: RunDir, test: str) -> Row:
     return row
 
 
-# Simulated rows: (device, mb, test, kernel) → Row.
-Sim = dict[tuple[str, int, str, str], Row]
+# Simulated rows: (run configuration's name, test, kernel) → Row (`Key.sim`).
+Sim = dict[tuple[str, str, str], Row]
 
 
 def mmtests_pct(base: float | None, patched: float | None) -> float | None:
@@ -208,18 +286,28 @@ def _change(a: float | None, b: float | None) -> str:
     return f"{(b - a) * 100 / a:+.1f}%" if a and b is not None else "—"
 
 
-def table(sim: Sim, device: str, mb: int, scale: float, duration: float) -> Table:
+def _get(sim: Sim, c: Config, test: str, kernel: str, key: str) -> float | None:
+    """A number of configuration `c`'s run of `test` (`Config.run_config`)."""
+    return sim.get((config_name(c.run_config(test)), test, kernel), {}).get(key)
+
+
+def table(sim: Sim, c: Config, scale: float, duration: float) -> Table:
     """One configuration: the seed's rows (baseline, patched) beside the simulated ones."""
-    name = seed_row(device, mb)
+    device = c.device
+    name = seed_row(c)
     seed = SEED[name]
-    m = memory_mb(mb, scale)
+    m = memory_mb(c.mb, scale)
     where = "USB stick" if device == "usb" else "4-disk RAID-0"
-    t = Table(title=f"Seed 001, {where}, {m} MB (seed's {name}-xfs), {duration:g} s runs", title_justify="left")
+    cpus = "1 CPU" if c.cpus == 1 else f"{c.cpus} CPUs"
+    shared = f" ({config_name(c.run_config('simple-wb'))}'s runs of it and mmap-strm)" if c.run_config("simple-wb") != c else ""
+    t = Table(title=f"Seed 001, {where}, {m} MB, {cpus}, fs_mark {c.fsmark_threads} thread{'s' if c.fsmark_threads > 1 else ''} × "
+                    f"{fsmark_files(m, c.fsmark_threads)} files, simple-wb {c.simple_wb_jobs} dd job{'s' if c.simple_wb_jobs > 1 else ''}{shared} "
+                    f"(seed's {name}-xfs), {duration:g} s runs", title_justify="left")  # fmt: skip
     for h in ("", "seed base", "seed patched", "seed change", "sim base", "sim patched", "sim change"):
         t.add_column(h, justify="left" if not h else "right")
 
     def get(test: str, kernel: str, key: str) -> float | None:
-        return sim.get((device, mb, test, kernel), {}).get(key)
+        return _get(sim, c, test, kernel, key)
 
     b, p = get("fsmark", "baseline", "files_s"), get("fsmark", "patched", "files_s")
     partial = " *" if get("fsmark", "baseline", "files_partial") or get("fsmark", "patched", "files_partial") else ""
@@ -254,44 +342,54 @@ NOTES = (
     "† Not a kernel counter: page-cache folios direct reclaim handed to ->writepage (result.json's\n"
     "  model.vmscan_write_file_direct); a kernel's comes from a trace (`reclaimlab trace report`,\n"
     "  'Direct reclaim write file' rows; simulated runs: --set run.trace=true).\n"
-    "Seed's rows: its XFS summary; the 1P rows (the one thread count known, fs_mark -t 1) beside\n"
-    "the RAID-0 runs. mmtests' percentage beside Files/s is (patched − baseline) / patched."
+    "Seed's rows: its XFS summary. 1P = 1 CPU and 1 fs_mark thread; plain = 4 CPUs and 4 threads\n"
+    "(NUM_CPU, a choice: 1X); 4X, 16X = 16, 64 threads on 4 CPUs (the seed's author: \"2X == 2 x\n"
+    "NUM_CPU fsmark threads\"); an X configuration's simple-wb and mmap-strm are the plain one's\n"
+    "runs. mmap-strm: NUM_CPU usemem tasks writing 10 × RAM of sparse MAP_SHARED files. fs_mark's\n"
+    "files are shared among its threads, about 3 × RAM a loop. mmtests' percentage beside\n"
+    "Files/s is (patched − baseline) / patched."
 )
 
 
 def check_targets(sim: Sim, scale: float = 1.0) -> list[Target]:
     """Issue 34's targets on the points run: Files/s higher with the patch at every RAID-0
-    512/1024 MB configuration and on the USB stick; simple-wb elapsed shorter with the patch
-    everywhere; USB Avg wait lower for fs_mark and simple-wb; direct reclaim's `->writepage`
-    calls zero with the patch. A point without its number is not met. Each is named by the
-    seed's configuration and the memory simulated (`scale`)."""
+    512/1024 MB configuration (1P, plain, 4X, 16X) and on the USB stick; simple-wb elapsed
+    shorter with the patch everywhere (each simple-wb run once: an X configuration's is the
+    plain one's); USB Avg wait lower for fs_mark and simple-wb; direct reclaim's
+    `->writepage` calls zero with the patch. A point without its number is not met. Each is
+    named by the seed's configuration and the memory simulated (`scale`)."""
     out: list[Target] = []
+    names = {config_name(c): c for c in CONFIGS}
 
-    def at(d: str, mb: int) -> str:
-        return f"{config_name(d, mb)} ({memory_mb(mb, scale)} MB)"
+    def at(c: Config) -> str:
+        return f"{config_name(c)} ({memory_mb(c.mb, scale)} MB)"
 
-    def pair(device: str, mb: int, test: str, key: str) -> tuple[float | None, float | None]:
-        return (sim.get((device, mb, test, "baseline"), {}).get(key), sim.get((device, mb, test, "patched"), {}).get(key))
+    def pair(c: Config, test: str, key: str) -> tuple[float | None, float | None]:
+        return (_get(sim, c, test, "baseline", key), _get(sim, c, test, "patched", key))
 
-    present = sorted({(d, mb) for d, mb, _, _ in sim}, key=lambda c: CONFIGS.index(c))
-    for d, mb in present:
-        if d == "raid" and mb == 4608:
+    ran = {(name, test) for name, test, _ in sim}
+    for c in CONFIGS:
+        if (config_name(c), "fsmark") not in ran or (c.device == "raid" and c.mb == 4608):
             continue  # the seed's 4608 MB fs_mark results "are not statistically significant"
-        b, p = pair(d, mb, "fsmark", "files_s")
-        out.append(Target(f"Files/s higher with the patch, {at(d, mb)}", b is not None and p is not None and p > b,
+        b, p = pair(c, "fsmark", "files_s")
+        out.append(Target(f"Files/s higher with the patch, {at(c)}", b is not None and p is not None and p > b,
                           f"{_f(b)} → {_f(p)} ({_change(b, p)})"))  # fmt: skip
-    for d, mb in present:
-        b, p = pair(d, mb, "simple-wb", "elapsed")
-        out.append(Target(f"simple-wb elapsed shorter with the patch, {at(d, mb)}", b is not None and p is not None and p < b,
+    for c in CONFIGS:
+        if (config_name(c), "simple-wb") not in ran:
+            continue
+        b, p = pair(c, "simple-wb", "elapsed")
+        out.append(Target(f"simple-wb elapsed shorter with the patch, {at(c)}", b is not None and p is not None and p < b,
                           f"{_f(b)} → {_f(p)} s ({_change(b, p)})"))  # fmt: skip
-    for d, mb in present:
-        if d != "usb":
+    for c in CONFIGS:
+        if c.device != "usb":
             continue
         for test in ("fsmark", "simple-wb"):
-            b, p = pair(d, mb, test, "await")
-            out.append(Target(f"Avg wait lower with the patch, {at(d, mb)}, {test}", b is not None and p is not None and p < b,
+            if (config_name(c), test) not in ran:
+                continue
+            b, p = pair(c, test, "await")
+            out.append(Target(f"Avg wait lower with the patch, {at(c)}, {test}", b is not None and p is not None and p < b,
                               f"{_f(b)} → {_f(p)} ms ({_change(b, p)})"))  # fmt: skip
-    patched = [(k, r.get("direct_writepage")) for k, r in sim.items() if k[3] == "patched"]
+    patched = [(k, r.get("direct_writepage")) for k, r in sim.items() if k[2] == "patched" and k[0] in names]
     calls = sum(v or 0 for _, v in patched)
     out.append(Target("direct reclaim ->writepage zero with the patch (model count †)", bool(patched) and calls == 0,
                       f"{calls:.0f} calls over {len(patched)} patched runs"))  # fmt: skip

@@ -251,13 +251,14 @@ def _reproduce_seed002(scale: float, duration: float | None, sets: tuple[str, ..
 
 
 def _reproduce_seed001(scale: float, duration: float | None, sets: tuple[str, ...], out: Path, force: bool, jobs: int | None, configs: list[str] | None, ray: str | None = None) -> None:
-    """Seed 001's points (RAID-0 at three memory sizes and the USB stick; fs_mark and
-    simple-writeback; baseline and patched) simulated, the seed's rows beside, the targets."""
+    """Seed 001's points (RAID-0 at three memory sizes in the seed's thread configurations,
+    and the USB stick; fs_mark and simple-writeback; baseline and patched) simulated, the
+    seed's rows beside, the targets."""
     keys = seed001.keys(configs)
     try:
         pts = []
         for key in keys:
-            (p,) = points(key.scenario, [*seed001.overrides(key.test, key.mb, scale, duration, key.device), *sets])
+            (p,) = points(key.scenario, [*seed001.overrides(key.test, key.config, scale, duration), *sets])
             pts.append(p.with_label(key.label))
     except ScenarioError as e:
         _fail(str(e))
@@ -265,11 +266,11 @@ def _reproduce_seed001(scale: float, duration: float | None, sets: tuple[str, ..
     rundirs = _run_points(pts, out, force, jobs, ray=ray)
     sim: seed001.Sim = {}
     for key, d in zip(keys, rundirs):
-        sim[(key.device, key.mb, key.test, key.kernel)] = seed001.columns_of(read_rundir(d), key.test)
+        sim[key.sim] = seed001.columns_of(read_rundir(d), key.test)
     length = seed001.DEFAULT_DURATION_S if duration is None else duration
-    for device, mb in seed001.CONFIGS:
-        if configs is None or seed001.config_name(device, mb) in configs:
-            console.print(seed001.table(sim, device, mb, scale, length))
+    for c in seed001.CONFIGS:
+        if configs is None or seed001.config_name(c) in configs:
+            console.print(seed001.table(sim, c, scale, length))
     console.print(seed001.NOTES, highlight=False, markup=False)
     console.print(seed001.targets_table(seed001.check_targets(sim, scale)))
     if sets:
@@ -363,13 +364,13 @@ def _reproduce_seed003(scale: float, duration: float | None, sets: tuple[str, ..
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite existing run directories.")
 @click.option("-j", "--jobs", type=JOBS, default=None, help="Points simulated in parallel (default: all CPUs, fewer if this host's memory does not hold them).")
-@click.option("--configs", default=None, metavar="NAME,…", help="seed001: only these configurations, of " + ", ".join(seed001.config_name(d, mb) for d, mb in seed001.CONFIGS) + " (default: all).")
+@click.option("--configs", default=None, metavar="NAME,…", help="seed001: only these configurations, of " + ", ".join(seed001.config_name(c) for c in seed001.CONFIGS) + " (default: all).")
 @RAY_OPTION
 def reproduce(seed: str, tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, sets: tuple[str, ...], out: Path | None, force: bool, jobs: int | None, configs: str | None, ray: str | None) -> None:
     """Reproduce a seed document's tables: simulated rows with the seed's rows beneath."""
     chosen = None
     if configs is not None:
-        known = [seed001.config_name(d, mb) for d, mb in seed001.CONFIGS]
+        known = [seed001.config_name(c) for c in seed001.CONFIGS]
         chosen = [c.strip() for c in configs.split(",") if c.strip()]
         if seed != "seed001" or not chosen or any(c not in known for c in chosen):
             raise click.BadParameter(f"{configs!r}: expected seed001's configurations, comma-separated, of {', '.join(known)}", param_hint="--configs")

@@ -34,6 +34,10 @@
 //!   a zone when every dirty page of a batch was kept because its bdi was congested
 //!   (`nr_dirty == nr_congested`, `may_write_to_queue()` → PAGE_KEEP_CONGESTED), and kswapd
 //!   clears it when the zone meets its high watermark.
+//! - seed 001's patch 6 (3.2, `variant.writeback_isolated_wait`, with any congestion
+//!   variant): `wait_iff_congested(zone, BLK_RW_ASYNC, HZ/10)` at the end of
+//!   `shrink_inactive_list()` for a batch with enough pages under writeback
+//!   (`vmscan::writeback_isolated_throttle`).
 //! - every congestion variant: `pageout()` does not queue a write to a congested bdi
 //!   (`may_write_to_queue()`, 2.6.36) unless the reclaimer is kswapd (PF_SWAPWRITE), is
 //!   writing a file on that bdi itself (`current->backing_dev_info`), or reclaims for an

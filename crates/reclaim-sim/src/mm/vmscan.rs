@@ -33,10 +33,11 @@
 //! and NOPROGRESS throttling, slab shrinkers, memory.min/low protection, the retry with
 //! `force_deactivate`.
 
+use crate::hw::block::BLK_RW_ASYNC;
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};
 use crate::mm::compaction::compaction_ready;
-use crate::mm::congestion::{reclaim_congestion_nap, Napper};
+use crate::mm::congestion::{reclaim_congestion_nap, wait_iff_congested, Napper};
 use crate::mm::gfp::{gfp_zone, Gfp, __GFP_DIRECT_RECLAIM};
 use crate::mm::lru::*;
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
@@ -99,6 +100,13 @@ pub struct ScanControl {
     pub nr_reclaimed: u64,
     /// `sc->nr`: what `shrink_folio_list` met in the current `shrink_node` (file folios).
     pub nr: ReclaimNr,
+    /// 3.2's `shrink_page_list()` out-parameter `nr_writeback` for the last batch: its
+    /// folios under writeback, page cache and swap, in pages (counted only with
+    /// `variant.writeback_isolated_wait`, the one reader).
+    pub batch_nr_writeback: u64,
+    /// The zone (index into `mem.zones`) most of the last batch's writeback pages came
+    /// from, the zone of 3.2's `wait_iff_congested(zone, …)` (its LRU was per zone).
+    pub batch_writeback_zone: Option<usize>,
     /// A zone was skipped for a costly order because compaction could run there
     /// (`compaction_ready`): direct reclaim stops.
     pub compaction_ready: bool,
@@ -172,6 +180,8 @@ impl ScanControl {
             nr_scanned: 0,
             nr_reclaimed: 0,
             nr: ReclaimNr::default(),
+            batch_nr_writeback: 0,
+            batch_writeback_zone: None,
         }
     }
 }
@@ -698,8 +708,30 @@ async fn shrink_inactive_list(
         file_wait_for_request(cx).await;
     }
     let nr_reclaimed = cx.k().shrink_folio_list(lv, &batch, sc, cx.node);
+    let wait = cx.k().variant.writeback_isolated_wait
+        && writeback_isolated_throttle(sc.batch_nr_writeback, batch.nr_taken(), sc.priority);
+    if wait {
+        wait_iff_congested(cx, sc.batch_writeback_zone, BLK_RW_ASYNC, CONGESTION_NAP).await;
+    }
     cond_resched(cx).await;
     nr_reclaimed
+}
+
+/// The end of 3.2's `shrink_inactive_list()` (seed 001's patch 6, commit 92df3a723f84 "mm:
+/// vmscan: throttle reclaim if encountering too many dirty pages under writeback";
+/// `variant.writeback_isolated_wait`): `if (nr_writeback && nr_writeback >= (nr_taken >>
+/// (DEF_PRIORITY-priority))) wait_iff_congested(zone, BLK_RW_ASYNC, HZ/10)`. At
+/// DEF_PRIORITY every page taken must be under writeback, at DEF_PRIORITY − 1 half, at
+/// DEF_PRIORITY − 2 a quarter, and from DEF_PRIORITY − 6 on, for SWAP_CLUSTER_MAX pages
+/// taken, any one. The kernel kept it until 5.16's `reclaim_throttle()`.
+///
+/// Departures: 3.2's LRU is per zone, so a batch and its wait are of one zone; the model's
+/// is per node, and the wait takes the zone most of the batch's writeback pages came from
+/// (`ScanControl::batch_writeback_zone`; with `variant.reclaim_wait = "zone_congested"`
+/// it sleeps only if that zone is ZONE_CONGESTED, as 3.2's). Lumpy reclaim's batches
+/// (2.6.36/2.6.37 variants, before this patch) never take it (`Variant::validate`).
+pub fn writeback_isolated_throttle(nr_writeback: u64, nr_taken: u64, priority: i32) -> bool {
+    nr_writeback > 0 && nr_writeback >= nr_taken >> (DEF_PRIORITY - priority)
 }
 
 /// `pageout()` → `submit_bio()` sleeps in `blk_mq_get_tag()` while the swap device has all

@@ -89,6 +89,7 @@ use crate::mm::vmscan::{
     Isolated, LumpyMode, ReclaimNr, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX,
 };
 use crate::mm::vmstat::VmEvent;
+use crate::mm::zone::MAX_NR_ZONES;
 use crate::sched::Req;
 use crate::variant::{HighOrderReclaim, KswapdWritesFs, ReclaimWait};
 
@@ -138,6 +139,9 @@ struct BatchState {
     dirty_zones: u8,
     /// Reverse-map walks of mapped page-cache folios (`folio_referenced`, `try_to_unmap`).
     file_rmap_walks: u64,
+    /// 3.2's `nr_writeback` (`variant.writeback_isolated_wait`): the batch's pages under
+    /// writeback, page cache and swap, by `zone_idx`.
+    writeback_zone_pages: [u64; MAX_NR_ZONES],
 }
 
 impl Kernel {
@@ -215,6 +219,9 @@ impl Kernel {
             nr_back += 1;
         }
         self.zone_congested_after_batch(nid, sc, &state);
+        if self.variant.writeback_isolated_wait {
+            self.note_batch_writeback(nid, sc, &state.writeback_zone_pages);
+        }
         let BatchState {
             unmapped,
             mut stat,
@@ -428,6 +435,10 @@ impl Kernel {
             }
         }
         if flags & pg::WRITEBACK != 0 {
+            // A swap-backed folio under writeback (the page-cache ones returned above).
+            if self.variant.writeback_isolated_wait {
+                self.count_3_2_writeback(p, b);
+            }
             self.mem.pages.set(p, pg::RECLAIM);
             return Verdict::Activate;
         }
@@ -549,10 +560,13 @@ impl Kernel {
         if !writeback {
             return None;
         }
+        if self.variant.writeback_isolated_wait {
+            self.count_3_2_writeback(p, b);
+        }
         if sc.kswapd && flags & pg::RECLAIM != 0 && b.pgdat_flags & PGDAT_WRITEBACK != 0 {
-            stat.immediate += nr;
+            b.stat.immediate += nr;
         } else {
-            stat.writeback += nr;
+            b.stat.writeback += nr;
             self.mem.pages.set(p, pg::RECLAIM);
         }
         Some(Verdict::Activate)
@@ -631,6 +645,38 @@ impl Kernel {
         self.wb.written_by_reclaim += nr * crate::mm::page_writeback::PAGE_SIZE;
         self.count_vmscan_write_file(p, nid, sc);
         Verdict::FilePageout
+    }
+
+    /// 3.2's `shrink_page_list()`: `if (PageWriteback(page)) { nr_writeback++; … }` for
+    /// folio `p` (its pages), by its zone (`variant.writeback_isolated_wait`).
+    #[cold]
+    fn count_3_2_writeback(&mut self, p: u32, b: &mut BatchState) {
+        let nr = folio_nr_pages(self.mem.pages.fields(p));
+        b.writeback_zone_pages[self.page_zonenum(p)] += nr;
+    }
+
+    /// The batch's `nr_writeback` (3.2's out-parameter) into `sc` for the end of
+    /// `shrink_inactive_list()` (`vmscan::writeback_isolated_throttle`), with the zone of
+    /// node `nid` most of them came from (the lowest `zone_idx` of a tie); `None` without
+    /// any.
+    #[cold]
+    fn note_batch_writeback(&self, nid: u32, sc: &mut ScanControl, by_zone: &[u64; MAX_NR_ZONES]) {
+        sc.batch_nr_writeback = by_zone.iter().sum();
+        let mut most = 0;
+        for (i, &n) in by_zone.iter().enumerate() {
+            if n > by_zone[most] {
+                most = i;
+            }
+        }
+        sc.batch_writeback_zone = (sc.batch_nr_writeback > 0)
+            .then(|| {
+                self.mem.nodes[nid as usize]
+                    .zones
+                    .iter()
+                    .copied()
+                    .find(|&zi| self.mem.zones[zi].zone_idx == most)
+            })
+            .flatten();
     }
 
     /// 2.6.36's `nr_dirty++` for folio `p` entering `shrink_page_list()`'s dirty step, and

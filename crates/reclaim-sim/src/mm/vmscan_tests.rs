@@ -212,3 +212,27 @@ fn a_hopeless_node_does_not_throttle() {
     assert_eq!(allocstalls(&k), 1, "straight into do_try_to_free_pages");
     assert!(k.sched.tasks[dd as usize].next_at.is_some());
 }
+
+#[test]
+fn writeback_isolated_throttle_is_3_2s_threshold_at_each_priority() {
+    use super::writeback_isolated_throttle as throttle;
+    // 32 pages taken (SWAP_CLUSTER_MAX). DEF_PRIORITY: 32 >> 0 = 32, every page.
+    assert!(!throttle(31, 32, DEF_PRIORITY));
+    assert!(throttle(32, 32, DEF_PRIORITY));
+    // DEF_PRIORITY - 1: 32 >> 1 = 16, half.
+    assert!(!throttle(15, 32, DEF_PRIORITY - 1));
+    assert!(throttle(16, 32, DEF_PRIORITY - 1));
+    // DEF_PRIORITY - 2: 32 >> 2 = 8, a quarter ("kswapd in trouble").
+    assert!(!throttle(7, 32, DEF_PRIORITY - 2));
+    assert!(throttle(8, 32, DEF_PRIORITY - 2));
+    // DEF_PRIORITY - 5: 32 >> 5 = 1; DEF_PRIORITY - 6: 32 >> 6 = 0, any page.
+    assert!(throttle(1, 32, DEF_PRIORITY - 5));
+    assert!(throttle(1, 32, DEF_PRIORITY - 6));
+    // None under writeback: never, even at priority 0 (0 >= 32 >> 12 = 0, but
+    // `nr_writeback &&` first).
+    assert!(!throttle(0, 32, 0));
+    assert!(!throttle(0, 0, DEF_PRIORITY));
+    // An odd batch: 21 >> 2 = 5 at DEF_PRIORITY - 2.
+    assert!(!throttle(4, 21, DEF_PRIORITY - 2));
+    assert!(throttle(5, 21, DEF_PRIORITY - 2));
+}
