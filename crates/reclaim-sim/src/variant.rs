@@ -89,6 +89,14 @@ pub struct Variant {
     /// inactive tail (`folio_rotate_reclaimable`, `pgrotated`). On by default (6.x).
     #[serde(skip_serializing_if = "is_true")]
     pub dirty_tail_pg_reclaim: bool,
+    /// 6.3's `vma_has_recency()` (commit 8788f6781486, "mm: support POSIX_FADV_NOREUSE"):
+    /// reclaim ignores the accessed bits of a VM_RAND_READ mapping (`madvise(MADV_RANDOM)`),
+    /// in `folio_referenced()` (`invalid_folio_referenced_vma()`: the VMA is skipped and its
+    /// entry's young bit left set) and at unmap (`zap_pte_range()` does not mark the folio
+    /// accessed). Before it (`false`: seed 003's 2.6.36) only VM_SEQ_READ mappings were
+    /// ignored, which the model's workloads never make. On by default (6.x).
+    #[serde(skip_serializing_if = "is_true")]
+    pub vma_has_recency: bool,
     /// How dirtiers are throttled (`balance_dirty_pages()`): `"ratelimit"` (3.2+ IO-less
     /// throttling, simplified; the default) or `"threshold"` (the seed era's loop, in which
     /// the dirtier writes pages itself and sleeps). mm/page_writeback.rs says how.
@@ -326,6 +334,7 @@ impl Default for Variant {
             direct_reclaim_writes_fs: false,
             kswapd_writes_fs: KswapdWritesFs::DirtyCongested,
             dirty_tail_pg_reclaim: true,
+            vma_has_recency: true,
             dirty_throttle: DirtyThrottle::Ratelimit,
             zonelist_cache: false,
             alloc_nofragment: true,

@@ -7,6 +7,7 @@
 use std::ops::ControlFlow;
 
 use reclaim_sim::kernel::Kernel;
+use reclaim_sim::mm::vma::{pte_kind, PteKind};
 use reclaim_sim::mm::vmstat::VmEvent;
 use reclaim_sim::run::simulate;
 use reclaim_sim::{RunOutput, Scenario};
@@ -36,8 +37,9 @@ fn vmstat(text: &str, name: &str) -> u64 {
 }
 
 #[test]
-fn the_stream_faults_each_page_once_and_reclaims_each_on_its_second_trip() {
-    let (k, out) = run(128, 512);
+fn the_stream_faults_each_page_once_and_before_6_3_reclaims_each_on_its_second_trip() {
+    // Before 6.3 (seed 003's 2.6.36) reclaim counts the MADV_RANDOM mapping's young bits.
+    let (k, out) = run_with(128, 512, &["variant.vma_has_recency=false"]);
     let pages = 512 * 256;
     let result: serde_json::Value = serde_json::from_str(&out.result_json).unwrap();
     assert_eq!(result["metrics"]["pages"], pages);
@@ -75,6 +77,41 @@ fn runs_are_deterministic() {
     assert_eq!(a.vmstat_after, b.vmstat_after);
     assert_eq!(a.result_json, b.result_json);
     assert_eq!(a.vmstat_samples, b.vmstat_samples);
+}
+
+#[test]
+fn since_6_3_a_madv_random_mappings_accessed_bits_are_ignored_and_its_pages_go_on_their_first_trip()
+{
+    // 6.3's vma_has_recency(): folio_referenced() skips the VM_RAND_READ VMA (its young bit
+    // stays set), so a used-once mapped page is reclaimed the first time reclaim meets it.
+    let (k, out) = run(128, 512);
+    let pages = 512 * 256;
+    let ev = |e: VmEvent| k.stats.events.get(e);
+    assert_eq!(ev(VmEvent::Pgmajfault), pages);
+    let (steal, scan) = (ev(VmEvent::PgstealFile), ev(VmEvent::PgscanFile));
+    assert!(steal > pages / 2, "reclaimed {steal} of {pages}");
+    assert!(
+        scan < steal + steal / 10,
+        "scanned {scan}, reclaimed {steal}"
+    );
+    assert_eq!(ev(VmEvent::Pgactivate), 0);
+    // The check left every mapped page's young bit set.
+    let after = &out.vmstat_after;
+    let vma =
+        k.mm.vmas
+            .iter()
+            .position(|v| v.nr_pages == pages as u32)
+            .unwrap();
+    let v = &k.mm.vmas[vma];
+    let young = (v.start..v.start + v.nr_pages)
+        .filter(|&i| {
+            matches!(
+                pte_kind(k.mm.ptes[i as usize]),
+                PteKind::Present { young: true, .. }
+            )
+        })
+        .count() as u64;
+    assert_eq!(young, vmstat(after, "nr_mapped"));
 }
 
 #[test]

@@ -176,7 +176,7 @@ impl Kernel {
 /// not modelled: the one workload that writes through a mapping stores to each page once); no fault-around
 /// (`do_fault_around()` maps only folios already cached beside the fault, and a stream
 /// faulting each page once finds none); no read-around for a VMA without VM_RAND_READ
-/// (`Kernel::mmap_file` refuses one); the folio is charged to the root cgroup, as all of the
+/// (`Kernel::mmap_file` makes one only for a stream that writes, `vm::WRITE_ONLY`); the folio is charged to the root cgroup, as all of the
 /// model's page cache is.
 pub async fn filemap_fault(cx: &Cx, vma: u32, addr: u32) -> crate::mm::memory::Fault {
     use crate::mm::memory::Fault;
@@ -239,9 +239,11 @@ pub async fn filemap_fault(cx: &Cx, vma: u32, addr: u32) -> crate::mm::memory::F
 
 impl Kernel {
     /// `mmap(MAP_SHARED)` of pages `pgoff..pgoff + nr_pages` of `mapping`, a file of known
-    /// size, by task `tid`, then `madvise(MADV_RANDOM)` (`vm_flags` must have
-    /// `vm::RAND_READ`: fault read-around is not modelled): the VMA, on the mapping's
-    /// `i_mmap`. Returns its id.
+    /// size, by task `tid`, with `vm_flags` (`vm::RAND_READ` after `madvise(MADV_RANDOM)`):
+    /// the VMA, on the mapping's `i_mmap`. Returns its id. A VMA without VM_RAND_READ is
+    /// only for writes (`vm::WRITE_ONLY` asks for it): its faults do not read around
+    /// (`do_sync_mmap_readahead()`, which would add a window of holes at once), a departure
+    /// the writing stream accepts; a read fault there would need it.
     pub fn mmap_file(
         &mut self,
         tid: u32,
@@ -252,8 +254,8 @@ impl Kernel {
     ) -> u32 {
         use crate::mm::vma::vm;
         assert!(
-            vm_flags & vm::RAND_READ != 0,
-            "a file mapping without MADV_RANDOM: fault read-around is not modelled"
+            vm_flags & (vm::RAND_READ | vm::WRITE_ONLY) != 0,
+            "a file mapping read without MADV_RANDOM: fault read-around is not modelled"
         );
         let size = self
             .address_spaces

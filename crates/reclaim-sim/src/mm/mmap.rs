@@ -33,7 +33,7 @@ use crate::engine::{Ns, NSEC_PER_USEC};
 use crate::kernel::Kernel;
 use crate::mm::page::{folio_nr_pages, pg, NO_OWNER};
 use crate::mm::swapfile::{NO_PAGE, SWAP_HAS_CACHE};
-use crate::mm::vma::{pte_kind, vm, PteKind, VmFile};
+use crate::mm::vma::{pte_kind, PteKind, VmFile};
 use crate::mm::vmstat::VmEvent;
 use crate::process::{sleep_until, Cx};
 
@@ -131,15 +131,18 @@ impl Kernel {
     /// The zap of shared file VMA `vma` (`zap_pte_range()` over a file mapping): off the
     /// file's `i_mmap`, each present entry cleared and its folio unmapped if no other entry
     /// maps it (`folio_remove_rmap_pte()`); the folios stay in the page cache. A young
-    /// entry marks its folio accessed where the VMA has recency (`vma_has_recency()`: not
-    /// VM_RAND_READ). Not charged, as the rest of the page-table walk is not.
+    /// entry marks its folio accessed where the VMA has recency (6.3+'s `vma_has_recency()`:
+    /// not VM_RAND_READ; before it, `variant.vma_has_recency = false`, any VMA the model
+    /// makes). Not charged, as the rest of the page-table walk is not.
     fn unmap_file_vma(&mut self, f: VmFile) {
         self.address_spaces.i_mmap_remove(f.mapping, f.vma);
         let v = &self.mm.vmas[f.vma as usize];
         for i in v.start..v.start + v.nr_pages {
             let pte = std::mem::take(&mut self.mm.ptes[i as usize]);
             if let PteKind::Present { pfn, young } = pte_kind(pte) {
-                if young && f.vm_flags & vm::RAND_READ == 0 {
+                let recency =
+                    !self.variant.vma_has_recency || crate::mm::rmap::vma_has_recency(f.vm_flags);
+                if young && recency {
                     self.folio_mark_accessed(pfn);
                 }
                 self.folio_remove_file_rmap(pfn);

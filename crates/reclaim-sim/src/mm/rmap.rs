@@ -13,7 +13,14 @@
 
 use crate::kernel::Kernel;
 use crate::mm::page::pg;
-use crate::mm::vma::{pte_pfn, pte_remap};
+use crate::mm::vma::{pte_pfn, pte_remap, vm};
+
+/// `vma_has_recency()` (6.3+) of a file VMA with `vm_flags`: not VM_RAND_READ (the model
+/// makes no VM_SEQ_READ mapping and no FMODE_NOREUSE file).
+#[inline]
+pub fn vma_has_recency(vm_flags: u8) -> bool {
+    vm_flags & vm::RAND_READ == 0
+}
 
 impl Kernel {
     /// `folio_referenced()` of mapped folio `p` (its flags `flags`): how many of the entries
@@ -31,13 +38,18 @@ impl Kernel {
     }
 
     /// `folio_referenced()` of a mapped page-cache folio of `mapping`: `rmap_walk_file()`
-    /// with `folio_referenced_one()` on each entry that maps it.
+    /// with `folio_referenced_one()` on each entry that maps it, skipping (6.3+,
+    /// `variant.vma_has_recency`) the VMAs without recency, whose young bits stay set.
     #[inline(never)]
     fn folio_referenced_file(&mut self, p: u32, mapping: u32) -> (u32, u8) {
         let index = self.folio_index(p);
         let (mut referenced, mut vm_flags) = (0, 0);
+        let recency = self.variant.vma_has_recency;
         for &v in self.address_spaces.i_mmap(mapping) {
             let f = self.mm.vm_file(v).expect("a VMA on i_mmap maps a file");
+            if recency && !vma_has_recency(f.vm_flags) {
+                continue;
+            }
             let Some(i) = self.mm.vma_address(&f, index) else {
                 continue;
             };

@@ -128,6 +128,9 @@ pub mod vm {
     pub const EXEC: u8 = 1 << 0;
     /// VM_RAND_READ (`madvise(MADV_RANDOM)`): no fault readahead.
     pub const RAND_READ: u8 = 1 << 1;
+    /// Not a kernel flag: a mapping its task only writes (without MADV_RANDOM, whose faults
+    /// the model lets skip read-around: `Kernel::mmap_file`).
+    pub const WRITE_ONLY: u8 = 1 << 2;
 }
 
 /// An anonymous private mapping, or a shared mapping of a file (its file in

@@ -991,8 +991,12 @@ mod tests {
 
     /// Mapping 9, a sparse file of `nr` pages, mapped whole by a new shared VMA of task 0
     /// with `vm_flags` (and MADV_RANDOM).
+    /// These tests check the reference rules on a MADV_RANDOM mapping as they were before
+    /// 6.3 (`variant.vma_has_recency = false`), when its accessed bits counted; the 6.3+
+    /// rule has its own test.
     fn file_vma(k: &mut crate::kernel::Kernel, nr: u32, vm_flags: u8) -> u32 {
         use crate::mm::vma::vm;
+        k.variant.vma_has_recency = false;
         if k.address_spaces.get(9).is_none() {
             k.address_spaces.create(9, u64::from(nr));
         }
@@ -1223,6 +1227,35 @@ mod tests {
             crate::testing::run_next(sim);
         }
         out.get()
+    }
+
+    #[test]
+    fn since_6_3_reclaim_skips_a_madv_random_mapping_and_leaves_its_accessed_bit() {
+        use crate::mm::vma::vm;
+        let mut k = kernel_with(64, 0, "");
+        let vma = file_vma(&mut k, 8, 0);
+        k.variant.vma_has_recency = true;
+        let p = map_file_page(&mut k, vma, 2);
+        let idx = k.mm.vmas[vma as usize].start + 2;
+        let flags = k.mem.pages.flags(p);
+        assert_eq!(k.folio_referenced(p, flags), (0, 0));
+        assert_eq!(
+            pte_kind(k.mm.ptes[idx as usize]),
+            PteKind::Present {
+                pfn: p,
+                young: true
+            }
+        );
+        // Before 6.3 the same check counts the entry and clears its bit.
+        k.variant.vma_has_recency = false;
+        assert_eq!(k.folio_referenced(p, flags), (1, vm::RAND_READ));
+        assert_eq!(
+            pte_kind(k.mm.ptes[idx as usize]),
+            PteKind::Present {
+                pfn: p,
+                young: false
+            }
+        );
     }
 
     /// What a write fault returned, once it has (`handle_mm_fault_shared_write`).

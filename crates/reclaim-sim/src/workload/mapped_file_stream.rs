@@ -22,7 +22,8 @@
 //! `task_elapsed_s` (each task from its start to its last page, as mmtests' `time` of the
 //! program), and `elapsed_s`, the longest of them.
 //!
-//! Departures: usemem does not `madvise(MADV_RANDOM)`, so the kernel's write faults read
+//! Departures: usemem does not `madvise(MADV_RANDOM)` (its VMA has recency: reclaim sees its
+//! accessed bits, `vma_has_recency()`), so the kernel's write faults read
 //! around (`do_sync_mmap_readahead()`: a window of holes added to the page cache at once,
 //! the faults after it minor); the model adds each page at its own fault. The mixed phase
 //! that the seed also names ("followed by streaming writes to a mix of anonymous and
@@ -210,7 +211,9 @@ impl Workload for MappedFileStream {
             if write {
                 k.wb_new_inode(mapping, i as usize % ndev);
             }
-            k.mmap_file(id, nr_pages, mapping, 0, vm::RAND_READ);
+            // mapped-file-stream.c madvise()s MADV_RANDOM; usemem -f gives no advice.
+            let vm_flags = if write { vm::WRITE_ONLY } else { vm::RAND_READ };
+            k.mmap_file(id, nr_pages, mapping, 0, vm_flags);
             k.sched.wake(id, Ns::from(i) * 1000);
             drop(k);
             self.tasks.push(id);
