@@ -484,16 +484,18 @@ impl Kernel {
             .any(|i| i.dev == dev && !i.dirty.is_empty())
     }
 
-    /// Bytes dirtied, written, and still dirty or under writeback: the invariant the debug
-    /// checks hold (`written_by_flusher + written_by_reclaim + dirty + writeback − written
-    /// but still in flight = dirtied`): returns `Err` if it does not hold.
+    /// Bytes dirtied, written, still dirty, and truncated dirty: the invariant the debug
+    /// checks hold (`written_by_flusher + written_by_reclaim + dirty + truncated =
+    /// dirtied`, a folio under writeback counted written), and every writeback started
+    /// either completed or in flight: returns `Err` if either does not hold.
     pub fn check_writeback(&self) -> Result<(), String> {
         let dirtied: u64 = self.wb.nodes.iter().map(|n| n.nr_dirtied).sum::<u64>() * PAGE_SIZE;
         let written = self.wb.written_by_flusher + self.wb.written_by_reclaim;
         let dirty = self.wb.nr_dirty() * PAGE_SIZE;
-        if written + dirty != dirtied {
+        let truncated = self.wb.truncated;
+        if written + dirty + truncated != dirtied {
             return Err(format!(
-                "writeback not conserved: written {written} (flushers {} + reclaim {}) + dirty {dirty} != dirtied {dirtied}",
+                "writeback not conserved: written {written} (flushers {} + reclaim {}) + dirty {dirty} + truncated {truncated} != dirtied {dirtied}",
                 self.wb.written_by_flusher, self.wb.written_by_reclaim
             ));
         }
