@@ -133,6 +133,7 @@ def test_a_live_simple_writeback_runs_the_shellpacks_rounds(tmp_path: Path) -> N
     assert m["completed"] and m["jobs"] == 6 and m["bytes"] == 2 * (2 << 20)
     assert [(r["cpu_factor"], r["jobs"], r["bytes_per_job"], r["jobs_done"]) for r in m["rounds"]] == [
         (1, 2, 1 << 20, 2), (2, 4, 512 << 10, 4)]  # fmt: skip
+    assert all(r["job_elapsed_stddev_pct"] >= 0.0 for r in m["rounds"])
     assert m["elapsed_s"] >= 2.0 + sum(r["elapsed_s"] for r in m["rounds"]) - 0.01
     assert m["elapsed_s"] == round(w.elapsed_s, 3)
 

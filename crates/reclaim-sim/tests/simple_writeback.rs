@@ -79,6 +79,7 @@ fn a_run_ends_after_its_last_round_with_every_file_removed() {
         let mean = r["job_elapsed_mean_s"].as_f64().unwrap();
         let took = r["elapsed_s"].as_f64().unwrap();
         assert!(mean > 0.0 && took >= mean, "round {r}");
+        assert!(r["job_elapsed_stddev_pct"].as_f64().unwrap() >= 0.0);
         sum_rounds += took;
     }
     assert_eq!(rounds.len(), 3);

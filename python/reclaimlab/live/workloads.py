@@ -382,16 +382,19 @@ class DdWrite(Workload):
 
     def _round_metrics(self) -> dict[str, Any]:
         """The whole test's elapsed time (None until it completed) and each round's mean job
-        elapsed time, the simulated run's keys."""
+        elapsed time and its standard deviation in % of the mean, the simulated run's keys."""
         rounds = []
         for n, r in enumerate(self._rounds):
             tasks = self._round_tasks[n] if n < len(self._round_tasks) else []
             times = [t.elapsed for t in tasks if t.ended is not None and not t.stopped]
             finished = n < self._round or self._test_end is not None
             took = self._round_times[n][1] - self._round_times[n][0] if finished and n < len(self._round_times) else None
+            mean = sum(times) / len(times) if times else 0.0
+            sd = math.sqrt(sum((t - mean) ** 2 for t in times) / len(times)) if times else 0.0
             rounds.append({
                 "cpu_factor": r["cpu_factor"], "jobs": r["jobs"], "bytes_per_job": r["blocks"] * self.params["block_kb"] * 1024,
-                "jobs_done": len(times), "job_elapsed_mean_s": round(sum(times) / len(times), 3) if times else 0.0,
+                "jobs_done": len(times), "job_elapsed_mean_s": round(mean, 3),
+                "job_elapsed_stddev_pct": round(sd * 100 / mean, 2) if mean else 0.0,
                 "elapsed_s": None if took is None else round(took, 3),
             })  # fmt: skip
         done = self._test_end is not None

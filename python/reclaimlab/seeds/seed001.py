@@ -179,10 +179,10 @@ def columns_of(run: RunDir, test: str) -> Row:
         # The whole test (every round, each followed by the shellpack's `sleep 1`), as
         # mmtests' Total Elapsed Time; None if the run stopped it first. Kswapd efficiency
         # as mmtests-vmstat computes it over the test: KSWAPD_STEAL*100/KSWAPD_SCAN, integer
-        # division (the run's window is the whole test).
+        # division, 100 when kswapd scanned nothing (the run's window is the whole test).
         row["elapsed"] = m.get("elapsed_s") if m.get("completed") else None
         scanned = run.delta.get("pgscan_kswapd", 0)
-        row["kswapd"] = float(run.delta.get("pgsteal_kswapd", 0) * 100 // scanned) if scanned else None
+        row["kswapd"] = float(run.delta.get("pgsteal_kswapd", 0) * 100 // scanned) if scanned else 100.0
         row["throughput_kB_s"] = m.get("throughput_kB_s")
     return row
 

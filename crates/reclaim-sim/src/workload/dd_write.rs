@@ -405,7 +405,8 @@ impl DdWrite {
     }
 
     /// simple-writeback's metrics: the whole test's elapsed time (null until it completed)
-    /// and each round's mean job elapsed time, as mmtests reports them.
+    /// and each round's mean job elapsed time and its standard deviation in % of the mean,
+    /// as mmtests reports them (subreport/simple-writeback's row per job count and `+/-`).
     fn round_metrics(&self, m: &mut Metrics) {
         let p = &self.params;
         let bench = self.bench.borrow();
@@ -434,6 +435,14 @@ impl DdWrite {
             } else {
                 times.iter().sum::<f64>() / times.len() as f64
             };
+            // mmtests' `+/-` row: the standard deviation as a percentage of the mean.
+            let sd_pct = if mean > 0.0 {
+                let var =
+                    times.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / times.len() as f64;
+                var.sqrt() * 100.0 / mean
+            } else {
+                0.0
+            };
             let mut o = serde_json::Map::new();
             o.insert("cpu_factor".into(), r.cpu_factor.into());
             o.insert("jobs".into(), r.jobs.into());
@@ -443,6 +452,7 @@ impl DdWrite {
             );
             o.insert("jobs_done".into(), times.len().into());
             o.insert("job_elapsed_mean_s".into(), round(mean, 3).into());
+            o.insert("job_elapsed_stddev_pct".into(), round(sd_pct, 2).into());
             let took = bench.rounds.get(n).map(|&(a, b)| round(secs(b - a), 3));
             o.insert("elapsed_s".into(), took.into());
             rounds.push(serde_json::Value::Object(o));
