@@ -85,3 +85,65 @@ def test_a_live_run_refuses_writers_that_never_end() -> None:
     with pytest.raises(ScenarioError, match=r"dd-write\.toml: key `workload\.jobs`: .*simulated only"):
         load(SCENARIO)  # scenarios/sim/dd-write.toml writes until the run stops (jobs = 0)
     assert load(SCENARIO, ["workload.jobs=2"]).points()[0][1].workload["jobs"] == 2
+
+
+def test_a_live_simple_writeback_runs_the_shellpacks_rounds(tmp_path: Path) -> None:
+    """cpu_factors = [1, 2] on 2 tasks: a round of 2 dd jobs of FILESIZE / 2 / BS = 2 MiB /
+    2 / 256 KiB = 4 blocks, then 4 jobs of 2 blocks; each job's file is removed once it and
+    the jobs before it have exited, the next round starts after the shell's `sleep 1`, and
+    the test's elapsed time covers both rounds and both sleeps."""
+    import time
+
+    from reclaimlab.live.fake import FakeBackend
+    from reclaimlab.live.journal import Journal
+    from reclaimlab.live.scenario import load
+    from reclaimlab.live.workloads import make
+
+    fake = FakeBackend()
+    fake.dirs.add("/var/tmp")
+
+    def dd(argv: list[str]) -> tuple[int, str, str, float]:
+        path = next(a for a in argv if a.startswith("of="))[3:]
+        count = int(next(a for a in argv if a.startswith("count="))[6:])
+        fake.files[path] = ""
+        return (0, "", f"{count * 262144} bytes copied, 0.01 s, 100 MB/s\n", 0.05)
+
+    fake.programs["dd"] = dd
+    text = ('[workload]\nkind = "dd-write"\ntasks = 2\nfile_mb = 1\nblock_kb = 256\ncpu_factors = [1, 2]\n'
+            'dir = "/var/tmp/reclaimlab-ddw"\n')  # fmt: skip
+    (tmp_path / "s.toml").write_text(text)
+    w = make(load(tmp_path / "s.toml").points()[0][1].workload, fake)
+    fake.journal = Journal(tmp_path / "journal.jsonl")
+    w.start(None)
+    deadline = time.monotonic() + 20
+    while not w.step(None):
+        assert time.monotonic() < deadline, "the rounds never finished"
+        time.sleep(0.01)
+    spawned = [c for c in fake.calls if c[0] == "spawn"]
+    counts = [next(a for a in c if a.startswith("count=")) for c in spawned]
+    assert counts == ["count=4"] * 2 + ["count=2"] * 4, counts
+    # Every file removed by the workload itself, in job order within each round.
+    paths = [next(a for a in c if a.startswith("of="))[3:] for c in spawned]
+    unlinked = [c[1] for c in fake.calls if c[0] == "unlink"]
+    assert unlinked == paths, (unlinked, paths)
+    # The second round started after the first's files were removed and a second's sleep.
+    second = fake.calls.index(spawned[2])
+    assert fake.calls.index(("unlink", paths[1])) < second
+    m = w.metrics()
+    assert m["completed"] and m["jobs"] == 6 and m["bytes"] == 2 * (2 << 20)
+    assert [(r["cpu_factor"], r["jobs"], r["bytes_per_job"], r["jobs_done"]) for r in m["rounds"]] == [
+        (1, 2, 1 << 20, 2), (2, 4, 512 << 10, 4)]  # fmt: skip
+    assert all(r["job_elapsed_stddev_pct"] >= 0.0 for r in m["rounds"])
+    assert m["elapsed_s"] >= 2.0 + sum(r["elapsed_s"] for r in m["rounds"]) - 0.01
+    assert m["elapsed_s"] == round(w.elapsed_s, 3)
+
+
+def test_bad_cpu_factors_are_refused_naming_the_key(tmp_path: Path) -> None:
+    import pytest
+
+    from reclaimlab.live.scenario import ScenarioError, load
+
+    text = '[workload]\nkind = "dd-write"\ntasks = 4\nfile_mb = 8\ncpu_factors = [1, 2, 3]\n'
+    (tmp_path / "s.toml").write_text(text)
+    with pytest.raises(ScenarioError, match=r"s\.toml: key `workload\.cpu_factors`: .*double"):
+        load(tmp_path / "s.toml")

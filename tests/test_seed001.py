@@ -163,3 +163,24 @@ def test_configs_choose_the_points() -> None:
     assert r.exit_code == 2 and "raid-2048" in r.output and "usb-1024" in r.output
     r = invoke("reproduce", "seed002", "--configs", "raid-512")
     assert r.exit_code == 2 and "seed001's configurations" in r.output
+
+
+def test_simple_wb_is_the_whole_test_and_mmtests_kswapd_efficiency(tmp_path: Path) -> None:
+    """The simple-wb rows: the whole simple-writeback test's elapsed time (its seven rounds,
+    run to their end by default) and kswapd efficiency in mmtests-vmstat's integer division."""
+    sets = dict(s.split("=", 1) for s in seed001.overrides("simple-wb", 512, 0.125, None))
+    assert sets["run.duration_s"] == str(seed001.SIMPLE_WB_LIMIT_S)
+    out = tmp_path / "r"
+    r = invoke("reproduce", "seed001", "--configs", "raid-512", "--scale", "0.125", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    assert "Elapsed Time simple-wb (s) " in r.output and "a job's file" not in r.output
+    lines = r.output.splitlines()
+    row = next(line for line in lines if line.startswith("│ Elapsed Time simple-wb")).split("│")
+    eff = next(line for line in lines if line.startswith("│ Kswapd efficiency simple-wb")).split("│")
+    for kernel, cell, eff_cell in (("baseline", row[5], eff[5]), ("patched", row[6], eff[6])):
+        run = read_rundir(out / "raid-512" / f"simple-wb-{kernel}")
+        m = run.result["metrics"]
+        assert m["completed"] and [x["cpu_factor"] for x in m["rounds"]] == [1, 2, 4, 8, 16, 32, 64]
+        assert cell.strip() == f"{m['elapsed_s']:,.2f}"
+        steal, scan = (run.delta.get(f"{k}_kswapd", 0) for k in ("pgsteal", "pgscan"))
+        assert scan > 0 and eff_cell.strip() == f"{steal * 100 // scan}%"

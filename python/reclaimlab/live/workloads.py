@@ -263,28 +263,62 @@ class DdRead(Workload):
 class DdWrite(Workload):
     """simple-writeback: N dd writers at once, each writing `jobs` files of file_mb one after
     the other (a dd each, as the simulated writer does); mean per-job elapsed. The scenario
-    check refuses jobs = 0 (until stopped) for a live run."""
+    check refuses jobs = 0 (until stopped) for a live run.
+
+    With `cpu_factors`, mmtests' shellpack-bench-simple-writeback (gormanm/mmtests 7ed65ad9),
+    as the simulated one runs it (crates/reclaim-sim/src/workload/dd_write.rs): one round per
+    CPU factor of `tasks × factor` dd jobs started together, each writing
+    `FILESIZE / NR_JOBS / BS` blocks (FILESIZE = file_mb × tasks MiB, BS = block_kb KiB) to
+    its own file; the jobs are waited for in order, each one's file removed once it has
+    exited, then `sleep 1` before the next round. `elapsed_s` is the whole test's."""
 
     kind = "dd-write"
 
+    def __post_init__(self) -> None:
+        self._rounds = simple_writeback_rounds(self.params) if self.params.get("cpu_factors") else []
+        self._round = 0  # the round running (or, after the last, len(_rounds))
+        self._waited = 0  # jobs of the round waited for and their files removed
+        self._round_tasks: list[list[Task]] = []
+        self._round_times: list[tuple[float, float]] = []
+        self._sleep_until: float | None = None
+        self._test_end: float | None = None
+
     def launch(self) -> None:
         self.data_dir()
+        if self._rounds:
+            self._launch_round()
+            return
         for i in range(self.params["tasks"]):
             self._write(i, 0)
 
-    def _write(self, writer: int, job: int) -> None:
+    def _path(self, writer: int, job: int) -> str:
+        return f"{self.params['dir'].rstrip('/')}/writeback-{os.getpid()}-{writer}-{job}.dat"
+
+    def _write(self, writer: int, job: int, count: int | None = None) -> Task:
         bs = self.params["block_kb"]
-        count = max(1, self.params["file_mb"] * 1024 // bs)
-        path = f"{self.params['dir'].rstrip('/')}/writeback-{os.getpid()}-{writer}-{job}.dat"
+        if count is None:
+            count = max(1, self.params["file_mb"] * 1024 // bs)
+        path = self._path(writer, job)
         self.track_new_file(path)
         argv = ["dd", "if=/dev/zero", f"of={path}", f"ibs={bs}K", f"obs={bs}K", f"count={count}"]
         if self.params["conv"]:
             argv.append(f"conv={self.params['conv']}")
-        self.spawn(writer, "dd", argv)
+        return self.spawn(writer, "dd", argv)
+
+    def _launch_round(self) -> None:
+        """`dd … &` for each job of the round (the file of job j of round r: writer j, job r)."""
+        r = self._rounds[self._round]
+        start = time.monotonic()
+        self._round_tasks.append([self._write(j, self._round, r["blocks"]) for j in range(r["jobs"])])
+        self._round_times.append((start, start))
+        self._waited = 0
 
     def step(self, deadline: float | None) -> bool:
-        """A writer whose dd ended well starts its next file, until it has written `jobs`."""
+        """A writer whose dd ended well starts its next file, until it has written `jobs`;
+        with `cpu_factors`, the shellpack's loop (`_step_rounds`)."""
         self.reap()
+        if self._rounds:
+            return self._step_rounds()
         jobs = self.params["jobs"]
         done = True
         for writer in range(self.params["tasks"]):
@@ -299,12 +333,42 @@ class DdWrite(Workload):
             self.finish_time()
         return done
 
+    def _step_rounds(self) -> bool:
+        """`wait $JOBPID; rm file-$JOB` in job order, then `sleep 1`, then the next round;
+        done after the last round's sleep."""
+        if self._test_end is not None:
+            return True
+        now = time.monotonic()
+        if self._sleep_until is not None:
+            if now < self._sleep_until:
+                return False
+            self._sleep_until = None
+            self._round += 1
+            if self._round == len(self._rounds):
+                self._test_end = now
+                self.t_stop = now
+                return True
+            self._launch_round()
+            return False
+        tasks = self._round_tasks[self._round]
+        while self._waited < len(tasks) and tasks[self._waited].ended is not None:
+            path = self._path(self._waited, self._round)
+            if self.backend.exists(path):
+                self.backend.unlink(path)
+            self._waited += 1
+        if self._waited < len(tasks):
+            return False
+        start, _ = self._round_times[self._round]
+        self._round_times[self._round] = (start, time.monotonic())
+        self._sleep_until = time.monotonic() + 1.0
+        return False
+
     def metrics(self) -> dict[str, Any]:
         elapsed = [t.elapsed for t in self.tasks if t.ended is not None]
         mean = sum(elapsed) / len(elapsed) if elapsed else 0.0
         sd = math.sqrt(sum((e - mean) ** 2 for e in elapsed) / len(elapsed)) if elapsed else 0.0
         written = sum(int(m.group(1)) for t in self.tasks if (m := DD_BYTES.search(t.stderr)))
-        return {
+        out: dict[str, Any] = {
             "tasks": self.params["tasks"],
             "jobs": len(elapsed),
             "job_elapsed_mean_s": round(mean, 3),
@@ -312,6 +376,43 @@ class DdWrite(Workload):
             "bytes": written,
             "throughput_kB_s": round(written / 1024 / self.elapsed_s, 1),
         }
+        if self._rounds:
+            out.update(self._round_metrics())
+        return out
+
+    def _round_metrics(self) -> dict[str, Any]:
+        """The whole test's elapsed time (None until it completed) and each round's mean job
+        elapsed time and its standard deviation in % of the mean, the simulated run's keys."""
+        rounds = []
+        for n, r in enumerate(self._rounds):
+            tasks = self._round_tasks[n] if n < len(self._round_tasks) else []
+            times = [t.elapsed for t in tasks if t.ended is not None and not t.stopped]
+            finished = n < self._round or self._test_end is not None
+            took = self._round_times[n][1] - self._round_times[n][0] if finished and n < len(self._round_times) else None
+            mean = sum(times) / len(times) if times else 0.0
+            sd = math.sqrt(sum((t - mean) ** 2 for t in times) / len(times)) if times else 0.0
+            rounds.append({
+                "cpu_factor": r["cpu_factor"], "jobs": r["jobs"], "bytes_per_job": r["blocks"] * self.params["block_kb"] * 1024,
+                "jobs_done": len(times), "job_elapsed_mean_s": round(mean, 3),
+                "job_elapsed_stddev_pct": round(sd * 100 / mean, 2) if mean else 0.0,
+                "elapsed_s": None if took is None else round(took, 3),
+            })  # fmt: skip
+        done = self._test_end is not None
+        return {
+            "completed": done,
+            "elapsed_s": round(self._test_end - self.t_start, 3) if self._test_end is not None else None,
+            "rounds": rounds,
+        }
+
+
+def simple_writeback_rounds(params: dict[str, Any]) -> list[dict[str, int]]:
+    """shellpack-bench-simple-writeback's rounds (the simulator's `simple_writeback_rounds`):
+    `NR_JOBS = NUMCPUS × CPU_FACTOR` (`tasks` for NUMCPUS) and `FILESIZE_JOB_CHUNKS =
+    FILESIZE / NR_JOBS / BS`, shell integer division, FILESIZE = file_mb × tasks MiB and
+    BS = block_kb KiB."""
+    tasks, bs = params["tasks"], params["block_kb"] * 1024
+    filesize = (params["file_mb"] * tasks) << 20
+    return [{"cpu_factor": f, "jobs": tasks * f, "blocks": filesize // (tasks * f) // bs} for f in params["cpu_factors"]]
 
 
 # --- fs_mark (seed 001) ---------------------------------------------------------------------------

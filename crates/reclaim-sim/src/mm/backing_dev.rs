@@ -100,9 +100,13 @@ pub struct Writeback {
     pub wbs: Vec<BdiWriteback>,
     pub inodes: Vec<Inode>,
     /// Bytes the flushers and reclaim wrote (the invariant checked in debug builds:
-    /// written + still dirty or under writeback = dirtied).
+    /// written + still dirty + truncated = dirtied).
     pub written_by_flusher: u64,
     pub written_by_reclaim: u64,
+    /// Bytes of dirty folios whose file was deleted before they were written
+    /// (`folio_cancel_dirty()` in truncation, mm/truncate.rs; the kernel counts them per
+    /// task, `cancelled_write_bytes` of /proc/PID/io, and in no vmstat counter).
+    pub truncated: u64,
     /// `[machine] fs`: what `->writepage` does with a folio reclaim hands it.
     pub fs: Fs,
     /// Model-internal, no kernel counter: the page-cache folios direct reclaim handed to

@@ -34,6 +34,7 @@ pub mod rmap;
 pub mod swap;
 pub mod swap_state;
 pub mod swapfile;
+pub mod truncate;
 pub mod vma;
 pub mod vmscan;
 pub mod vmscan_folio;

@@ -388,25 +388,27 @@ impl Kernel {
         max: usize,
     ) -> Option<(u64, Ns)> {
         let nr_inodes = self.wb.inodes.len();
-        for turn in 0..nr_inodes {
-            let mut i = (self.wb.wbs[dev].next_inode + turn) % nr_inodes;
-            // A turn that wrote nothing may have removed its inode (closed, and its last
-            // entries stale): the index then wraps over the inodes left. (Before, it ran
-            // past them and panicked; runs that did not are unchanged.)
+        // The run being built (each turn starts with none): zeroed once, not per inode.
+        let mut run: [u32; 128] = [0; 128];
+        // The inode each turn looks at: one after the last turn's, or the same index when
+        // that turn removed its inode (closed, and its last entries stale), wrapping over
+        // the inodes left. (Before, each turn after one that wrote nothing advanced by the
+        // turn number as well, skipping inodes: with many files a chunk could find none of
+        // the dirty pages there were, and the flusher spun.)
+        let mut cursor = self.wb.wbs[dev].next_inode;
+        for _ in 0..nr_inodes {
             let left = self.wb.inodes.len();
             if left == 0 {
                 break;
             }
-            if i >= left {
-                i %= left;
-            }
+            let i = cursor % left;
             if self.wb.inodes[i].dev != dev {
+                cursor = i + 1;
                 continue;
             }
             let mapping = self.wb.inodes[i].mapping;
             let mut written = 0u64;
             let mut done_at = 0;
-            let mut run: [u32; 128] = [0; 128];
             // The run's folios, their first page's index and their pages.
             let (mut nr_run, mut run_index, mut run_pages) = (0usize, 0u32, 0u32);
             let mut nr_folios = 0u64;
@@ -459,6 +461,7 @@ impl Kernel {
                 i + 1
             };
             self.wb.wbs[dev].next_inode = next;
+            cursor = next;
             if written > 0 {
                 let work = self.costs.page_cache_insert_ns * nr_folios
                     + self.costs.folio_referenced_ns * nr_mkclean;
@@ -532,16 +535,18 @@ impl Kernel {
             .any(|i| i.dev == dev && !i.dirty.is_empty())
     }
 
-    /// Bytes dirtied, written, and still dirty or under writeback: the invariant the debug
-    /// checks hold (`written_by_flusher + written_by_reclaim + dirty + writeback − written
-    /// but still in flight = dirtied`): returns `Err` if it does not hold.
+    /// Bytes dirtied, written, still dirty, and truncated dirty: the invariant the debug
+    /// checks hold (`written_by_flusher + written_by_reclaim + dirty + truncated =
+    /// dirtied`, a folio under writeback counted written), and every writeback started
+    /// either completed or in flight: returns `Err` if either does not hold.
     pub fn check_writeback(&self) -> Result<(), String> {
         let dirtied: u64 = self.wb.nodes.iter().map(|n| n.nr_dirtied).sum::<u64>() * PAGE_SIZE;
         let written = self.wb.written_by_flusher + self.wb.written_by_reclaim;
         let dirty = self.wb.nr_dirty() * PAGE_SIZE;
-        if written + dirty != dirtied {
+        let truncated = self.wb.truncated;
+        if written + dirty + truncated != dirtied {
             return Err(format!(
-                "writeback not conserved: written {written} (flushers {} + reclaim {}) + dirty {dirty} != dirtied {dirtied}",
+                "writeback not conserved: written {written} (flushers {} + reclaim {}) + dirty {dirty} + truncated {truncated} != dirtied {dirtied}",
                 self.wb.written_by_flusher, self.wb.written_by_reclaim
             ));
         }
@@ -840,7 +845,7 @@ mod tests {
 
     #[test]
     fn a_turn_that_removes_its_inode_wraps_over_the_inodes_left() {
-        // Three files on device 0; the flusher's turn is at the second, closed, whose one
+        // Three files on device 0; the flusher's turn is at the third, closed, whose one
         // dirty entry reclaim has written meanwhile (stale). That turn writes nothing and
         // removes the inode, leaving two: the next turn's index (2) is past them and wraps
         // to the first, whose pages go out. (Before the fix: an index out of bounds, the
@@ -850,32 +855,55 @@ mod tests {
         let pages: Vec<u32> = (0..5)
             .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
             .collect();
-        for (mapping, range) in [(1u32, 0..2), (2, 2..3), (3, 3..5)] {
+        for (mapping, range) in [(1u32, 0..2), (2, 2..4), (3, 4..5)] {
             k.wb_new_inode(mapping, 0);
             k.filemap_add_folios(mapping, &pages[range.clone()], 0);
             k.generic_perform_write(mapping, 0, &pages[range], 0);
         }
-        k.folio_start_writeback(pages[2]);
+        k.folio_start_writeback(pages[4]);
         k.wb.written_by_reclaim += PAGE_SIZE;
-        k.wb_close_inode(2);
+        k.wb_close_inode(3);
         assert_eq!(k.wb.inodes.len(), 3);
-        k.wb.wbs[0].next_inode = 1;
+        k.wb.wbs[0].next_inode = 2;
         let now = k.clock();
         let (written, _) = k.writeback_chunk(0, now, MIN_WRITEBACK_PAGES).unwrap();
         assert_eq!(written, 2);
         let left: Vec<u32> = k.wb.inodes.iter().map(|i| i.mapping).collect();
-        assert_eq!(left, vec![1, 3]);
+        assert_eq!(left, vec![1, 2]);
         assert!(pages[..2]
             .iter()
             .all(|&p| k.mem.pages.flags(p) & pg::WRITEBACK != 0));
-        assert!(pages[3..]
+        assert!(pages[2..4]
             .iter()
             .all(|&p| k.mem.pages.flags(p) & pg::DIRTY != 0));
-        // The next chunk takes the third file's.
+        // The next chunk takes the second file's.
         let (written, _) = k.writeback_chunk(0, now, MIN_WRITEBACK_PAGES).unwrap();
         assert_eq!(written, 2);
         assert_eq!(k.vmstat().stat("nr_dirty"), 0);
         k.check_writeback().unwrap();
+    }
+
+    #[test]
+    fn a_chunk_looks_at_every_inode_in_turn() {
+        // Six open files on device 0, dirty pages in the fifth only, the turn at the first.
+        // Each turn takes the inode after the last: the fifth's pages go out. (Before, each
+        // turn after one that wrote nothing also skipped ahead by its number, visiting
+        // inodes 0, 2, 5, 3, 2, 2 of 0-5, and the chunk found nothing.)
+        let mut k = kernel_with(64, 0, "");
+        let zi = k.mem.zonelists[0][0];
+        let pages: Vec<u32> = (0..3)
+            .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
+            .collect();
+        for mapping in 0..6u32 {
+            k.wb_new_inode(mapping, 0);
+        }
+        k.filemap_add_folios(4, &pages, 0);
+        k.generic_perform_write(4, 0, &pages, 0);
+        k.wb.wbs[0].next_inode = 0;
+        let now = k.clock();
+        let (written, _) = k.writeback_chunk(0, now, MIN_WRITEBACK_PAGES).unwrap();
+        assert_eq!(written, 3);
+        assert_eq!(k.wb.wbs[0].next_inode, 5);
     }
 
     #[test]
