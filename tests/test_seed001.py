@@ -168,7 +168,7 @@ def test_configs_choose_the_points() -> None:
 def test_simple_wb_is_the_whole_test_and_mmtests_kswapd_efficiency(tmp_path: Path) -> None:
     """The simple-wb rows: the whole simple-writeback test's elapsed time (its seven rounds,
     run to their end by default) and kswapd efficiency in mmtests-vmstat's integer division."""
-    sets = dict(s.split("=", 1) for s in seed001.overrides("simple-wb", 512, 0.125, None))
+    sets = dict(s.split("=", 1) for s in seed001.overrides("simple-wb", seed001.Config("raid", 512), 0.125, None))
     assert sets["run.duration_s"] == str(seed001.SIMPLE_WB_LIMIT_S)
     out = tmp_path / "r"
     r = invoke("reproduce", "seed001", "--configs", "raid-512", "--scale", "0.125", "-o", str(out))
@@ -184,3 +184,58 @@ def test_simple_wb_is_the_whole_test_and_mmtests_kswapd_efficiency(tmp_path: Pat
         assert cell.strip() == f"{m['elapsed_s']:,.2f}"
         steal, scan = (run.delta.get(f"{k}_kswapd", 0) for k in ("pgsteal", "pgscan"))
         assert scan > 0 and eff_cell.strip() == f"{steal * 100 // scan}%"
+
+
+def test_seeds_means_and_spreads_are_computed_by_hand() -> None:
+    # Two seeds of raid-512-1p: Files/s 10 → 11 (+10 %) and 10 → 9.5 (−5 %).
+    def sim(fb: float, fp: float, eb: float | None, ep: float, kb: float, kp: float) -> seed001.Sim:
+        return {("raid-512-1p", "fsmark", "baseline"): _row(files_s=fb), ("raid-512-1p", "fsmark", "patched"): _row(files_s=fp),
+                ("raid-512-1p", "mmap-strm", "baseline"): {"elapsed": eb, "kswapd": kb},
+                ("raid-512-1p", "mmap-strm", "patched"): _row(elapsed=ep, kswapd=kp)}  # fmt: skip
+    sims = [sim(10.0, 11.0, 20.0, 19.0, 60.0, 62.0), sim(10.0, 9.5, None, 21.0, 50.0, 53.0)]
+    mean = seed001.mean_sim(sims)
+    assert mean[("raid-512-1p", "fsmark", "patched")]["files_s"] == 10.25
+    assert mean[("raid-512-1p", "mmap-strm", "baseline")]["kswapd"] == 55.0
+    # A number one run lacks has no mean.
+    assert mean[("raid-512-1p", "mmap-strm", "baseline")]["elapsed"] is None
+    # mean ± sd (n − 1): 10 and −5 → 2.5 ± sqrt(112.5).
+    m, sd = seed001.mean_sd([10.0, -5.0])
+    assert m == 2.5 and abs(sd - 112.5**0.5) < 1e-12 and seed001.mean_sd([3.0]) == (3.0, 0.0)
+    rows = {r.name: r for r in seed001.spreads(sims)}
+    files = rows["Files/s higher with the patch, raid-512-1p (512 MB)"]
+    assert files.changes == [10.0, -5.0] and files.unit == "%" and files.met == 1 and files.verdict == "met in 1 of 2"
+    elapsed = rows["mmap-strm Elapsed Time, raid-512-1p (512 MB)"]
+    assert elapsed.changes == [-5.0, None] and elapsed.verdict == "1 of 2 runs lack it"
+    # Kswapd efficiency in points: +2 and +3.
+    ksw = rows["mmap-strm Kswapd efficiency, raid-512-1p (512 MB)"]
+    assert ksw.changes == [2.0, 3.0] and ksw.unit == "pt" and ksw.verdict == "+ in all 2"
+    # An unchanged number is neither sign, and a target not met.
+    sims[1][("raid-512-1p", "fsmark", "patched")]["files_s"] = 10.0
+    files = next(r for r in seed001.spreads(sims) if r.name.startswith("Files/s"))
+    assert files.changes == [10.0, 0.0] and files.met == 1
+
+
+def test_reproduce_seed001_seeds_runs_each_point_per_seed(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    jitter = "machine.devices.0.latency_jitter=0.05"
+    r = invoke("reproduce", "seed001", "--configs", "raid-512-1p", "--scale", "0.125", "--duration", "3", "--seeds", "2", "--set", jitter, "-o", str(out))
+    assert r.exit_code == 0, r.output
+    labels = sorted(str(p.relative_to(out)) for p in out.glob("*/*/*") if p.is_dir())
+    assert labels == sorted(f"seed-{s}/{k.label}" for s in (1, 2) for k in seed001.keys(["raid-512-1p"]))
+    for s in (1, 2):
+        lines = (out / f"seed-{s}" / "raid-512-1p" / "mmap-strm-patched" / "scenario.toml").read_text().splitlines()
+        assert f"seed = {s}" in lines and any("latency_jitter = 0.05" in line for line in lines)
+    runs = [seed001.columns_of(read_rundir(out / f"seed-{s}" / "raid-512-1p" / "mmap-strm-baseline"), "mmap-strm") for s in (1, 2)]
+    # The jittered devices draw from the seed: the two runs differ.
+    assert runs[0] != runs[1]
+    # The tables print the runs' mean; the last table each target's change per seed.
+    assert "the mean of each point's 2 runs" in r.output
+    row = next(line for line in r.output.splitlines() if line.startswith("│ Elapsed Time mmap-strm")).split("│")
+    assert row[5].strip() == f"{(runs[0]['elapsed'] + runs[1]['elapsed']) / 2:,.2f}"
+    assert "Over 2 seeds" in r.output and "mmap-strm Kswapd efficiency, raid-512-1p (64 MB)" in r.output
+    assert "met in" in r.output
+    # The seeds are --seeds' own; other seeds do not take it.
+    r = invoke("reproduce", "seed001", "--seeds", "2", "--set", "seed=3", "-o", str(tmp_path / "x"))
+    assert r.exit_code == 2 and "--set seed" in r.output
+    r = invoke("reproduce", "seed002", "--seeds", "2", "-o", str(tmp_path / "y"))
+    assert r.exit_code == 2 and "seed001 only" in r.output

@@ -413,3 +413,125 @@ def check_targets(sim: Sim, scale: float = 1.0) -> list[Target]:
 
 def targets_table(targets: list[Target]) -> Table:
     return seed000.targets_table(targets, f"Targets: {sum(x.ok for x in targets)} of {len(targets)} met")
+
+
+# Run-to-run variation (`reclaimlab reproduce seed001 --seeds N`): each point run with seeds
+# 1..N (`seed = s` in its scenario; the devices draw only with a jitter, e.g. --set
+# machine.devices.0.latency_jitter=0.05), the tables printing the mean of the N runs and a
+# table of each target's change per seed.
+
+
+def mean_sim(sims: list[Sim]) -> Sim:
+    """Each number's mean over the seeds' runs of a point; None where a run lacks it (a
+    mean over fewer runs than asked would hide a run that did not finish)."""
+    out: Sim = {}
+    for key in sims[0]:
+        rows = [s[key] for s in sims if key in s]
+        names = {name for row in rows for name in row}
+        mean: Row = {}
+        for name in names:
+            vals = [row.get(name) for row in rows]
+            mean[name] = None if len(rows) < len(sims) or any(v is None for v in vals) else sum(vals) / len(vals)  # type: ignore[arg-type]
+        out[key] = mean
+    return out
+
+
+def mean_sd(xs: list[float]) -> tuple[float, float]:
+    """The mean and the sample standard deviation (n − 1; 0 for one value)."""
+    n = len(xs)
+    mean = sum(xs) / n
+    sd = (sum((x - mean) ** 2 for x in xs) / (n - 1)) ** 0.5 if n > 1 else 0.0
+    return mean, sd
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One quantity's change with the patch at one configuration, per seed: `changes` in per
+    cent of the baseline (`unit` "%") or in percentage points (kswapd efficiency, "pt"),
+    None for a seed whose run lacks the number. `want` is the target's direction (-1 lower,
+    +1 higher, 0 for a row that is not a target)."""
+
+    name: str
+    changes: list[float | None]
+    unit: str
+    want: int
+
+    @property
+    def complete(self) -> list[float]:
+        return [x for x in self.changes if x is not None]
+
+    @property
+    def met(self) -> int:
+        """Seeds whose change is in the target's direction (strictly)."""
+        return sum(1 for x in self.changes if x is not None and x * self.want > 0)
+
+    @property
+    def verdict(self) -> str:
+        """`met in k of N` for a target; for another row whether one sign holds in all N."""
+        n = len(self.changes)
+        if self.want:
+            return f"met in {self.met} of {n}"
+        xs = self.complete
+        if len(xs) < n:
+            return f"{n - len(xs)} of {n} runs lack it"
+        if all(x > 0 for x in xs):
+            return f"+ in all {n}"
+        if all(x < 0 for x in xs):
+            return f"− in all {n}"
+        return "sign varies"
+
+
+def spreads(sims: list[Sim], scale: float = 1.0) -> list[Spread]:
+    """The targets of `check_targets` (but the model-count one) and mmap-strm's Elapsed Time
+    and Kswapd efficiency rows, each with its change per seed (`sims`: one `Sim` a seed)."""
+
+    def change(sim: Sim, c: Config, test: str, key: str, points: bool) -> float | None:
+        b, p = _get(sim, c, test, "baseline", key), _get(sim, c, test, "patched", key)
+        if b is None or p is None:
+            return None
+        if points:
+            return p - b
+        return (p - b) * 100.0 / b if b else None
+
+    def at(c: Config) -> str:
+        return f"{config_name(c)} ({memory_mb(c.mb, scale)} MB)"
+
+    ran = {(name, test) for sim in sims for name, test, _ in sim}
+    out: list[Spread] = []
+
+    def add(name: str, c: Config, test: str, key: str, want: int, points: bool = False) -> None:
+        out.append(Spread(name, [change(s, c, test, key, points) for s in sims], "pt" if points else "%", want))
+
+    for c in CONFIGS:
+        if (config_name(c), "fsmark") in ran and not (c.device == "raid" and c.mb == 4608):
+            add(f"Files/s higher with the patch, {at(c)}", c, "fsmark", "files_s", +1)
+    for c in CONFIGS:
+        if (config_name(c), "simple-wb") in ran:
+            add(f"simple-wb elapsed shorter with the patch, {at(c)}", c, "simple-wb", "elapsed", -1)
+    for c in CONFIGS:
+        if c.device == "usb":
+            for test in ("fsmark", "simple-wb"):
+                if (config_name(c), test) in ran:
+                    add(f"Avg wait lower with the patch, {at(c)}, {test}", c, test, "await", -1)
+    for c in CONFIGS:
+        if (config_name(c), "mmap-strm") in ran:
+            add(f"mmap-strm Elapsed Time, {at(c)}", c, "mmap-strm", "elapsed", 0)
+            add(f"mmap-strm Kswapd efficiency, {at(c)}", c, "mmap-strm", "kswapd", 0, points=True)
+    return out
+
+
+def spread_table(rows: list[Spread], title: str) -> Table:
+    """Each quantity's change per seed, their mean ± sd, and the verdict over the seeds."""
+    t = Table(title=title, title_justify="left")
+    for h in ("quantity", "change per seed", "mean ± sd", "over the seeds"):
+        t.add_column(h, justify="left" if h in ("quantity", "change per seed", "over the seeds") else "right")
+    for r in rows:
+        per = ", ".join("—" if x is None else f"{x:+.1f}" for x in r.changes)
+        xs = r.complete
+        if xs:
+            mean, sd = mean_sd(xs)
+            stat = f"{mean:+.2f} ± {sd:.2f} {r.unit}"
+        else:
+            stat = "—"
+        t.add_row(r.name, f"{per} {r.unit}", stat, r.verdict)
+    return t

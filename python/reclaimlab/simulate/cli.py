@@ -250,29 +250,40 @@ def _reproduce_seed002(scale: float, duration: float | None, sets: tuple[str, ..
     console.print(f"run directories: {out}")
 
 
-def _reproduce_seed001(scale: float, duration: float | None, sets: tuple[str, ...], out: Path, force: bool, jobs: int | None, configs: list[str] | None, ray: str | None = None) -> None:
+def _reproduce_seed001(scale: float, duration: float | None, sets: tuple[str, ...], out: Path, force: bool, jobs: int | None, configs: list[str] | None, ray: str | None = None, seeds: int | None = None) -> None:
     """Seed 001's points (RAID-0 at three memory sizes in the seed's thread configurations,
     and the USB stick; fs_mark and simple-writeback; baseline and patched) simulated, the
-    seed's rows beside, the targets."""
+    seed's rows beside, the targets. With `seeds`, every point is run with `seed = 1..seeds`
+    (OUT/seed-N/), the tables and targets are the runs' means, and a last table gives each
+    target's change per seed with its mean ± sd and in how many seeds it is met."""
     keys = seed001.keys(configs)
+    runs = [None] if seeds is None else list(range(1, seeds + 1))
     try:
         pts = []
-        for key in keys:
-            (p,) = points(key.scenario, [*seed001.overrides(key.test, key.config, scale, duration), *sets])
-            pts.append(p.with_label(key.label))
+        for s in runs:
+            for key in keys:
+                extra = [] if s is None else [f"seed={s}"]
+                (p,) = points(key.scenario, [*seed001.overrides(key.test, key.config, scale, duration), *sets, *extra])
+                pts.append(p.with_label(key.label if s is None else f"seed-{s}/{key.label}"))
     except ScenarioError as e:
         _fail(str(e))
         return
     rundirs = _run_points(pts, out, force, jobs, ray=ray)
-    sim: seed001.Sim = {}
-    for key, d in zip(keys, rundirs):
-        sim[key.sim] = seed001.columns_of(read_rundir(d), key.test)
+    sims: list[seed001.Sim] = [{} for _ in runs]
+    for i, (key, d) in enumerate(zip([k for _ in runs for k in keys], rundirs)):
+        sims[i // len(keys)][key.sim] = seed001.columns_of(read_rundir(d), key.test)
+    sim = sims[0] if seeds is None else seed001.mean_sim(sims)
     length = seed001.DEFAULT_DURATION_S if duration is None else duration
+    if seeds is not None:
+        console.print(f"Simulated numbers: the mean of each point's {seeds} runs (seed = 1..{seeds}).", highlight=False, markup=False)
     for c in seed001.CONFIGS:
         if configs is None or seed001.config_name(c) in configs:
             console.print(seed001.table(sim, c, scale, length))
     console.print(seed001.NOTES, highlight=False, markup=False)
     console.print(seed001.targets_table(seed001.check_targets(sim, scale)))
+    if seeds is not None:
+        title = f"Over {seeds} seeds: each target's change with the patch per seed (1..{seeds}), and mmap-strm's rows"
+        console.print(seed001.spread_table(seed001.spreads(sims, scale), title))
     if sets:
         console.print("with " + ", ".join(sets), highlight=False, markup=False)
     console.print(f"run directories: {out}")
@@ -365,8 +376,12 @@ def _reproduce_seed003(scale: float, duration: float | None, sets: tuple[str, ..
 @click.option("--force", is_flag=True, help="Overwrite existing run directories.")
 @click.option("-j", "--jobs", type=JOBS, default=None, help="Points simulated in parallel (default: all CPUs, fewer if this host's memory does not hold them).")
 @click.option("--configs", default=None, metavar="NAME,…", help="seed001: only these configurations, of " + ", ".join(seed001.config_name(c) for c in seed001.CONFIGS) + " (default: all).")
+@click.option("--seeds", default=None, type=click.IntRange(min=1), metavar="N",
+              help="seed001: run every point N times, with seed = 1..N (OUT/seed-N/), print the runs' means and each target's change per seed "
+                   "(mean ± sd, met in how many). The model draws only where a scenario asks it to: give the devices a jitter, "
+                   "e.g. --set machine.devices.0.latency_jitter=0.05.")  # fmt: skip
 @RAY_OPTION
-def reproduce(seed: str, tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, sets: tuple[str, ...], out: Path | None, force: bool, jobs: int | None, configs: str | None, ray: str | None) -> None:
+def reproduce(seed: str, tests: list[int], tasks: list[int] | None, scale: float, duration: float | None, sets: tuple[str, ...], out: Path | None, force: bool, jobs: int | None, configs: str | None, seeds: int | None, ray: str | None) -> None:
     """Reproduce a seed document's tables: simulated rows with the seed's rows beneath."""
     chosen = None
     if configs is not None:
@@ -374,6 +389,11 @@ def reproduce(seed: str, tests: list[int], tasks: list[int] | None, scale: float
         chosen = [c.strip() for c in configs.split(",") if c.strip()]
         if seed != "seed001" or not chosen or any(c not in known for c in chosen):
             raise click.BadParameter(f"{configs!r}: expected seed001's configurations, comma-separated, of {', '.join(known)}", param_hint="--configs")
+    if seeds is not None:
+        if seed != "seed001":
+            raise click.BadParameter(f"{seeds}: --seeds applies to seed001 only", param_hint="--seeds")
+        if any(s.split("=", 1)[0].strip() == "seed" for s in sets):
+            raise click.BadParameter("--seeds sets each run's seed (1..N); drop --set seed=…", param_hint="--seeds")
     if seed == "seed002":
         _reproduce_seed002(scale, duration, sets, out or _default_out(seed), force, jobs, ray)
         return
@@ -384,7 +404,7 @@ def reproduce(seed: str, tests: list[int], tasks: list[int] | None, scale: float
         _reproduce_seed004(scale, duration, sets, out or _default_out(seed), force, jobs, ray)
         return
     if seed == "seed001":
-        _reproduce_seed001(scale, duration, sets, out or _default_out(seed), force, jobs, chosen, ray)
+        _reproduce_seed001(scale, duration, sets, out or _default_out(seed), force, jobs, chosen, ray, seeds)
         return
     suffix = "" if scale == 1.0 else f" (memory ×{scale:g})"
     if sets:
