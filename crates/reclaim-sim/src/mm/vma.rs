@@ -176,6 +176,14 @@ pub struct PageTables {
 }
 
 impl PageTables {
+    /// The first VMA task `tid` owns (the workloads map one each at their start): its id.
+    pub fn task_vma(&self, tid: u32) -> Option<u32> {
+        self.vmas
+            .iter()
+            .position(|v| v.owner_task == tid)
+            .map(|v| v as u32)
+    }
+
     /// `mmap(MAP_PRIVATE | MAP_ANONYMOUS)` of `nr_pages` by task `tid`: a VMA whose entries
     /// are empty, a dead one of the same size if there is one (the most recently unmapped),
     /// else a new one at the end of the array. Returns its id.

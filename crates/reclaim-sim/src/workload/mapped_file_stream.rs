@@ -257,11 +257,7 @@ impl Workload for MappedFileStream {
 /// The VMA mapped for task `cx.tid` by `start`, and its first page-table entry.
 fn task_vma(cx: &Cx) -> (u32, u32) {
     let k = cx.k();
-    let vma =
-        k.mm.vmas
-            .iter()
-            .position(|v| v.owner_task == cx.tid)
-            .expect("start mapped the task's file") as u32;
+    let vma = k.mm.task_vma(cx.tid).expect("start mapped the task's file");
     (vma, k.mm.vmas[vma as usize].start)
 }
 

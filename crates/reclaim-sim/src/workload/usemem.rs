@@ -376,10 +376,8 @@ async fn usemem(
     let (vma, base, started, memcg) = {
         let k = cx.k();
         let vma =
-            k.mm.vmas
-                .iter()
-                .position(|v| v.owner_task == cx.tid)
-                .expect("start mapped the process's VMA") as u32;
+            k.mm.task_vma(cx.tid)
+                .expect("start mapped the process's VMA");
         (
             vma,
             k.mm.vmas[vma as usize].start,
