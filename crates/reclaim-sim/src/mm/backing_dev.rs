@@ -76,6 +76,10 @@ pub struct BdiWriteback {
     pub last_old_flush: Ns,
     /// `wb->write_bandwidth`, pages per second.
     pub write_bandwidth: u64,
+    /// `wb->avg_write_bandwidth`: `write_bandwidth` smoothed once more against spikes
+    /// (`wb_update_write_bandwidth()`), pages per second; the flushers' chunk size
+    /// follows it (`writeback_chunk_size()`).
+    pub avg_write_bandwidth: u64,
     /// `wb->bw_time_stamp` and `wb->written_stamp`.
     pub bw_time_stamp: Ns,
     pub written_stamp: u64,
@@ -133,6 +137,7 @@ impl Writeback {
             wbs: (0..nr_devices)
                 .map(|_| BdiWriteback {
                     write_bandwidth: INIT_BW,
+                    avg_write_bandwidth: INIT_BW,
                     ..Default::default()
                 })
                 .collect(),

@@ -29,7 +29,9 @@
 //!   no think-time credit, no `dirty_limit` tracking of a falling threshold;
 //! - `"threshold"` (before 3.2): while `dirty > (thresh + bg_thresh) / 2` and over
 //!   `thresh`, the dirtier writes up to `write_chunk` (1.5 × `ratelimit_pages`) of its own
-//!   device's pages itself (`writeback_inodes_wb()`) and waits for them (departure: the
+//!   device's pages itself (`writeback_inodes_wb()`, bounded as 3.0's `wbc.nr_to_write`
+//!   bounded it; 3.1's went through `writeback_chunk_size()`, at least 4 MiB of the first
+//!   inode: not modelled) and waits for them (departure: the
 //!   kernel waited only for free requests in the block queue), then sleeps `pause` (1 jiffy,
 //!   doubling to HZ/10); it checks every `ratelimit_pages` (`dirty_thresh / (ncpus · 32)`,
 //!   at least 16; 8 when the limit was exceeded) pages.
@@ -41,16 +43,19 @@
 //! when it asked), background writeback while global `nr_dirty` is above `bg_thresh`
 //! (`wb_over_bg_thresh`, without the per-wb part), then kupdate: pages dirtied more than
 //! `dirty_expire_centisecs` ago. It writes an inode's oldest dirty pages in chunks of
-//! MIN_WRITEBACK_PAGES (1024 pages, 4 MiB), the device's inodes in turn (`b_io`); each run of
+//! `writeback_chunk_size()` (3.1+): half a second at the device's smoothed write bandwidth,
+//! at most an eighth of the dirty limit, plus MIN_WRITEBACK_PAGES (4 MiB) rounded down to a
+//! multiple of it; the device's inodes in turn (`b_io`); each run of
 //! consecutive pages is one I/O at the file's place on the device (a rotating disk seeks
 //! between runs, `hw::block`), and it submits the next chunk once the one before the last
 //! has completed (two chunks in flight: the block layer's queue). Its CPU time per folio is
 //! `costs.page_cache_insert_ns` (a guess: tagging, clearing dirty, adding to a bio). A large
 //! folio (`variant.large_folio_writes`) is dirtied, written and ended whole: the counts are
 //! its pages, its work one folio's.
-//! Departures: no `fsync`/`sync`, no per-inode `dirtied_when` (expiry is per page), chunks
-//! do not grow with the measured bandwidth, one flusher per device, and writes complete
-//! without filesystem work (no journal, no delayed allocation).
+//! Departures: no `fsync`/`sync`, no per-inode `dirtied_when` (expiry is per page), the
+//! chunk's dirty limit is `thresh` (no `global_wb_domain.dirty_limit` falling slowly behind
+//! a falling threshold), one flusher per device, and writes complete without filesystem work
+//! (no journal, no delayed allocation).
 
 use crate::engine::{Ns, HZ, JIFFY, NSEC_PER_SEC};
 use crate::hw::block::{EndIo, Op};
@@ -65,8 +70,12 @@ use crate::sched::TaskClass;
 use crate::variant::DirtyThrottle;
 
 pub const PAGE_SIZE: u64 = 4096;
-/// MIN_WRITEBACK_PAGES (fs/fs-writeback.c): 4 MiB of pages, a flusher's chunk of one inode.
+/// MIN_WRITEBACK_PAGES (fs/fs-writeback.c): 4 MiB of pages, the unit a flusher's chunk of
+/// one inode is rounded to, and its least size (`writeback_chunk_size()`).
 pub const MIN_WRITEBACK_PAGES: usize = 1024;
+/// DIRTY_SCOPE (include/linux/writeback.h): a flusher's chunk is at most this fraction of
+/// the dirty limit.
+const DIRTY_SCOPE: u64 = 8;
 /// `max_pause` of `balance_dirty_pages()`: MAX_PAUSE, HZ/5.
 const MAX_PAUSE: Ns = HZ / 5 * JIFFY;
 /// BANDWIDTH_INTERVAL: the write bandwidth is re-estimated at most this often.
@@ -473,8 +482,25 @@ impl Kernel {
         None
     }
 
+    /// `writeback_chunk_size()` (fs/fs-writeback.c, 3.1 to 6.x) of a work of `nr_pages` on
+    /// `dev`: the pages a flusher writes of one inode before it turns to the next. Half a
+    /// second at the device's `avg_write_bandwidth`, at most the dirty limit over
+    /// DIRTY_SCOPE and the work's pages, then MIN_WRITEBACK_PAGES more rounded down to a
+    /// multiple of it: at least 4 MiB, whatever the work asked for (the kernel stops a
+    /// work only between inodes). Before 3.1 the chunk was MAX_WRITEBACK_PAGES, 4 MiB.
+    pub(crate) fn writeback_chunk_size(&self, dev: usize, nr_pages: u64) -> usize {
+        let (_, thresh) = self.global_dirty_limits();
+        let pages = (self.wb.wbs[dev].avg_write_bandwidth / 2)
+            .min(thresh / DIRTY_SCOPE)
+            .min(nr_pages);
+        let unit = MIN_WRITEBACK_PAGES as u64;
+        ((pages.saturating_add(unit)) / unit * unit) as usize
+    }
+
     /// `wb_update_write_bandwidth()`: every BANDWIDTH_INTERVAL, the pages the device wrote
-    /// since the last update fold into its estimate over BANDWIDTH_PERIOD.
+    /// since the last update fold into its estimate over BANDWIDTH_PERIOD, and the estimate
+    /// into `avg_write_bandwidth`, which moves an eighth of the way towards it only when
+    /// the last two estimates agree on the direction (the kernel's filter of spikes).
     pub(crate) fn wb_update_bandwidth(&mut self, dev: usize) {
         let now = self.clock();
         let wb = &mut self.wb.wbs[dev];
@@ -489,13 +515,24 @@ impl Kernel {
         if wb.bw_time_stamp == 0 || elapsed > BANDWIDTH_PERIOD {
             if written > 0 {
                 wb.write_bandwidth = per_s(written, elapsed);
+                wb.avg_write_bandwidth = wb.write_bandwidth;
             }
         } else {
-            let bw = u128::from(wb.write_bandwidth) * u128::from(BANDWIDTH_PERIOD - elapsed)
+            let old = wb.write_bandwidth;
+            let bw = u128::from(old) * u128::from(BANDWIDTH_PERIOD - elapsed)
                 + u128::from(written) * u128::from(NSEC_PER_SEC);
-            wb.write_bandwidth = (bw / u128::from(BANDWIDTH_PERIOD)) as u64;
+            let bw = (bw / u128::from(BANDWIDTH_PERIOD)) as u64;
+            let avg = &mut wb.avg_write_bandwidth;
+            if *avg > old && old >= bw {
+                *avg -= (*avg - old) >> 3;
+            }
+            if *avg < old && old <= bw {
+                *avg += (old - *avg) >> 3;
+            }
+            wb.write_bandwidth = bw;
         }
         wb.write_bandwidth = wb.write_bandwidth.max(1);
+        wb.avg_write_bandwidth = wb.avg_write_bandwidth.max(1);
         wb.bw_time_stamp = now;
         wb.written_stamp = wb.written;
     }
@@ -651,11 +688,12 @@ async fn wb_workfn(cx: Cx, dev: usize) {
                     Work::Kupdate(t) => t,
                     _ => k.clock(),
                 };
-                let max = match work {
-                    Work::Vmscan => (k.wb.wbs[dev].vmscan_pages as usize).min(MIN_WRITEBACK_PAGES),
-                    _ => MIN_WRITEBACK_PAGES,
+                let nr_pages = match work {
+                    Work::Vmscan => k.wb.wbs[dev].vmscan_pages,
+                    _ => u64::MAX,
                 };
-                let chunk = k.writeback_chunk(dev, before, max.max(1));
+                let max = k.writeback_chunk_size(dev, nr_pages);
+                let chunk = k.writeback_chunk(dev, before, max);
                 if work == Work::Vmscan {
                     let wb = &mut k.wb.wbs[dev];
                     let n = chunk.map_or(wb.vmscan_pages, |c| c.0);
@@ -841,6 +879,58 @@ mod tests {
         k.check_writeback().unwrap();
         // Nothing left to write; a page dirtied later than `before` waits.
         assert_eq!(k.writeback_chunk(0, now, MIN_WRITEBACK_PAGES), None);
+    }
+
+    #[test]
+    fn the_chunk_is_half_a_second_of_bandwidth_bounded_by_the_dirty_limit_in_4_mib_units() {
+        // writeback_chunk_size(): round_down(min(avg_bw / 2, dirty_limit / 8, nr_pages)
+        // + 1024, 1024), by hand for a 64 MiB machine (16 384 pages).
+        let mut k = kernel_with(64, 0, "");
+        let (_, thresh) = k.global_dirty_limits();
+        assert!(thresh / DIRTY_SCOPE < 1024, "thresh {thresh}");
+        // INIT_BW (25 600 pages/s) halves to 12 800, above an eighth of this small limit:
+        // the limit's eighth plus 1024, rounded down: one unit.
+        assert_eq!(k.writeback_chunk_size(0, u64::MAX), 1024);
+        // A work of 10 pages still gets a whole unit: the kernel stops only between inodes.
+        assert_eq!(k.writeback_chunk_size(0, 10), 1024);
+        // A large dirty limit (dirty_bytes 4 GiB: 1 048 576 pages, an eighth 131 072) and a
+        // slow device: 5 000 pages/s halves to 2 500, + 1024 = 3 524, rounds to 3 072.
+        k.sysctl.dirty_bytes = 4 << 30;
+        k.wb.wbs[0].avg_write_bandwidth = 5_000;
+        assert_eq!(k.writeback_chunk_size(0, u64::MAX), 3072);
+        // A fast one: the dirty limit's eighth bounds it, 131 072 + 1024 → 132 096.
+        k.wb.wbs[0].avg_write_bandwidth = 1 << 20;
+        assert_eq!(k.writeback_chunk_size(0, u64::MAX), 132_096);
+        // The work's own pages bound it too: 5 000 + 1024 → 5 120.
+        assert_eq!(k.writeback_chunk_size(0, 5_000), 5_120);
+    }
+
+    #[test]
+    fn the_average_bandwidth_follows_the_estimate_only_when_two_agree() {
+        // wb_update_write_bandwidth()'s second filter, by hand: avg moves an eighth of the
+        // way to the old estimate only if the new estimate lies beyond the old one.
+        let mut k = kernel_with(64, 0, "");
+        let period = BANDWIDTH_PERIOD;
+        let interval = period / 4;
+        {
+            let wb = &mut k.wb.wbs[0];
+            wb.bw_time_stamp = 1;
+            wb.write_bandwidth = 8_000;
+            wb.avg_write_bandwidth = 4_000;
+        }
+        // A quarter period writing at 16 000 pages/s: bw = (8 000 · 3/4 + 16 000 · 1/4)
+        // = 10 000 ≥ old 8 000 > avg 4 000, so avg += (8 000 − 4 000) / 8 = 4 500.
+        k.now = 1 + interval;
+        k.wb.wbs[0].written = 16_000 * interval / NSEC_PER_SEC;
+        k.wb_update_bandwidth(0);
+        assert_eq!(k.wb.wbs[0].write_bandwidth, 10_000);
+        assert_eq!(k.wb.wbs[0].avg_write_bandwidth, 4_500);
+        // Then nothing written: bw = 10 000 · 3/4 = 7 500 < old 10 000, which is above
+        // avg: no agreement, avg stays.
+        k.now += interval;
+        k.wb_update_bandwidth(0);
+        assert_eq!(k.wb.wbs[0].write_bandwidth, 7_500);
+        assert_eq!(k.wb.wbs[0].avg_write_bandwidth, 4_500);
     }
 
     #[test]
