@@ -1,5 +1,5 @@
 //! The congestion waits of reclaim (`variant.reclaim_wait`, seed 003's patches 7 and 8) on
-//! seed 001's simple-writeback USB scenario, shrunk to 256 MiB so that reclaim starts
+//! seed 001's simple-writeback USB scenario, shrunk to 192 MiB so that reclaim starts
 //! within 30 simulated seconds, and on seed 003's micro-mapped-file-stream at 512 MiB: each
 //! variant emits its own tracepoints, which parse with reclaim-trace and fill the report's
 //! congestion table, at the callers each patch changed; runs repeat byte for byte.
@@ -16,7 +16,7 @@ const USB: &str = include_str!("../../../scenarios/seed001/simple-wb-usb-baselin
 /// The traced run with `reclaim_wait`: its trace and output.
 fn traced(reclaim_wait: &str) -> (Vec<u8>, RunOutput) {
     let sets = [
-        "machine.memory_mb_per_node=256".to_string(),
+        "machine.memory_mb_per_node=192".to_string(),
         "run.duration_s=30".to_string(),
         "run.trace=true".to_string(),
         format!("variant.reclaim_wait={reclaim_wait}"),

@@ -59,6 +59,15 @@ pub struct Inode {
     pub closed: bool,
     /// `(folio, index, dirtied_when)`.
     pub dirty: VecDeque<(u32, u32, Ns)>,
+    /// The allocation group of its directory (mm::page_writeback, "Blocks").
+    pub ag: u32,
+    /// Pages up to the highest one ever dirtied (`i_size` of a file written from its
+    /// start, in pages).
+    pub i_size: u32,
+    /// Pages below this have blocks; the rest of `i_size` is delayed allocation.
+    pub allocated_to: u32,
+    /// Its extents in file order: `(first page, pages, byte offset on the device)`.
+    pub extents: Vec<(u32, u32, u64)>,
 }
 
 /// A device's `bdi_writeback`: its flusher and what it has been asked to do.
@@ -89,6 +98,9 @@ pub struct BdiWriteback {
     pub nr_dirtiers: u32,
     /// The next inode to write (round robin over the device's inodes, as `b_io` turns).
     pub next_inode: usize,
+    /// The next free byte of each allocation group on the device's filesystem, from the
+    /// group's start (mm::page_writeback, "Blocks").
+    pub ag_next: [u64; AG_COUNT],
     /// BDI_async_congested and BDI_sync_congested of `bdi->state` (2.6.36), indexed by
     /// BLK_RW_ASYNC / BLK_RW_SYNC (mm/congestion.rs).
     pub congested: [bool; 2],
@@ -126,6 +138,10 @@ pub struct Writeback {
     /// by `clear_bdi_congested()` in each direction.
     pub congestion_wqh: [WaitQueue; 2],
 }
+
+/// Allocation groups of a device's filesystem: `mkfs.xfs`'s default `agcount` for a
+/// filesystem under 4 TiB.
+pub const AG_COUNT: usize = 4;
 
 /// INIT_BW: a device's write bandwidth before it is measured, 100 MiB/s in pages.
 pub const INIT_BW: u64 = 100 << (20 - 12);

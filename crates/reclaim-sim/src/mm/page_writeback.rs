@@ -52,6 +52,22 @@
 //! `costs.page_cache_insert_ns` (a guess: tagging, clearing dirty, adding to a bio). A large
 //! folio (`variant.large_folio_writes`) is dirtied, written and ended whole: the counts are
 //! its pages, its work one folio's.
+//!
+//! **Blocks** (the filesystem's delayed allocation, xfs and ext4 alike): a file's pages get
+//! their blocks when they are first written back, not when they are dirtied. The first
+//! write of a page without blocks allocates the file's whole delayed range, from the end of
+//! its blocks to `i_size` (`xfs_bmapi_convert_delalloc()` converts the delalloc extent
+//! around the page, which for a file written from its start is that range), at the next
+//! free block of the allocation group of the file's directory (xfs's inode64 allocator
+//! spreads new directories over `agcount` groups; a file's data go to its directory's
+//! group), extending the file's last extent when that is where it ends. So the data of
+//! files written in one directory reach the disk in the order the flushers write them, as
+//! on a freshly made filesystem, and a page reclaim writes lands at its place in its
+//! file's extent. Departures: groups never fill and freed blocks are never reused (no
+//! free-space search, no fragmentation), no speculative preallocation beyond `i_size`,
+//! and a file whose inode has left the flushers' list (closed and clean) gets new blocks
+//! if it is written again.
+//!
 //! Departures: no `fsync`/`sync`, no per-inode `dirtied_when` (expiry is per page), the
 //! chunk's dirty limit is `thresh` (no `global_wb_domain.dirty_limit` falling slowly behind
 //! a falling threshold), one flusher per device, and writes complete without filesystem work
@@ -60,7 +76,7 @@
 use crate::engine::{Ns, HZ, JIFFY, NSEC_PER_SEC};
 use crate::hw::block::{EndIo, Op};
 use crate::kernel::Kernel;
-use crate::mm::backing_dev::Inode;
+use crate::mm::backing_dev::{Inode, AG_COUNT};
 use crate::mm::hugetlb::totalreserve_pages;
 use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
 use crate::mm::page::{folio_nr_pages, pg, PREFETCH_AHEAD};
@@ -82,10 +98,10 @@ const MAX_PAUSE: Ns = HZ / 5 * JIFFY;
 const BANDWIDTH_INTERVAL: Ns = HZ / 5 * JIFFY;
 /// The estimate's period: `roundup_pow_of_two(3 * HZ)` jiffies.
 const BANDWIDTH_PERIOD: Ns = 1024 * JIFFY;
-/// Where a file's first page lies on its device: apart from swap (at the start) and from
-/// every other file.
-const FILE_AREA: u64 = 1 << 44;
-const FILE_SPAN: u64 = 1 << 36;
+/// Where the filesystem's allocation groups start on its device (apart from swap, at the
+/// start), and how far apart they are.
+const AG_AREA: u64 = 1 << 42;
+const AG_SPAN: u64 = 1 << 39;
 
 /// A dirtier's state across its writes (`current->nr_dirtied`, `nr_dirtied_pause`,
 /// the seed era's `ratelimit` and `pause`).
@@ -120,11 +136,6 @@ enum Work {
     Kupdate(Ns),
 }
 
-/// The device offset of page `index` of file `mapping`.
-pub fn file_offset(mapping: u32, index: u32) -> u64 {
-    FILE_AREA + u64::from(mapping) * FILE_SPAN + u64::from(index) * PAGE_SIZE
-}
-
 impl Kernel {
     /// `global_dirtyable_memory()`: free pages (NR_FREE_PAGES as read) less the reserves,
     /// plus the file LRU, plus one.
@@ -149,14 +160,44 @@ impl Kernel {
     }
 
     /// A new file `mapping` on device `dev`, written from its start (`inode` for the
-    /// flushers).
-    pub fn wb_new_inode(&mut self, mapping: u32, dev: usize) {
+    /// flushers), in directory `dir` (its blocks come from that directory's allocation
+    /// group: module doc, "Blocks").
+    pub fn wb_new_inode(&mut self, mapping: u32, dev: usize, dir: u32) {
         self.wb.inodes.push(Inode {
             mapping,
             dev,
             closed: false,
             dirty: std::collections::VecDeque::with_capacity(MIN_WRITEBACK_PAGES),
+            ag: dir % AG_COUNT as u32,
+            i_size: 0,
+            allocated_to: 0,
+            extents: Vec::new(),
         });
+    }
+
+    /// The device byte offset of page `index` of inode `i`, its blocks allocated first if
+    /// it has none (`xfs_map_blocks()` → `xfs_bmapi_convert_delalloc()`; module doc,
+    /// "Blocks"), and how many pages from it on lie contiguous on the device.
+    fn wb_map_blocks(&mut self, i: usize, index: u32) -> (u64, u32) {
+        let inode = &mut self.wb.inodes[i];
+        if index >= inode.allocated_to {
+            let start = inode.allocated_to;
+            let len = inode.i_size.max(index + 1) - start;
+            let next = &mut self.wb.wbs[inode.dev].ag_next[inode.ag as usize];
+            let offset = AG_AREA + u64::from(inode.ag) * AG_SPAN + *next;
+            *next += u64::from(len) * PAGE_SIZE;
+            match inode.extents.last_mut() {
+                Some(last) if last.2 + u64::from(last.1) * PAGE_SIZE == offset => last.1 += len,
+                _ => inode.extents.push((start, len, offset)),
+            }
+            inode.allocated_to = start + len;
+        }
+        let k = inode.extents.partition_point(|e| e.0 <= index) - 1;
+        let (first, len, offset) = inode.extents[k];
+        (
+            offset + u64::from(index - first) * PAGE_SIZE,
+            first + len - index,
+        )
     }
 
     /// The writer of `mapping` closed it: its inode goes once its pages are written.
@@ -267,7 +308,9 @@ impl Kernel {
         let node = &mut self.wb.nodes[nid as usize];
         node.nr_dirty += nr;
         node.nr_dirtied += nr;
-        self.wb.inodes[i].dirty.push_back((p, at, now));
+        let inode = &mut self.wb.inodes[i];
+        inode.dirty.push_back((p, at, now));
+        inode.i_size = inode.i_size.max(at + nr as u32);
         nr
     }
 
@@ -348,28 +391,36 @@ impl Kernel {
         self.folio_wake(p);
     }
 
-    /// Submit page-cache folios `run`, from page `index` of `mapping` on (each folio's pages
-    /// after the last's), on `dev`, already under writeback, as one write; returns when it
-    /// completes.
-    pub(crate) fn submit_file_write(
-        &mut self,
-        dev: usize,
-        mapping: u32,
-        index: u32,
-        run: &[u32],
-    ) -> Ns {
-        let bio = self.block.bios.alloc(dev, Op::Write);
-        let b = &mut self.block.bios[bio];
-        b.end_io = EndIo::Writeback;
-        b.pages.extend_from_slice(run);
-        let pages = &self.mem.pages;
-        let bytes = run
-            .iter()
-            .map(|&p| folio_nr_pages(pages.fields(p)))
-            .sum::<u64>()
-            * PAGE_SIZE;
-        self.submit_bio_endio_at(bio, bytes, file_offset(mapping, index));
-        self.block.bios[bio].done_at
+    /// Submit page-cache folios `run` of inode `i`, from page `index` on (each folio's pages
+    /// after the last's), already under writeback: one write for each stretch whose blocks
+    /// lie contiguous on the device (one, unless the run crosses from one extent to
+    /// another). Returns when the last completes.
+    pub(crate) fn submit_file_write(&mut self, i: usize, index: u32, run: &[u32]) -> Ns {
+        let dev = self.wb.inodes[i].dev;
+        let mut done_at = 0;
+        let (mut k, mut at) = (0, index);
+        while k < run.len() {
+            let (offset, mut contiguous) = self.wb_map_blocks(i, at);
+            let start = k;
+            let mut pages = 0u64;
+            while k < run.len() {
+                let nr = folio_nr_pages(self.mem.pages.fields(run[k]));
+                if k > start && nr > u64::from(contiguous) {
+                    break;
+                }
+                contiguous = contiguous.saturating_sub(nr as u32);
+                pages += nr;
+                k += 1;
+            }
+            at += pages as u32;
+            let bio = self.block.bios.alloc(dev, Op::Write);
+            let b = &mut self.block.bios[bio];
+            b.end_io = EndIo::Writeback;
+            b.pages.extend_from_slice(&run[start..k]);
+            self.submit_bio_endio_at(bio, pages * PAGE_SIZE, offset);
+            done_at = done_at.max(self.block.bios[bio].done_at);
+        }
+        done_at
     }
 
     /// Take folio `p` from dirty to under writeback (`folio_clear_dirty_for_io()` and
@@ -444,7 +495,7 @@ impl Kernel {
                     continue;
                 }
                 if nr_run == run.len() || (nr_run > 0 && index != run_index + run_pages) {
-                    done_at = self.submit_file_write(dev, mapping, run_index, &run[..nr_run]);
+                    done_at = self.submit_file_write(i, run_index, &run[..nr_run]);
                     (nr_run, run_pages) = (0, 0);
                 }
                 if nr_run == 0 {
@@ -460,7 +511,7 @@ impl Kernel {
                 nr_folios += 1;
             }
             if nr_run > 0 {
-                done_at = self.submit_file_write(dev, mapping, run_index, &run[..nr_run]);
+                done_at = self.submit_file_write(i, run_index, &run[..nr_run]);
             }
             let inode = &self.wb.inodes[i];
             let next = if inode.closed && inode.dirty.is_empty() {
@@ -858,7 +909,7 @@ mod tests {
         let pages: Vec<u32> = (0..6)
             .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
             .collect();
-        k.wb_new_inode(7, 0);
+        k.wb_new_inode(7, 0, 0);
         k.filemap_add_folios(7, &pages, 0);
         k.generic_perform_write(7, 0, &pages[..4], 0);
         k.generic_perform_write(7, 10, &pages[4..], 0);
@@ -934,6 +985,80 @@ mod tests {
     }
 
     #[test]
+    fn blocks_are_allocated_at_writeback_in_the_order_written_in_each_directory_group() {
+        // Delayed allocation: files 1 and 2 in directory 0, file 3 in directory 1; file 2
+        // is written back first, so its blocks come first in group 0, file 1's after them;
+        // file 3's start its own group.
+        let mut k = kernel_with(64, 0, "");
+        let zi = k.mem.zonelists[0][0];
+        for (mapping, dir) in [(1u32, 0u32), (2, 0), (3, 1)] {
+            k.wb_new_inode(mapping, 0, dir);
+            let pages: Vec<u32> = (0..4)
+                .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
+                .collect();
+            k.filemap_add_folios(mapping, &pages, 0);
+            k.generic_perform_write(mapping, 0, &pages, 0);
+        }
+        let inode = |k: &Kernel, m: u32| k.wb.inode(m).unwrap();
+        let (i1, i2, i3) = (inode(&k, 1), inode(&k, 2), inode(&k, 3));
+        // Dirty, not yet written: no blocks.
+        assert!(k.wb.inodes[i1].extents.is_empty());
+        assert_eq!(k.wb.inodes[i1].i_size, 4);
+        let group0 = AG_AREA;
+        assert_eq!(k.wb_map_blocks(i2, 1), (group0 + PAGE_SIZE, 3));
+        assert_eq!(k.wb_map_blocks(i1, 0), (group0 + 4 * PAGE_SIZE, 4));
+        assert_eq!(
+            k.wb_map_blocks(i3, 3),
+            (AG_AREA + AG_SPAN + 3 * PAGE_SIZE, 1)
+        );
+        // A page written again maps to the same block; nothing more is allocated.
+        assert_eq!(k.wb_map_blocks(i2, 1), (group0 + PAGE_SIZE, 3));
+        assert_eq!(k.wb.wbs[0].ag_next[0], 8 * PAGE_SIZE);
+    }
+
+    #[test]
+    fn a_page_reclaim_writes_gets_its_place_in_the_files_extent_and_later_pages_follow_on() {
+        // Reclaim writes page 2 of a file with pages 0–5 dirty: the whole delayed range,
+        // 0–5, is allocated then (the page at its place in it); pages dirtied after that,
+        // 6–7, are a new range, allocated when next written, after what the group gave
+        // meanwhile to another file: a second extent.
+        let mut k = kernel_with(64, 0, "");
+        let zi = k.mem.zonelists[0][0];
+        let pages: Vec<u32> = (0..10)
+            .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
+            .collect();
+        k.wb_new_inode(1, 0, 0);
+        k.wb_new_inode(2, 0, 0);
+        k.filemap_add_folios(1, &pages[..8], 0);
+        k.generic_perform_write(1, 0, &pages[..6], 0);
+        let i = k.wb.inode(1).unwrap();
+        k.folio_start_writeback(pages[2]);
+        k.submit_file_write(i, 2, &[pages[2]]);
+        assert_eq!(k.wb.inodes[i].extents, vec![(0, 6, AG_AREA)]);
+        // File 2 takes the next two pages' worth of blocks.
+        k.filemap_add_folios(2, &pages[8..], 0);
+        k.generic_perform_write(2, 0, &pages[8..], 0);
+        let i2 = k.wb.inode(2).unwrap();
+        assert_eq!(k.wb_map_blocks(i2, 0), (AG_AREA + 6 * PAGE_SIZE, 2));
+        k.generic_perform_write(1, 6, &pages[6..8], 0);
+        let i = k.wb.inode(1).unwrap();
+        assert_eq!(k.wb_map_blocks(i, 7), (AG_AREA + 9 * PAGE_SIZE, 1));
+        assert_eq!(
+            k.wb.inodes[i].extents,
+            vec![(0, 6, AG_AREA), (6, 2, AG_AREA + 8 * PAGE_SIZE)]
+        );
+        // A run across the two extents goes out as two writes.
+        let before = k.block.bios.nr_in_use();
+        for &p in &pages[4..8] {
+            if p != pages[2] {
+                k.folio_start_writeback(p);
+            }
+        }
+        k.submit_file_write(i, 4, &pages[4..8]);
+        assert_eq!(k.block.bios.nr_in_use(), before + 2);
+    }
+
+    #[test]
     fn a_turn_that_removes_its_inode_wraps_over_the_inodes_left() {
         // Three files on device 0; the flusher's turn is at the third, closed, whose one
         // dirty entry reclaim has written meanwhile (stale). That turn writes nothing and
@@ -946,7 +1071,7 @@ mod tests {
             .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
             .collect();
         for (mapping, range) in [(1u32, 0..2), (2, 2..4), (3, 4..5)] {
-            k.wb_new_inode(mapping, 0);
+            k.wb_new_inode(mapping, 0, 0);
             k.filemap_add_folios(mapping, &pages[range.clone()], 0);
             k.generic_perform_write(mapping, 0, &pages[range], 0);
         }
@@ -985,7 +1110,7 @@ mod tests {
             .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
             .collect();
         for mapping in 0..6u32 {
-            k.wb_new_inode(mapping, 0);
+            k.wb_new_inode(mapping, 0, 0);
         }
         k.filemap_add_folios(4, &pages, 0);
         k.generic_perform_write(4, 0, &pages, 0);

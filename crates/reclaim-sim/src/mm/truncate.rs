@@ -192,8 +192,8 @@ mod tests {
         let pages: Vec<u32> = (0..6)
             .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
             .collect();
-        k.wb_new_inode(7, 0);
-        k.wb_new_inode(8, 0);
+        k.wb_new_inode(7, 0, 0);
+        k.wb_new_inode(8, 0, 0);
         k.filemap_add_folios(7, &pages[..5], 0);
         k.filemap_add_folios(8, &pages[5..], 0);
         k.generic_perform_write(7, 0, &pages[..5], 0);
@@ -233,7 +233,7 @@ mod tests {
         let mut k = kernel_with(64, 0, "");
         let zi = k.mem.zonelists[0][0];
         let p = k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
-        k.wb_new_inode(7, 0);
+        k.wb_new_inode(7, 0, 0);
         k.filemap_add_folios(7, &[p], 0);
         k.generic_perform_write(7, 0, &[p], 0);
         let lv = k.folio_lruvec(p);

@@ -359,8 +359,7 @@ impl Kernel {
             let mapping = self.mem.pages.fields(p).owner;
             let index = self.mem.page_ext.index_mut()[p as usize];
             let inode = self.wb.inode(mapping).expect("a dirty folio's inode");
-            let dev = self.wb.inodes[inode].dev;
-            self.submit_file_write(dev, mapping, index, &[p]);
+            self.submit_file_write(inode, index, &[p]);
         }
     }
 
@@ -915,7 +914,7 @@ mod tests {
         let pages: Vec<u32> = (0..4)
             .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
             .collect();
-        k.wb_new_inode(7, 0);
+        k.wb_new_inode(7, 0, 0);
         k.filemap_add_folios(7, &pages, 0);
         k.generic_perform_write(7, 0, &pages, 0);
         if congested {
@@ -1296,7 +1295,7 @@ mod tests {
         use crate::mm::vmstat::VmEvent;
         let mut sim = crate::process::Sim::new(kernel_with(64, 0, ""));
         let vma = file_vma(&mut sim.k(), 16, 0);
-        sim.k().wb_new_inode(9, 0);
+        sim.k().wb_new_inode(9, 0, 0);
         let idx = sim.k().mm.vmas[vma as usize].start + 3;
         let (_, out) = write_fault(&mut sim, vma, 3, 1000);
         assert_eq!(out.get(), Some((Fault::Major, true)));

@@ -662,7 +662,7 @@ async fn write_files(cx: &Cx, w: Writer, progress: &RefCell<Vec<Progress>>) {
         let mapping = w.first_mapping + file;
         let started = {
             let mut k = cx.k();
-            k.wb_new_inode(mapping, w.dev);
+            k.wb_new_inode(mapping, w.dev, 0);
             k.clock()
         };
         let mut index = 0u64;

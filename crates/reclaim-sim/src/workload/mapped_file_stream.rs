@@ -209,7 +209,7 @@ impl Workload for MappedFileStream {
             let mapping = FIRST_MAPPING + i;
             k.address_spaces.create(mapping, u64::from(nr_pages));
             if write {
-                k.wb_new_inode(mapping, i as usize % ndev);
+                k.wb_new_inode(mapping, i as usize % ndev, 0);
             }
             // mapped-file-stream.c madvise()s MADV_RANDOM; usemem -f gives no advice.
             let vm_flags = if write { vm::WRITE_ONLY } else { vm::RAND_READ };

@@ -433,7 +433,7 @@ async fn copy(cx: Cx, p: StutterParams, mut reader: SequentialReader, state: Rc<
         let dest = SOURCE_MAPPING + iter as u32;
         let started = {
             let mut k = cx.k();
-            k.wb_new_inode(dest, 0);
+            k.wb_new_inode(dest, 0, 0);
             k.clock()
         };
         let (mut read, mut written) = (0u64, 0u64);
