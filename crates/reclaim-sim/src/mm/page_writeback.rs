@@ -184,6 +184,12 @@ impl Kernel {
         folios: &[u32],
         cpu_node: u32,
     ) {
+        // Each folio's `index` is written below, in an array of 4 bytes a page that these
+        // new folios, scattered over memory, have not touched for a long time: ask for the
+        // lines now, so that their misses overlap one another and the work before the loop.
+        for &p in folios {
+            self.mem.page_ext.prefetch_index(p);
+        }
         let n: u64 = folios
             .iter()
             .map(|&p| folio_nr_pages(self.mem.pages.fields(p)))
@@ -424,13 +430,20 @@ impl Kernel {
             // Mapped folios: `folio_clear_dirty_for_io()` → `folio_mkclean()` walks each one's
             // reverse map to write-protect and clean its entries.
             let mut nr_mkclean = 0u64;
+            // The inode's dirty list, walked by position and cut once at the end rather than
+            // popped entry by entry; held outside `self` meanwhile, which nothing called here
+            // reads (the folios' flags and counters, the bios).
+            let dirty = std::mem::take(&mut self.wb.inodes[i].dirty);
+            let mut k = 0;
             while written < max as u64 {
-                let dirty = &self.wb.inodes[i].dirty;
-                let Some(&(p, index, when)) = dirty.front() else {
+                let Some(&(p, index, when)) = dirty.get(k) else {
                     break;
                 };
-                if let Some(&(ahead, _, _)) = dirty.get(PREFETCH_AHEAD) {
+                if let Some(&(ahead, _, _)) = dirty.get(k + PREFETCH_AHEAD) {
+                    // The folio's descriptor and its `index`, both read below: each is a
+                    // miss where dirty pages lie scattered over memory.
                     self.mem.pages.prefetch(ahead);
+                    self.mem.page_ext.prefetch_index(ahead);
                 }
                 let f = *self.mem.pages.fields(p);
                 let live = f.owner == mapping
@@ -439,7 +452,7 @@ impl Kernel {
                 if live && when > before {
                     break;
                 }
-                self.wb.inodes[i].dirty.pop_front();
+                k += 1;
                 if !live {
                     continue;
                 }
@@ -459,6 +472,9 @@ impl Kernel {
                 written += nr;
                 nr_folios += 1;
             }
+            let mut dirty = dirty;
+            dirty.drain(..k);
+            self.wb.inodes[i].dirty = dirty;
             if nr_run > 0 {
                 done_at = self.submit_file_write(dev, mapping, run_index, &run[..nr_run]);
             }
