@@ -62,8 +62,8 @@ impl PageExt {
     /// for its descriptor), if the array exists. A hint only: no result depends on it.
     #[inline(always)]
     pub fn prefetch_index(&self, p: u32) {
-        if let Some(a) = &self.index {
-            prefetch(a, p);
+        if let Some(x) = self.index.as_ref().and_then(|a| a.get(p as usize)) {
+            super::page::prefetch_line(x);
         }
     }
 
@@ -92,22 +92,6 @@ impl PageExt {
             + bytes(self.mapcount.as_ref().map(|a| a.len()), 2)
             + bytes(self.memcg.as_ref().map(|a| a.len()), 2)
     }
-}
-
-/// Prefetch `a[p]` for reading, if in bounds.
-#[inline(always)]
-fn prefetch<T>(a: &[T], p: u32) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(x) = a.get(p as usize) {
-        // SAFETY: a prefetch has no architectural effect; the address is in bounds.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                (x as *const T).cast(),
-            )
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (a, p);
 }
 
 #[cfg(test)]

@@ -184,19 +184,14 @@ impl Kernel {
         folios: &[u32],
         cpu_node: u32,
     ) {
-        // Each folio's `index` is written below, in an array of 4 bytes a page that these
-        // new folios, scattered over memory, have not touched for a long time: ask for the
-        // lines now, so that their misses overlap one another and the work before the loop.
-        for &p in folios {
-            self.mem.page_ext.prefetch_index(p);
-        }
+        let Some(i) = self.wb.inode(mapping) else {
+            panic!("a write to a file without an inode");
+        };
+        self.wb.inodes[i].prefetch_dirty_tail(folios.len());
         let n: u64 = folios
             .iter()
             .map(|&p| folio_nr_pages(self.mem.pages.fields(p)))
             .sum();
-        let Some(i) = self.wb.inode(mapping) else {
-            panic!("a write to a file without an inode");
-        };
         let now = self.clock();
         let page_node = folios
             .first()
@@ -265,6 +260,7 @@ impl Kernel {
     /// `__folio_mark_dirty()` of folio `p`, page `at` of inode `i`'s file, at `now`:
     /// PG_dirty, NR_FILE_DIRTY and NR_DIRTIED by its pages, and the inode's dirty list.
     /// Returns its pages.
+    #[inline]
     fn __folio_mark_dirty(&mut self, i: usize, p: u32, at: u32, now: Ns) -> u64 {
         let f = self.mem.pages.fields_mut(p);
         f.flags |= pg::DIRTY;
@@ -434,6 +430,10 @@ impl Kernel {
             // popped entry by entry; held outside `self` meanwhile, which nothing called here
             // reads (the folios' flags and counters, the bios).
             let dirty = std::mem::take(&mut self.wb.inodes[i].dirty);
+            for &(p, _, _) in dirty.iter().take(PREFETCH_AHEAD) {
+                self.mem.pages.prefetch(p);
+                self.mem.page_ext.prefetch_index(p);
+            }
             let mut k = 0;
             while written < max as u64 {
                 let Some(&(p, index, when)) = dirty.get(k) else {
