@@ -259,8 +259,8 @@ impl Kernel {
 
     /// `__folio_mark_dirty()` of folio `p`, page `at` of inode `i`'s file, at `now`:
     /// PG_dirty, NR_FILE_DIRTY and NR_DIRTIED by its pages, and the inode's dirty list.
-    /// Returns its pages.
-    #[inline]
+    /// Returns its pages. Inlined into its loops: called for every folio written.
+    #[inline(always)]
     fn __folio_mark_dirty(&mut self, i: usize, p: u32, at: u32, now: Ns) -> u64 {
         let f = self.mem.pages.fields_mut(p);
         f.flags |= pg::DIRTY;
@@ -375,7 +375,8 @@ impl Kernel {
     }
 
     /// Take folio `p` from dirty to under writeback (`folio_clear_dirty_for_io()` and
-    /// `folio_start_writeback()`).
+    /// `folio_start_writeback()`). Inlined into its loops: called for every folio written.
+    #[inline(always)]
     pub(crate) fn folio_start_writeback(&mut self, p: u32) {
         let f = self.mem.pages.fields_mut(p);
         debug_assert!(f.flags & pg::DIRTY != 0 && f.flags & pg::BUDDY == 0);
