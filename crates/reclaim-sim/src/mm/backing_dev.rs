@@ -70,6 +70,25 @@ pub struct Inode {
     pub extents: Vec<(u32, u32, u64)>,
 }
 
+impl Inode {
+    /// Make room for `n` more dirty entries and ask for the cache lines they will be written
+    /// to. The list is a ring as long as the inode's dirty pages, so the slots after its tail
+    /// were last touched a whole ring ago and are misses; a `write()` appends its folios'
+    /// entries one after another. A hint beside the `reserve`: where the next slots wrap to
+    /// the ring's start, the lines asked for are simply not used.
+    #[inline]
+    pub fn prefetch_dirty_tail(&mut self, n: usize) {
+        self.dirty.reserve(n);
+        let (front, back) = self.dirty.as_slices();
+        let tail = if back.is_empty() { front } else { back };
+        let next = tail.as_ptr_range().end.cast::<u8>();
+        let bytes = n * std::mem::size_of::<(u32, u32, Ns)>();
+        for off in (0..bytes).step_by(64) {
+            crate::mm::page::prefetch_line(next.wrapping_add(off));
+        }
+    }
+}
+
 /// A device's `bdi_writeback`: its flusher and what it has been asked to do.
 #[derive(Debug, Default)]
 pub struct BdiWriteback {

@@ -78,6 +78,20 @@ pub const NO_OWNER: u32 = u32::MAX;
 pub const PREFETCH_AHEAD: usize = 8;
 const _: () = assert!(std::mem::size_of::<PageDesc>() == 16);
 
+/// Ask the CPU to load the cache line at `x` ahead of use: the one place the model's
+/// software prefetches are issued. A hint only: it has no architectural effect, whatever
+/// the address, and no result depends on it.
+#[inline(always)]
+pub fn prefetch_line<T>(x: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch neither faults nor changes memory, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(x.cast())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 /// A list head of a [`Pages`]: an LRU list or a buddy free list, made by [`Pages::list`].
 /// It holds the sentinel's index in that array's descriptors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,17 +208,19 @@ impl Pages {
     /// A hint only: no result depends on it; out-of-range numbers are ignored.
     #[inline(always)]
     pub fn prefetch(&self, p: u32) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(d) = self.desc.get(p as usize) {
-            // SAFETY: a prefetch has no architectural effect; the address is in bounds.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    (d as *const PageDesc).cast(),
-                )
-            }
+            prefetch_line(d);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = p;
+    }
+
+    /// [`Pages::prefetch`] of the first PREFETCH_AHEAD of `pages`: called before a loop
+    /// over `pages` whose steps call [`Pages::prefetch_ahead`], which asks for the pages
+    /// after these.
+    #[inline(always)]
+    pub fn prefetch_first(&self, pages: &[u32]) {
+        for &p in pages.iter().take(PREFETCH_AHEAD) {
+            self.prefetch(p);
+        }
     }
 
     /// [`Pages::prefetch`] of `pages[k + PREFETCH_AHEAD]`, if there is one: called at step

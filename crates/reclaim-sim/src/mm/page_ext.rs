@@ -58,6 +58,15 @@ impl PageExt {
         enable(&mut self.memcg, self.nr_pages, ROOT_MEM_CGROUP)
     }
 
+    /// Ask the CPU to load page `p`'s `index` ahead of use (as [`super::page::Pages::prefetch`]
+    /// for its descriptor), if the array exists. A hint only: no result depends on it.
+    #[inline(always)]
+    pub fn prefetch_index(&self, p: u32) {
+        if let Some(x) = self.index.as_ref().and_then(|a| a.get(p as usize)) {
+            super::page::prefetch_line(x);
+        }
+    }
+
     /// `folio_memcg()`: the cgroup page `p` is charged to (the root while no cgroup exists).
     #[inline]
     pub fn folio_memcg(&self, p: u32) -> u16 {

@@ -76,6 +76,7 @@ impl Kernel {
     pub fn end_io(&mut self, bio: u32) {
         let end_io = self.block.bios[bio].end_io;
         let pages = std::mem::take(&mut self.block.bios[bio].pages);
+        self.mem.pages.prefetch_first(&pages);
         for (k, &p) in pages.iter().enumerate() {
             self.mem.pages.prefetch_ahead(&pages, k);
             match end_io {

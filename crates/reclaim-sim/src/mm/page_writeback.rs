@@ -225,13 +225,14 @@ impl Kernel {
         folios: &[u32],
         cpu_node: u32,
     ) {
+        let Some(i) = self.wb.inode(mapping) else {
+            panic!("a write to a file without an inode");
+        };
+        self.wb.inodes[i].prefetch_dirty_tail(folios.len());
         let n: u64 = folios
             .iter()
             .map(|&p| folio_nr_pages(self.mem.pages.fields(p)))
             .sum();
-        let Some(i) = self.wb.inode(mapping) else {
-            panic!("a write to a file without an inode");
-        };
         let now = self.clock();
         let page_node = folios
             .first()
@@ -299,7 +300,8 @@ impl Kernel {
 
     /// `__folio_mark_dirty()` of folio `p`, page `at` of inode `i`'s file, at `now`:
     /// PG_dirty, NR_FILE_DIRTY and NR_DIRTIED by its pages, and the inode's dirty list.
-    /// Returns its pages.
+    /// Returns its pages. Inlined into its loops: called for every folio written.
+    #[inline(always)]
     fn __folio_mark_dirty(&mut self, i: usize, p: u32, at: u32, now: Ns) -> u64 {
         let f = self.mem.pages.fields_mut(p);
         f.flags |= pg::DIRTY;
@@ -424,7 +426,8 @@ impl Kernel {
     }
 
     /// Take folio `p` from dirty to under writeback (`folio_clear_dirty_for_io()` and
-    /// `folio_start_writeback()`).
+    /// `folio_start_writeback()`). Inlined into its loops: called for every folio written.
+    #[inline(always)]
     pub(crate) fn folio_start_writeback(&mut self, p: u32) {
         let f = self.mem.pages.fields_mut(p);
         debug_assert!(f.flags & pg::DIRTY != 0 && f.flags & pg::BUDDY == 0);
@@ -475,13 +478,24 @@ impl Kernel {
             // Mapped folios: `folio_clear_dirty_for_io()` → `folio_mkclean()` walks each one's
             // reverse map to write-protect and clean its entries.
             let mut nr_mkclean = 0u64;
+            // The inode's dirty list, walked by position and cut once at the end rather than
+            // popped entry by entry; held outside `self` meanwhile, which nothing called here
+            // reads (the folios' flags and counters, the bios).
+            let dirty = std::mem::take(&mut self.wb.inodes[i].dirty);
+            for &(p, _, _) in dirty.iter().take(PREFETCH_AHEAD) {
+                self.mem.pages.prefetch(p);
+                self.mem.page_ext.prefetch_index(p);
+            }
+            let mut k = 0;
             while written < max as u64 {
-                let dirty = &self.wb.inodes[i].dirty;
-                let Some(&(p, index, when)) = dirty.front() else {
+                let Some(&(p, index, when)) = dirty.get(k) else {
                     break;
                 };
-                if let Some(&(ahead, _, _)) = dirty.get(PREFETCH_AHEAD) {
+                if let Some(&(ahead, _, _)) = dirty.get(k + PREFETCH_AHEAD) {
+                    // The folio's descriptor and its `index`, both read below: each is a
+                    // miss where dirty pages lie scattered over memory.
                     self.mem.pages.prefetch(ahead);
+                    self.mem.page_ext.prefetch_index(ahead);
                 }
                 let f = *self.mem.pages.fields(p);
                 let live = f.owner == mapping
@@ -490,7 +504,7 @@ impl Kernel {
                 if live && when > before {
                     break;
                 }
-                self.wb.inodes[i].dirty.pop_front();
+                k += 1;
                 if !live {
                     continue;
                 }
@@ -510,6 +524,9 @@ impl Kernel {
                 written += nr;
                 nr_folios += 1;
             }
+            let mut dirty = dirty;
+            dirty.drain(..k);
+            self.wb.inodes[i].dirty = dirty;
             if nr_run > 0 {
                 done_at = self.submit_file_write(i, run_index, &run[..nr_run]);
             }
