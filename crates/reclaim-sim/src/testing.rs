@@ -66,6 +66,13 @@ pub fn add_to_lru(k: &mut Kernel, p: u32) {
     k.mem.nodes[0].nr_file_pages += 1;
 }
 
+/// `n` order-0 pages taken off zone `zi`'s free lists, allocated and nowhere else.
+pub fn take_pages(k: &mut Kernel, zi: usize, n: u32) -> Vec<u32> {
+    (0..n)
+        .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
+        .collect()
+}
+
 /// Takes pages off zone `zi`'s free lists until `free` are left: the first `lru` become
 /// clean, unreferenced page cache on the inactive file list (reclaimable), the rest stay
 /// allocated and are returned.

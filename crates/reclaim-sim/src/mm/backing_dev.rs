@@ -64,13 +64,20 @@ pub struct Inode {
     /// Pages up to the highest one ever dirtied (`i_size` of a file written from its
     /// start, in pages).
     pub i_size: u32,
-    /// Pages below this have blocks; the rest of `i_size` is delayed allocation.
-    pub allocated_to: u32,
-    /// Its extents in file order: `(first page, pages, byte offset on the device)`.
+    /// Its extents in file order, covering its first pages without a gap: `(first page,
+    /// pages, byte offset on the device)`.
     pub extents: Vec<(u32, u32, u64)>,
 }
 
 impl Inode {
+    /// Pages below this have blocks; the rest of `i_size` is delayed allocation.
+    #[inline]
+    pub fn allocated_to(&self) -> u32 {
+        self.extents
+            .last()
+            .map_or(0, |&(first, len, _)| first + len)
+    }
+
     /// Make room for `n` more dirty entries and ask for the cache lines they will be written
     /// to. The list is a ring as long as the inode's dirty pages, so the slots after its tail
     /// were last touched a whole ring ago and are misses; a `write()` appends its folios'

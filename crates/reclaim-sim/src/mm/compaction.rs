@@ -1522,7 +1522,7 @@ mod tests {
     use super::*;
     use crate::mm::page::Pages;
     use crate::mm::zone::{free_lists, NR_FREE_LISTS, ZONE_NORMAL};
-    use crate::testing::allocstalls;
+    use crate::testing::{allocstalls, take_pages};
 
     fn zone_with(blocks: &[(u32, u32)]) -> (Zone, Pages) {
         let mut pages = Pages::new(4096, NR_FREE_LISTS as u32);
@@ -1948,9 +1948,7 @@ mod tests {
             assert_eq!(k.isolate_migratepage(&mut cc, p, 0), 1);
         }
         assert_eq!(k.mem.nodes[0].nr_isolated, [1, 1]);
-        let dst: Vec<u32> = (0..2)
-            .map(|_| k.mem.zones[0].rmqueue(&mut k.mem.pages, 0).unwrap())
-            .collect();
+        let dst = take_pages(&mut k, 0, 2);
         k.migrate_folio(file, dst[0], 0);
         k.migrate_folio(anon, dst[1], 0);
         assert_eq!(k.mem.nodes[0].nr_isolated, [0, 0]);

@@ -177,7 +177,7 @@ pub fn totalreserve_pages(k: &Kernel) -> u64 {
 mod tests {
     use super::*;
     use crate::kernel::Kernel;
-    use crate::testing::{kernel, kernel_of, zone_of};
+    use crate::testing::{kernel, kernel_of, take_pages, zone_of};
 
     #[test]
     fn a_squeeze_leaves_the_memory_asked_for_available_and_the_watermarks_as_they_were() {
@@ -283,9 +283,7 @@ mod tests {
         // Take every page, then free all but the first of each pageblock: 16320 pages free,
         // no free block of order 9.
         let n = k.mem.zones[0].managed_pages as u32;
-        let all: Vec<u32> = (0..n)
-            .map(|_| k.mem.zones[0].rmqueue(&mut k.mem.pages, 0).unwrap())
-            .collect();
+        let all = take_pages(&mut k, 0, n);
         for &p in all.iter().filter(|&&p| p % 512 != 0) {
             k.mem.zones[0].free_one_page(&mut k.mem.pages, p, 0);
         }

@@ -45,9 +45,9 @@
 //! `dirty_expire_centisecs` ago. It writes an inode's oldest dirty pages in chunks of
 //! `writeback_chunk_size()` (3.1+): half a second at the device's smoothed write bandwidth,
 //! at most an eighth of the dirty limit, plus MIN_WRITEBACK_PAGES (4 MiB) rounded down to a
-//! multiple of it; the device's inodes in turn (`b_io`); each run of
-//! consecutive pages is one I/O at the file's place on the device (a rotating disk seeks
-//! between runs, `hw::block`), and it submits the next chunk once the one before the last
+//! multiple of it; the device's inodes in turn (`b_io`); each run of pages consecutive in
+//! the file and in its blocks is one I/O at those blocks (a rotating disk seeks between
+//! runs, `hw::block`), and it submits the next chunk once the one before the last
 //! has completed (two chunks in flight: the block layer's queue). Its CPU time per folio is
 //! `costs.page_cache_insert_ns` (a guess: tagging, clearing dirty, adding to a bio). A large
 //! folio (`variant.large_folio_writes`) is dirtied, written and ended whole: the counts are
@@ -70,8 +70,8 @@
 //!
 //! Departures: no `fsync`/`sync`, no per-inode `dirtied_when` (expiry is per page), the
 //! chunk's dirty limit is `thresh` (no `global_wb_domain.dirty_limit` falling slowly behind
-//! a falling threshold), one flusher per device, and writes complete without filesystem work
-//! (no journal, no delayed allocation).
+//! a falling threshold), one flusher per device, and writes complete without the
+//! filesystem's other work (no journal, no metadata writes).
 
 use crate::engine::{Ns, HZ, JIFFY, NSEC_PER_SEC};
 use crate::hw::block::{EndIo, Op};
@@ -170,7 +170,6 @@ impl Kernel {
             dirty: std::collections::VecDeque::with_capacity(MIN_WRITEBACK_PAGES),
             ag: dir % AG_COUNT as u32,
             i_size: 0,
-            allocated_to: 0,
             extents: Vec::new(),
         });
     }
@@ -180,8 +179,8 @@ impl Kernel {
     /// "Blocks"), and how many pages from it on lie contiguous on the device.
     fn wb_map_blocks(&mut self, i: usize, index: u32) -> (u64, u32) {
         let inode = &mut self.wb.inodes[i];
-        if index >= inode.allocated_to {
-            let start = inode.allocated_to;
+        let start = inode.allocated_to();
+        if index >= start {
             let len = inode.i_size.max(index + 1) - start;
             let next = &mut self.wb.wbs[inode.dev].ag_next[inode.ag as usize];
             let offset = AG_AREA + u64::from(inode.ag) * AG_SPAN + *next;
@@ -190,7 +189,6 @@ impl Kernel {
                 Some(last) if last.2 + u64::from(last.1) * PAGE_SIZE == offset => last.1 += len,
                 _ => inode.extents.push((start, len, offset)),
             }
-            inode.allocated_to = start + len;
         }
         let k = inode.extents.partition_point(|e| e.0 <= index) - 1;
         let (first, len, offset) = inode.extents[k];
@@ -481,7 +479,7 @@ impl Kernel {
             // The inode's dirty list, walked by position and cut once at the end rather than
             // popped entry by entry; held outside `self` meanwhile, which nothing called here
             // reads (the folios' flags and counters, the bios).
-            let dirty = std::mem::take(&mut self.wb.inodes[i].dirty);
+            let mut dirty = std::mem::take(&mut self.wb.inodes[i].dirty);
             for &(p, _, _) in dirty.iter().take(PREFETCH_AHEAD) {
                 self.mem.pages.prefetch(p);
                 self.mem.page_ext.prefetch_index(p);
@@ -524,7 +522,6 @@ impl Kernel {
                 written += nr;
                 nr_folios += 1;
             }
-            let mut dirty = dirty;
             dirty.drain(..k);
             self.wb.inodes[i].dirty = dirty;
             if nr_run > 0 {
@@ -917,15 +914,13 @@ async fn io_sleep_until(cx: &Cx, at: Ns) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::kernel_with;
+    use crate::testing::{kernel_with, take_pages};
 
     #[test]
     fn a_chunk_writes_runs_of_consecutive_pages_and_skips_folios_cleaned_meanwhile() {
         let mut k = kernel_with(64, 0, "");
         let zi = k.mem.zonelists[0][0];
-        let pages: Vec<u32> = (0..6)
-            .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
-            .collect();
+        let pages = take_pages(&mut k, zi, 6);
         k.wb_new_inode(7, 0, 0);
         k.filemap_add_folios(7, &pages, 0);
         k.generic_perform_write(7, 0, &pages[..4], 0);
@@ -1010,9 +1005,7 @@ mod tests {
         let zi = k.mem.zonelists[0][0];
         for (mapping, dir) in [(1u32, 0u32), (2, 0), (3, 1)] {
             k.wb_new_inode(mapping, 0, dir);
-            let pages: Vec<u32> = (0..4)
-                .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
-                .collect();
+            let pages = take_pages(&mut k, zi, 4);
             k.filemap_add_folios(mapping, &pages, 0);
             k.generic_perform_write(mapping, 0, &pages, 0);
         }
@@ -1041,9 +1034,7 @@ mod tests {
         // meanwhile to another file: a second extent.
         let mut k = kernel_with(64, 0, "");
         let zi = k.mem.zonelists[0][0];
-        let pages: Vec<u32> = (0..10)
-            .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
-            .collect();
+        let pages = take_pages(&mut k, zi, 10);
         k.wb_new_inode(1, 0, 0);
         k.wb_new_inode(2, 0, 0);
         k.filemap_add_folios(1, &pages[..8], 0);
@@ -1084,9 +1075,7 @@ mod tests {
         // panic of seed 001's simple-wb USB run.)
         let mut k = kernel_with(64, 0, "");
         let zi = k.mem.zonelists[0][0];
-        let pages: Vec<u32> = (0..5)
-            .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
-            .collect();
+        let pages = take_pages(&mut k, zi, 5);
         for (mapping, range) in [(1u32, 0..2), (2, 2..4), (3, 4..5)] {
             k.wb_new_inode(mapping, 0, 0);
             k.filemap_add_folios(mapping, &pages[range.clone()], 0);
@@ -1123,9 +1112,7 @@ mod tests {
         // inodes 0, 2, 5, 3, 2, 2 of 0-5, and the chunk found nothing.)
         let mut k = kernel_with(64, 0, "");
         let zi = k.mem.zonelists[0][0];
-        let pages: Vec<u32> = (0..3)
-            .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
-            .collect();
+        let pages = take_pages(&mut k, zi, 3);
         for mapping in 0..6u32 {
             k.wb_new_inode(mapping, 0, 0);
         }

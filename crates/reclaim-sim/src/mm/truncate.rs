@@ -179,7 +179,7 @@ pub async fn unlink_evict(cx: &Cx, mapping: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::kernel_with;
+    use crate::testing::{kernel_with, take_pages};
 
     /// Six folios of file 7: two written (clean), two dirty, one under writeback, one of
     /// another file. A pass frees the clean and dirty ones (the dirty count cancelled, not
@@ -189,9 +189,7 @@ mod tests {
     fn truncation_frees_clean_and_dirty_folios_and_waits_for_writeback() {
         let mut k = kernel_with(64, 0, "");
         let zi = k.mem.zonelists[0][0];
-        let pages: Vec<u32> = (0..6)
-            .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
-            .collect();
+        let pages = take_pages(&mut k, zi, 6);
         k.wb_new_inode(7, 0, 0);
         k.wb_new_inode(8, 0, 0);
         k.filemap_add_folios(7, &pages[..5], 0);

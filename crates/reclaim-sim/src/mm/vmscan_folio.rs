@@ -823,7 +823,7 @@ mod tests {
     use crate::mm::page::pg;
     use crate::mm::swapfile::NO_PAGE;
     use crate::mm::vma::{mk_pte, pte_kind, swp_entry, PteKind};
-    use crate::testing::{kernel_with, swapon};
+    use crate::testing::{kernel_with, swapon, take_pages};
 
     /// A folio mapped again while its write to swap was in flight, the write now done: in
     /// the swap cache, mapped, its slot named by no page table; and `used` of the area's
@@ -911,9 +911,7 @@ mod tests {
         let tid = k.add_task("t".into(), 0, TaskClass::Workload);
         k.current = tid;
         let zi = k.mem.zonelists[0][0];
-        let pages: Vec<u32> = (0..4)
-            .map(|_| k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap())
-            .collect();
+        let pages = take_pages(&mut k, zi, 4);
         k.wb_new_inode(7, 0, 0);
         k.filemap_add_folios(7, &pages, 0);
         k.generic_perform_write(7, 0, &pages, 0);
