@@ -28,13 +28,15 @@
 //!   estimate from the device's completed writes, updated every 200 ms over a 4 s period;
 //!   no think-time credit, no `dirty_limit` tracking of a falling threshold;
 //! - `"threshold"` (before 3.2): while `dirty > (thresh + bg_thresh) / 2` and over
-//!   `thresh`, the dirtier writes up to `write_chunk` (1.5 × `ratelimit_pages`) of its own
-//!   device's pages itself (`writeback_inodes_wb()`, bounded as 3.0's `wbc.nr_to_write`
-//!   bounded it; 3.1's went through `writeback_chunk_size()`, at least 4 MiB of the first
-//!   inode: not modelled) and waits for them (departure: the
-//!   kernel waited only for free requests in the block queue), then sleeps `pause` (1 jiffy,
-//!   doubling to HZ/10); it checks every `ratelimit_pages` (`dirty_thresh / (ncpus · 32)`,
-//!   at least 16; 8 when the limit was exceeded) pages.
+//!   `thresh`, the dirtier writes `write_chunk` (`sync_writeback_pages()`: 1.5 ×
+//!   `ratelimit_pages`) of its own device's pages itself (3.1's `writeback_inodes_wb()`:
+//!   the device's inodes in turn, each up to `writeback_chunk_size()` of the pages still
+//!   owed, so at least 4 MiB of the first) and waits for them (departure: the kernel waited
+//!   only for free requests in the block queue), then sleeps `pause` (1 jiffy, doubling to
+//!   HZ/10); it checks every `ratelimit_pages` pages (8 when the limit was exceeded), which
+//!   is 3.1's `writeback_set_ratelimit()`: the page cache's pages over `ncpus · 32`, at
+//!   least 16 and at most 4 MiB (3.2 made it `dirty_thresh / (ncpus · 32)`, uncapped, for
+//!   the rate-controlled path, whose checks `dirty_poll_interval()` spaces instead).
 //!
 //! **Flushers** (fs/fs-writeback.c, one `bdi_writeback` per device, started by a workload
 //! that writes): asleep until woken, or until `dirty_writeback_centisecs` after the last
@@ -81,6 +83,7 @@ use crate::mm::hugetlb::totalreserve_pages;
 use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
 use crate::mm::page::{folio_nr_pages, pg, PREFETCH_AHEAD};
 use crate::mm::vmscan::SWAP_CLUSTER_MAX;
+use crate::mm::zone::WMARK_HIGH;
 use crate::process::{cond_resched, schedule, sleep_until, Cx, Sim};
 use crate::sched::TaskClass;
 use crate::variant::DirtyThrottle;
@@ -92,6 +95,8 @@ pub const MIN_WRITEBACK_PAGES: usize = 1024;
 /// DIRTY_SCOPE (include/linux/writeback.h): a flusher's chunk is at most this fraction of
 /// the dirty limit.
 const DIRTY_SCOPE: u64 = 8;
+/// 3.1's cap on `ratelimit_pages`: 4 MiB of pages (`writeback_set_ratelimit()`).
+const RATELIMIT_PAGES_MAX: u64 = (4096 * 1024) / PAGE_SIZE;
 /// `max_pause` of `balance_dirty_pages()`: MAX_PAUSE, HZ/5.
 const MAX_PAUSE: Ns = HZ / 5 * JIFFY;
 /// BANDWIDTH_INTERVAL: the write bandwidth is re-estimated at most this often.
@@ -562,6 +567,47 @@ impl Kernel {
         ((pages.saturating_add(unit)) / unit * unit) as usize
     }
 
+    /// 3.1's `writeback_inodes_wb(wb, nr_pages)` as the seed era's dirtier calls it: the
+    /// device's inodes in turn from where the flushers left off, each written up to
+    /// `writeback_chunk_size()` of the pages still owed (so one inode with enough dirty
+    /// pages takes the whole work and more), until `nr_pages` are written or no inode has
+    /// dirty pages older than `before`. The pages written and when the last I/O completes.
+    pub(crate) fn writeback_inodes_wb(
+        &mut self,
+        dev: usize,
+        before: Ns,
+        nr_pages: u64,
+    ) -> Option<(u64, Ns)> {
+        let mut done: Option<(u64, Ns)> = None;
+        let mut left = nr_pages;
+        while left > 0 {
+            let chunk = self.writeback_chunk_size(dev, left);
+            let Some((written, done_at)) = self.writeback_chunk(dev, before, chunk) else {
+                break;
+            };
+            done = Some(done.map_or((written, done_at), |(w, at)| (w + written, at.max(done_at))));
+            left = left.saturating_sub(written);
+        }
+        done
+    }
+
+    /// `writeback_set_ratelimit()` (mm/page-writeback.c, 2.6.x to 3.1): the pages a CPU
+    /// dirties between two calls of the seed era's `balance_dirty_pages()`,
+    /// `vm_total_pages / (num_online_cpus() * 32)`, at least 16 and at most 4 MiB ("the
+    /// balance_dirty_pages() caller will write six megabyte chunks, max").
+    /// `vm_total_pages` is `nr_free_pagecache_pages()`: each zone's pages above its high
+    /// watermark (its managed pages here, where 3.1 counted present ones).
+    pub(crate) fn writeback_set_ratelimit(&self) -> u64 {
+        let vm_total_pages: u64 = self
+            .mem
+            .zones
+            .iter()
+            .map(|z| z.managed_pages.saturating_sub(z.watermark[WMARK_HIGH]))
+            .sum();
+        let ncpus = u64::from(self.cpus.nr_cpus());
+        (vm_total_pages / (ncpus * 32)).clamp(16, RATELIMIT_PAGES_MAX)
+    }
+
     /// `wb_update_write_bandwidth()`: every BANDWIDTH_INTERVAL, the pages the device wrote
     /// since the last update fold into its estimate over BANDWIDTH_PERIOD, and the estimate
     /// into `avg_write_bandwidth`, which moves an eighth of the way towards it only when
@@ -869,8 +915,7 @@ async fn balance_dirty_pages_threshold(cx: &Cx, t: &mut DirtyTask) {
             let (bg_thresh, thresh) = k.global_dirty_limits();
             let nr_dirty = k.wb.nr_dirty();
             let dirty = nr_dirty + k.wb.nr_writeback();
-            let ncpus = u64::from(k.cpus.nr_cpus());
-            let ratelimit = (thresh / (ncpus * 32)).max(16);
+            let ratelimit = k.writeback_set_ratelimit();
             // Over the freerun ceiling and over the limit (the kernel's `dirty_exceeded`
             // without the per-bdi share).
             if dirty <= thresh {
@@ -884,9 +929,9 @@ async fn balance_dirty_pages_threshold(cx: &Cx, t: &mut DirtyTask) {
             t.nr_dirtied_pause = 8;
             ratelimit + ratelimit / 2
         };
-        // writeback_inodes_wb(): the dirtier writes a chunk of its device's pages itself.
+        // The dirtier writes a chunk of its device's pages itself.
         let now = cx.k().clock();
-        let chunk = cx.k().writeback_chunk(t.dev, now, write_chunk as usize);
+        let chunk = cx.k().writeback_inodes_wb(t.dev, now, write_chunk);
         t.nr_dirtied = 0;
         if let Some((written, done_at)) = chunk {
             // The request queue's wait (`get_request_wait`), taken as the wait for the
@@ -914,7 +959,7 @@ async fn io_sleep_until(cx: &Cx, at: Ns) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{kernel_with, take_pages};
+    use crate::testing::{kernel_of, kernel_with, take_pages};
 
     #[test]
     fn a_chunk_writes_runs_of_consecutive_pages_and_skips_folios_cleaned_meanwhile() {
@@ -942,6 +987,65 @@ mod tests {
         k.check_writeback().unwrap();
         // Nothing left to write; a page dirtied later than `before` waits.
         assert_eq!(k.writeback_chunk(0, now, MIN_WRITEBACK_PAGES), None);
+    }
+
+    #[test]
+    fn the_seed_eras_ratelimit_is_the_page_cache_over_32_per_cpu_between_16_pages_and_4_mib() {
+        // writeback_set_ratelimit() (3.1) by hand: nr_free_pagecache_pages() is each zone's
+        // pages above its high watermark.
+        let above_high = |k: &Kernel| -> u64 {
+            k.mem
+                .zones
+                .iter()
+                .map(|z| z.managed_pages - z.watermark[WMARK_HIGH])
+                .sum()
+        };
+        let kernel_cpus = |mb: u64, cpus: u32| {
+            kernel_of(&format!(
+                "[machine]\nmemory_mb_per_node = {mb}\ncpus_per_node = {cpus}\n\
+                 [workload]\nkind = \"dd\"\ntasks = 1\n"
+            ))
+        };
+        // 512 MiB on 4 CPUs (the seed's plain rows): under the cap.
+        let k = kernel_cpus(512, 4);
+        let pages = above_high(&k);
+        assert!(pages / 128 < 1024, "{pages}");
+        assert_eq!(k.writeback_set_ratelimit(), pages / 128);
+        // 512 MiB on one CPU (the 1P rows): 4 MiB, the cap.
+        let k = kernel_cpus(512, 1);
+        assert!(above_high(&k) / 32 > 1024);
+        assert_eq!(k.writeback_set_ratelimit(), 1024);
+        // 64 MiB on 64 CPUs: the floor of 16.
+        let k = kernel_cpus(64, 64);
+        assert!(above_high(&k) / (64 * 32) < 16);
+        assert_eq!(k.writeback_set_ratelimit(), 16);
+    }
+
+    #[test]
+    fn the_dirtiers_writeback_takes_inodes_in_turn_until_the_pages_owed_are_written() {
+        // writeback_inodes_wb(wb, nr_pages) as 3.1's balance_dirty_pages() calls it: three
+        // files of 1 500 dirty pages, 2 000 pages owed. The first file's chunk,
+        // writeback_chunk_size(2 000), is 2 048 pages: all 1 500 go. 500 are still owed;
+        // the second file's chunk, writeback_chunk_size(500), is 1 024 (at least 4 MiB,
+        // the kernel stopping a work only between inodes): 1 024 go, and the work is done.
+        let mut k = kernel_with(512, 0, "");
+        let zi = k.mem.zonelists[0][0];
+        for m in 0..3u32 {
+            let pages = take_pages(&mut k, zi, 1500);
+            k.wb_new_inode(10 + m, 0, 0);
+            k.filemap_add_folios(10 + m, &pages, 0);
+            k.generic_perform_write(10 + m, 0, &pages, 0);
+        }
+        let (_, thresh) = k.global_dirty_limits();
+        assert!(thresh / DIRTY_SCOPE >= 2000, "thresh {thresh}");
+        assert_eq!(k.writeback_chunk_size(0, 2000), 2048);
+        assert_eq!(k.writeback_chunk_size(0, 500), 1024);
+        let now = k.clock();
+        let (written, _) = k.writeback_inodes_wb(0, now, 2000).unwrap();
+        assert_eq!(written, 1500 + 1024);
+        assert_eq!(k.vmstat().stat("nr_writeback"), 2524);
+        assert_eq!(k.vmstat().stat("nr_dirty"), 4500 - 2524);
+        k.check_writeback().unwrap();
     }
 
     #[test]
