@@ -73,6 +73,14 @@ pub fn take_pages(k: &mut Kernel, zi: usize, n: u32) -> Vec<u32> {
         .collect()
 }
 
+/// A new file `mapping` on device 0 in directory `dir`, `pages` its page cache from index
+/// 0, all written and dirty (`wb_new_inode`, `filemap_add_folios`, `generic_perform_write`).
+pub fn write_new_file(k: &mut Kernel, mapping: u32, dir: u32, pages: &[u32]) {
+    k.wb_new_inode(mapping, 0, dir);
+    k.filemap_add_folios(mapping, pages, 0);
+    k.generic_perform_write(mapping, 0, pages, 0);
+}
+
 /// Takes pages off zone `zi`'s free lists until `free` are left: the first `lru` become
 /// clean, unreferenced page cache on the inactive file list (reclaimable), the rest stay
 /// allocated and are returned.

@@ -959,7 +959,7 @@ async fn io_sleep_until(cx: &Cx, at: Ns) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{kernel_of, kernel_with, take_pages};
+    use crate::testing::{kernel_of, kernel_with, take_pages, write_new_file};
 
     #[test]
     fn a_chunk_writes_runs_of_consecutive_pages_and_skips_folios_cleaned_meanwhile() {
@@ -1032,9 +1032,7 @@ mod tests {
         let zi = k.mem.zonelists[0][0];
         for m in 0..3u32 {
             let pages = take_pages(&mut k, zi, 1500);
-            k.wb_new_inode(10 + m, 0, 0);
-            k.filemap_add_folios(10 + m, &pages, 0);
-            k.generic_perform_write(10 + m, 0, &pages, 0);
+            write_new_file(&mut k, 10 + m, 0, &pages);
         }
         let (_, thresh) = k.global_dirty_limits();
         assert!(thresh / DIRTY_SCOPE >= 2000, "thresh {thresh}");
@@ -1108,10 +1106,8 @@ mod tests {
         let mut k = kernel_with(64, 0, "");
         let zi = k.mem.zonelists[0][0];
         for (mapping, dir) in [(1u32, 0u32), (2, 0), (3, 1)] {
-            k.wb_new_inode(mapping, 0, dir);
             let pages = take_pages(&mut k, zi, 4);
-            k.filemap_add_folios(mapping, &pages, 0);
-            k.generic_perform_write(mapping, 0, &pages, 0);
+            write_new_file(&mut k, mapping, dir, &pages);
         }
         let inode = |k: &Kernel, m: u32| k.wb.inode(m).unwrap();
         let (i1, i2, i3) = (inode(&k, 1), inode(&k, 2), inode(&k, 3));
@@ -1181,9 +1177,7 @@ mod tests {
         let zi = k.mem.zonelists[0][0];
         let pages = take_pages(&mut k, zi, 5);
         for (mapping, range) in [(1u32, 0..2), (2, 2..4), (3, 4..5)] {
-            k.wb_new_inode(mapping, 0, 0);
-            k.filemap_add_folios(mapping, &pages[range.clone()], 0);
-            k.generic_perform_write(mapping, 0, &pages[range], 0);
+            write_new_file(&mut k, mapping, 0, &pages[range]);
         }
         k.folio_start_writeback(pages[4]);
         k.wb.written_by_reclaim += PAGE_SIZE;

@@ -179,7 +179,7 @@ pub async fn unlink_evict(cx: &Cx, mapping: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{kernel_with, take_pages};
+    use crate::testing::{kernel_with, take_pages, write_new_file};
 
     /// Six folios of file 7: two written (clean), two dirty, one under writeback, one of
     /// another file. A pass frees the clean and dirty ones (the dirty count cancelled, not
@@ -231,9 +231,7 @@ mod tests {
         let mut k = kernel_with(64, 0, "");
         let zi = k.mem.zonelists[0][0];
         let p = k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
-        k.wb_new_inode(7, 0, 0);
-        k.filemap_add_folios(7, &[p], 0);
-        k.generic_perform_write(7, 0, &[p], 0);
+        write_new_file(&mut k, 7, 0, &[p]);
         let lv = k.folio_lruvec(p);
         let lru = usize::from(k.mem.pages.fields(p).lru);
         let zone_idx = k.page_zonenum(p);

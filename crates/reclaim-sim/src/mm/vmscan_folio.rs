@@ -823,7 +823,7 @@ mod tests {
     use crate::mm::page::pg;
     use crate::mm::swapfile::NO_PAGE;
     use crate::mm::vma::{mk_pte, pte_kind, swp_entry, PteKind};
-    use crate::testing::{kernel_with, swapon, take_pages};
+    use crate::testing::{kernel_with, swapon, take_pages, write_new_file};
 
     /// A folio mapped again while its write to swap was in flight, the write now done: in
     /// the swap cache, mapped, its slot named by no page table; and `used` of the area's
@@ -912,9 +912,7 @@ mod tests {
         k.current = tid;
         let zi = k.mem.zonelists[0][0];
         let pages = take_pages(&mut k, zi, 4);
-        k.wb_new_inode(7, 0, 0);
-        k.filemap_add_folios(7, &pages, 0);
-        k.generic_perform_write(7, 0, &pages, 0);
+        write_new_file(&mut k, 7, 0, &pages);
         if congested {
             k.set_bdi_congested(0, BLK_RW_ASYNC);
         }
