@@ -22,7 +22,7 @@ from reclaimlab.rundir import FILES, find_rundirs
 from .procs import children
 
 # A simulated run also writes its pressure (a live one where the kernel keeps it).
-SIM_FILES = sorted([*FILES, "psi.samples", "pressure_memory", "buddyinfo", "pagetypeinfo"])
+SIM_FILES = sorted([*FILES, "psi.samples", "pressure_memory", "buddyinfo.before", "buddyinfo", "pagetypeinfo"])
 
 CLI = [sys.executable, "-c", "from reclaimlab.cli import main; main()"]
 STOP_S = 5.0  # what the issue asks: a stopped run is gone within this

@@ -61,6 +61,11 @@ def test_dd_sweep_writes_every_run_file_and_restores_everything(tmp_path: Path, 
         for name in FILES:
             assert (p.rundir / name).exists(), name
         assert (p.rundir / "trace.txt").exists()
+        # free blocks by order at the window's start and end, as the kernel printed them; the
+        # fake kernel has no /proc/pagetypeinfo, so there is none
+        assert (p.rundir / "buddyinfo.before").read_text() == fake.files["/proc/buddyinfo"]
+        assert (p.rundir / "buddyinfo").read_text() == fake.files["/proc/buddyinfo"]
+        assert not (p.rundir / "pagetypeinfo").exists()
     run2 = read_rundir(tmp_path / "out/workload.tasks=2")
     m = run2.result["metrics"]
     assert run2.result["kind"] == "live" and run2.result["workload"] == "dd"

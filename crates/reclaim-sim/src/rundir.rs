@@ -31,7 +31,9 @@ pub struct RunOutput {
     pub tasks_json: String,
     pub result_json: String,
     pub zoneinfo: String,
-    /// /proc/buddyinfo and /proc/pagetypeinfo at the window's end (`mm::zone`).
+    /// /proc/buddyinfo at the window's start and end, and /proc/pagetypeinfo at its end
+    /// (`mm::zone`).
+    pub buddyinfo_before: String,
     pub buddyinfo: String,
     pub pagetypeinfo: String,
     pub result: RunResult,
@@ -180,6 +182,8 @@ pub(crate) struct Baseline {
     memcg_events: Vec<MemcgEvents>,
     /// /proc/pressure/memory's SOME and FULL totals (ns), read then.
     psi_total: [Ns; 2],
+    /// /proc/buddyinfo then: how the free memory the window starts with is broken up.
+    buddyinfo: String,
 }
 
 /// The counters at `k.now`; the pressure totals as a read of /proc/pressure/memory then
@@ -191,6 +195,7 @@ pub(crate) fn baseline(k: &mut Kernel) -> Baseline {
     let psi_total = k.psi.read(k.now);
     Baseline {
         psi_total,
+        buddyinfo: crate::mm::zone::buddyinfo(&k.mem.zones),
         at: k.now,
         vmstat: k.vmstat(),
         task_cpu: k
@@ -508,6 +513,7 @@ pub(crate) fn finish(
         tasks_json: serde_json::to_string_pretty(&tasks_file).unwrap_or_default() + "\n",
         result_json: serde_json::to_string_pretty(&result).unwrap_or_default() + "\n",
         zoneinfo: zoneinfo(k),
+        buddyinfo_before: base.buddyinfo.clone(),
         buddyinfo: crate::mm::zone::buddyinfo(&k.mem.zones),
         pagetypeinfo: crate::mm::zone::pagetypeinfo(&k.mem.zones),
         result,
@@ -676,6 +682,7 @@ pub fn write_run_dir(out: &RunOutput, dir: &Path) -> std::io::Result<()> {
         ("pressure_memory", &out.pressure_memory),
         ("tasks.json", &out.tasks_json),
         ("zoneinfo", &out.zoneinfo),
+        ("buddyinfo.before", &out.buddyinfo_before),
         ("buddyinfo", &out.buddyinfo),
         ("pagetypeinfo", &out.pagetypeinfo),
         ("result.json", &out.result_json),

@@ -11,6 +11,7 @@ use common::{field, Shared};
 
 use reclaim_sim::kernel::Kernel;
 use reclaim_sim::mm::vmstat::VmEvent;
+use reclaim_sim::mm::zone::WMARK_HIGH;
 use reclaim_sim::run::simulate;
 use reclaim_sim::{RunOutput, Scenario};
 
@@ -100,12 +101,44 @@ fn a_compacting_run_is_deterministic() {
         (&a.tasks_json, &b.tasks_json),
         (&a.result_json, &b.result_json),
         (&a.zoneinfo, &b.zoneinfo),
+        (&a.buddyinfo_before, &b.buddyinfo_before),
         (&a.buddyinfo, &b.buddyinfo),
         (&a.pagetypeinfo, &b.pagetypeinfo),
         (&ta, &tb),
     ] {
         assert_eq!(x, y);
     }
+}
+
+/// Free pages in /proc/buddyinfo text: each order's count of blocks times its size.
+fn buddyinfo_free_pages(text: &str) -> u64 {
+    text.lines()
+        .flat_map(|l| l.split_whitespace().skip(4).enumerate())
+        .map(|(order, n)| n.parse::<u64>().expect("a count") << order)
+        .sum()
+}
+
+/// `buddyinfo.before` is the free memory the measured window starts with: all of the
+/// machine's when the window starts at boot, the little kswapd wakes for when it starts at
+/// kswapd's first wake; `buddyinfo` is the window's end.
+#[test]
+fn the_window_starts_with_the_free_blocks_of_its_start() {
+    let (_, at_boot, _) = run(&["run.duration_s=1.0"]);
+    let (k, at_wake, _) = run(&["run.duration_s=1.0", "run.start_at=\"kswapd_wake\""]);
+    let boot = buddyinfo_free_pages(&at_boot.buddyinfo_before);
+    let wake = buddyinfo_free_pages(&at_wake.buddyinfo_before);
+    let high: u64 = k.mem.zones.iter().map(|z| z.watermark[WMARK_HIGH]).sum();
+    assert!(
+        boot > k.managed_pages() / 2,
+        "{boot} of {}",
+        k.managed_pages()
+    );
+    assert!(
+        wake < 2 * high,
+        "{wake} free at kswapd's wake, high watermarks {high}"
+    );
+    assert_ne!(at_boot.buddyinfo_before, at_boot.buddyinfo);
+    assert!(at_boot.buddyinfo_before.starts_with("Node 0, zone "));
 }
 
 /// A machine that starts with the kernel's own pageblocks (`[machine] pageblocks`, as a

@@ -28,6 +28,13 @@ HugePages_Free:    {hp}
 Hugepagesize:       2048 kB
 """
 
+# /proc/buddyinfo's layout (6.x): free blocks of each order, per zone. The fake kernel has no
+# /proc/pagetypeinfo, as a kernel without CONFIG_PROC_FS's pagetypeinfo (or a reader without
+# root) has none.
+BUDDYINFO = """Node 0, zone    DMA32     12     19     18     13     16     15     11     11      8     10    743
+Node 0, zone   Normal   1827   3926   3858   3116   2573   1776   1088    792    228    503   4605
+"""
+
 # /proc/zoneinfo's layout (6.x), cut to one node's DMA32 and Normal zones.
 ZONEINFO = """Node 0, zone    DMA32
   pages free     120000
@@ -134,6 +141,7 @@ class FakeBackend(KernelBackend):
             "/proc/vmstat": default_vmstat(),
             "/proc/self/cgroup": "4:memory:/user\n0::/user\n",
             "/proc/zoneinfo": ZONEINFO,
+            "/proc/buddyinfo": BUDDYINFO,
             "/proc/swaps": "Filename\tType\tSize\tUsed\tPriority\n",
             "/proc/mounts": "proc /proc proc rw 0 0\n",
             "/proc/filesystems": "nodev\ttracefs\n",

@@ -342,6 +342,7 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
     tracker.begin()
     memcg_before = backend.memcg_counters(cgroup) if cgroup is not None else None
     before = backend.read_text("/proc/vmstat")
+    fragmentation_before = read_fragmentation(backend, ("/proc/buddyinfo",))
     t0 = time.monotonic()
     samplers = Samplers(backend, rundir, scenario.run["sample_interval_s"], t0, cgroup.path if cgroup is not None else None)
     samplers.start()
@@ -398,6 +399,7 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
         samplers.stop()
         after = backend.read_text("/proc/vmstat")
         zoneinfo = backend.read_text("/proc/zoneinfo")
+        fragmentation_after = read_fragmentation(backend, ("/proc/buddyinfo", "/proc/pagetypeinfo"))
         try:
             memcg_after = backend.memcg_counters(cgroup) if cgroup is not None else None
         except OSError:
@@ -407,6 +409,10 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
     write_vmstat(rundir / "vmstat.before", before)
     write_vmstat(rundir / "vmstat.after", after)
     write_text(rundir / "zoneinfo", zoneinfo)
+    for file, text in fragmentation_before.items():
+        write_text(rundir / f"{file}.before", text)
+    for file, text in fragmentation_after.items():
+        write_text(rundir / file, text)
 
     elapsed = fg.elapsed_s
     for w in (fg, *bgs):
@@ -451,6 +457,19 @@ def run_point(backend: KernelBackend, scenario: LiveScenario, rundir: Path, log:
 
 # The memcg events the simulator counts too (result.json `memcg.events` of either backend).
 MEMCG_EVENTS = ("pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct", "max", "oom", "high")
+
+
+def read_fragmentation(backend: KernelBackend, paths: tuple[str, ...]) -> dict[str, str]:
+    """The kernel's free-block files among `paths` (/proc/buddyinfo, /proc/pagetypeinfo), by
+    file name: how free memory is broken up, written into the run directory as a simulated run
+    writes its own. A file the kernel does not have (or will not let us read) is left out."""
+    texts = {}
+    for path in paths:
+        try:
+            texts[path.rsplit("/", 1)[1]] = backend.read_text(path)
+        except OSError:
+            pass
+    return texts
 
 
 def memcg_result(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
