@@ -28,7 +28,11 @@
 //!
 //! Movable pageblocks start free, as on a machine just booted: the movable pages a host
 //! has at rest (other processes' memory, page cache a live run's `drop_caches` leaves) are
-//! not placed; the squeeze's available-memory target stands for their amount.
+//! not placed; the squeeze's available-memory target stands for their amount. Departure:
+//! those few pages break up many movable pageblocks on a host, and a live squeeze leaves
+//! the free blocks between them (this development VM: 390–675 k free pages of its Normal
+//! zone in blocks below order 9, none above), where the model's squeeze leaves whole
+//! blocks; docs/fidelity/host.md, "Why live compacts", measures what that changes.
 
 use crate::machine::ZonePageblocks;
 use crate::mm::page::{pg, Pages};
