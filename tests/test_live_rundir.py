@@ -6,12 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from reclaimlab.live.fake import ZONEINFO
+from reclaimlab.compare import METRICS
+from reclaimlab.live.fake import BUDDYINFO, ZONEINFO
 from reclaimlab.live.samplers import DiskCounters, cpu_record, iostat_record, parse_diskstats
 from reclaimlab.rundir import (
     RunDir,
     SamplesWriter,
     find_rundirs,
+    parse_buddyinfo,
     parse_vmstat,
     parse_zoneinfo,
     parse_vmstat_samples,
@@ -88,6 +90,25 @@ def test_zoneinfo_keeps_each_zones_watermarks_and_skips_the_rest() -> None:
     run = RunDir(Path("."), {}, {}, {}, zones=zones)
     assert run.watermarks() == {"min": 17000, "low": 21250, "high": 25500}
     assert RunDir(Path("."), {}, {}, {}).watermarks() is None
+
+
+def test_buddyinfo_gives_each_zones_free_blocks_and_the_start_split_at_an_order() -> None:
+    # the kernel's layout, with a line cut short by a damaged copy, which is skipped
+    zones = parse_buddyinfo(BUDDYINFO + "Node 0, zone   Normal   18 x\n")
+    assert [(z["node"], z["zone"], z["free"][:3], len(z["free"])) for z in zones] == [
+        (0, "DMA32", [12, 19, 18], 11), (0, "Normal", [1827, 3926, 3858], 11)]  # fmt: skip
+    run = RunDir(Path("."), {}, {}, {}, buddyinfo_before=zones)
+    below, whole = run.free_at_start(9)
+    # DMA32: 10 blocks of order 9 and 743 of order 10; Normal: 503 and 4605
+    assert whole == (10 + 503) * 512 + (743 + 4605) * 1024
+    dma32 = 12 + 19 * 2 + 18 * 4 + 13 * 8 + 16 * 16 + 15 * 32 + 11 * 64 + 11 * 128 + 8 * 256
+    normal = 1827 + 3926 * 2 + 3858 * 4 + 3116 * 8 + 2573 * 16 + 1776 * 32 + 1088 * 64 + 792 * 128 + 228 * 256
+    assert below == dma32 + normal
+    rows = {m.name: m.get(run) for m in METRICS if m.name.startswith("Free at start")}
+    assert rows == {"Free at start in blocks < order 9 (pages)": below, "Free at start in blocks of order 9+ (pages)": whole}
+    # a run directory without the file has neither row
+    assert RunDir(Path("."), {}, {}, {}).free_at_start(9) is None
+    assert all(m.get(RunDir(Path("."), {}, {}, {})) is None for m in METRICS if m.name.startswith("Free at start"))
 
 
 def test_read_rundir_names_the_missing_file(tmp_path: Path) -> None:

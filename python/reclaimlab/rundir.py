@@ -132,6 +132,19 @@ def parse_vmstat_samples(text: str) -> list[tuple[float, Vmstat]]:
 _ZONE_FIELDS = ("boost", "min", "low", "high", "promo", "spanned", "present", "managed")
 
 
+def parse_buddyinfo(text: str) -> list[dict[str, Any]]:
+    """`/proc/buddyinfo` text → one dict per zone: `node`, `zone` and `free`, its count of
+    free blocks of each order from 0 up. Lines of another shape are skipped."""
+    zones: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        head, sep, counts = line.partition(", zone")
+        parts = counts.split()
+        if not sep or not head.startswith("Node ") or len(parts) < 2 or not all(c.isdigit() for c in parts[1:]):
+            continue
+        zones.append({"node": int(head.split()[1]), "zone": parts[0], "free": [int(c) for c in parts[1:]]})
+    return zones
+
+
 def parse_zoneinfo(text: str) -> list[dict[str, Any]]:
     """`/proc/zoneinfo` text → one dict per zone: `node`, `zone`, `free` (its "pages free")
     and, of the lines `boost min low high promo spanned present managed`, those it has; the
@@ -171,6 +184,8 @@ class RunDir:
     result: dict[str, Any] = field(default_factory=dict)
     trace_path: Path | None = None
     zones: list[dict[str, Any]] = field(default_factory=list)
+    # buddyinfo.before: absent in older run directories and where a live kernel has none
+    buddyinfo_before: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def kind(self) -> str:
@@ -194,6 +209,20 @@ class RunDir:
         if not self.zones:
             return None
         return {w: sum(int(z.get(w, 0)) for z in self.zones) for w in ("min", "low", "high")}
+
+    def free_at_start(self, order: int) -> tuple[int, int] | None:
+        """Free pages as the window starts (`buddyinfo.before`, Σ over zones), as (pages in
+        blocks below `order`, pages in blocks of `order` and above); None without the file."""
+        if not self.buddyinfo_before:
+            return None
+        below = above = 0
+        for z in self.buddyinfo_before:
+            for o, n in enumerate(z["free"]):
+                if o < order:
+                    below += n << o
+                else:
+                    above += n << o
+        return below, above
 
 
 class DamagedRunDir(ValueError):
@@ -232,6 +261,7 @@ def read_rundir(path: Path | str) -> RunDir:
     samples = path / "vmstat.samples"
     tasks = path / "tasks.json"
     zoneinfo = path / "zoneinfo"
+    buddyinfo = path / "buddyinfo.before"
     trace = next(
         (path / n for n in ("trace.txt", "trace.txt.zst", "trace.txt.gz") if (path / n).exists()),
         None,
@@ -249,6 +279,7 @@ def read_rundir(path: Path | str) -> RunDir:
         result=_parsed(path / "result.json", _json_object),
         trace_path=trace,
         zones=_parsed(zoneinfo, lambda f: parse_zoneinfo(f.read_text())) if zoneinfo.exists() else [],
+        buddyinfo_before=_parsed(buddyinfo, lambda f: parse_buddyinfo(f.read_text())) if buddyinfo.exists() else [],
     )
 
 
