@@ -35,6 +35,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from reclaimlab import _core
 from reclaimlab.columns import ra_hit_pct, value, workload_cpu_per_task
 from reclaimlab.rundir import DamagedRunDir, RunDir, find_rundirs, read_rundir, unique_names
 
@@ -119,18 +120,13 @@ def _high_order_vmstat(name: str) -> Callable[[RunDir], float | None]:
 
 HIGHALLOC_PASSES = ("load-1", "load-2", "rest")
 
-# pageblock_order on x86-64 (HPAGE_PMD_ORDER): a huge page's order, and the largest block
-# compaction makes.
-PAGEBLOCK_ORDER = 9
-
-
 def _free_at_start(whole: bool) -> Callable[[RunDir], float | None]:
     """Free pages as the window starts, in blocks below pageblock order or in whole
     pageblocks and above (`buddyinfo.before`): where two runs start from memory broken up
     differently, a large folio or a huge page costs compaction in one and not the other."""
 
     def get(run: RunDir) -> float | None:
-        free = run.free_at_start(PAGEBLOCK_ORDER)
+        free = run.free_at_start(_core.PAGEBLOCK_ORDER)
         return None if free is None else float(free[1] if whole else free[0])
 
     return get
@@ -200,10 +196,10 @@ METRICS: list[Metric] = [
     *(Metric(f"Highalloc attempt {q} {p} (ms)", f"metrics.highalloc_attempt_ms.{p}.{q}", LOWER,
              f"the {q} of pass {p}'s attempt latencies (a write of nr_hugepages + 1)")
       for p in HIGHALLOC_PASSES for q in ("p50", "p99")),
-    Metric("Free at start in blocks < order 9 (pages)", _free_at_start(False), None,
+    Metric(f"Free at start in blocks < order {_core.PAGEBLOCK_ORDER} (pages)", _free_at_start(False), None,
            "free pages as the window starts in blocks smaller than a pageblock (buddyinfo.before): usable by "
            "large folios and huge pages only after compaction"),
-    Metric("Free at start in blocks of order 9+ (pages)", _free_at_start(True), None,
+    Metric(f"Free at start in blocks of order {_core.PAGEBLOCK_ORDER}+ (pages)", _free_at_start(True), None,
            "free pages as the window starts in whole pageblocks and larger blocks (buddyinfo.before)"),
     Metric("Compaction stalls (compact_stall)", _high_order_vmstat("compact_stall"), None,
            f"allocations that entered direct compaction (compact_stall); {_EFFORT}"),

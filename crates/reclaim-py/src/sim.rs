@@ -430,6 +430,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(workload_columns, m)?)?;
     m.add_class::<ResolvedScenario>()?;
+    // pageblock_order (x86-64): where `reclaimlab compare` splits the free memory a window
+    // starts with into blocks compaction must make and blocks that are there.
+    m.add("PAGEBLOCK_ORDER", reclaim_sim::mm::zone::PAGEBLOCK_ORDER)?;
     // What a panic in the core is raised as: a BaseException, so a sweep catches it by name
     // to report the point it happened in and go on with the others.
     m.add(

@@ -18,7 +18,7 @@ use crate::mm::vma::PageTables;
 use crate::mm::vmstat::VmEvent;
 use crate::mm::zone::{MAX_ORDER_NR_PAGES, NR_FREE_LISTS, PAGEBLOCK_NR_PAGES};
 use crate::process::Sim;
-use crate::rundir::{baseline, finish, Baseline, RunOutput, Samples};
+use crate::rundir::{baseline, finish, window_start, Baseline, RunOutput, Samples};
 use crate::scenario::{MemoryMode, Scenario, StartAt, StopAt, SwapKind};
 use crate::workload::{self, WithBackground, Workload, BACKGROUND_GRACE};
 
@@ -224,7 +224,7 @@ pub fn simulate(
         let end_at = k.now + duration;
         k.sched.queue.push(k.now + interval, EventKind::Sample);
         k.sched.queue.push(end_at, EventKind::End);
-        (baseline(k), end_at)
+        (window_start(k), end_at)
     };
     if s.run.start_at == StartAt::Start {
         let (b, end) = begin_window(&mut sim.k(), &mut work, &mut tracer);
@@ -347,7 +347,7 @@ pub fn simulate(
     if let Some(t) = k.tracer.as_mut() {
         t.flush();
     }
-    let base = base.unwrap_or_else(|| baseline(&mut k));
+    let base = base.unwrap_or_else(|| window_start(&mut k));
     let mut out = finish(
         s,
         &mut k,

@@ -182,8 +182,9 @@ pub(crate) struct Baseline {
     memcg_events: Vec<MemcgEvents>,
     /// /proc/pressure/memory's SOME and FULL totals (ns), read then.
     psi_total: [Ns; 2],
-    /// /proc/buddyinfo then: how the free memory the window starts with is broken up.
-    buddyinfo: String,
+    /// /proc/buddyinfo then, for the window's start ([`window_start`]): how the free memory
+    /// the window starts with is broken up. None for a sample interval's baseline.
+    buddyinfo: Option<String>,
 }
 
 /// The counters at `k.now`; the pressure totals as a read of /proc/pressure/memory then
@@ -195,7 +196,7 @@ pub(crate) fn baseline(k: &mut Kernel) -> Baseline {
     let psi_total = k.psi.read(k.now);
     Baseline {
         psi_total,
-        buddyinfo: crate::mm::zone::buddyinfo(&k.mem.zones),
+        buddyinfo: None,
         at: k.now,
         vmstat: k.vmstat(),
         task_cpu: k
@@ -212,6 +213,15 @@ pub(crate) fn baseline(k: &mut Kernel) -> Baseline {
         oom_retries: k.stats.nr_oom_retries,
         vmscan_write_file_direct: k.wb.vmscan_write_file_direct,
         memcg_events: k.memcg.groups.iter().map(|m| m.events).collect(),
+    }
+}
+
+/// The baseline the measured window counts from: [`baseline`] with /proc/buddyinfo as the
+/// window starts (`buddyinfo.before`), which a sample interval's baseline does without.
+pub(crate) fn window_start(k: &mut Kernel) -> Baseline {
+    Baseline {
+        buddyinfo: Some(crate::mm::zone::buddyinfo(&k.mem.zones)),
+        ..baseline(k)
     }
 }
 
@@ -513,7 +523,10 @@ pub(crate) fn finish(
         tasks_json: serde_json::to_string_pretty(&tasks_file).unwrap_or_default() + "\n",
         result_json: serde_json::to_string_pretty(&result).unwrap_or_default() + "\n",
         zoneinfo: zoneinfo(k),
-        buddyinfo_before: base.buddyinfo.clone(),
+        buddyinfo_before: base
+            .buddyinfo
+            .clone()
+            .expect("the window's baseline (window_start)"),
         buddyinfo: crate::mm::zone::buddyinfo(&k.mem.zones),
         pagetypeinfo: crate::mm::zone::pagetypeinfo(&k.mem.zones),
         result,
