@@ -24,7 +24,9 @@
 //! kernel's. A compaction yields its CPU after each round of isolation and migration (the
 //! kernel's `cond_resched()` in `isolate_migratepages_block`).
 //!
-//! Costs: each page frame a scanner looks at, `COMPACT_SCAN_NS`; lru_lock for the folios
+//! Costs: each page descriptor a scanner reads, `COMPACT_SCAN_NS` (a free block or compound
+//! page stepped over at its head is one read, though the kernel's scanned counts, and the
+//! model's, count its pages); lru_lock for the folios
 //! isolated (`costs.isolate_ns` each) and put back (`costs.putback_ns`); zone->lock for each
 //! free block taken (`costs.buddy_ns`); migration as `mm::migrate` says.
 //!
@@ -153,6 +155,10 @@ pub struct CompactControl {
     pub migrate_pfn: u32,
     pub total_migrate_scanned: u64,
     pub total_free_scanned: u64,
+    /// Page descriptors the scanners read, which their CPU time is charged for: the
+    /// scanned counts above also count the pages of a free block or compound page stepped
+    /// over at its head, as the kernel's do, which no scanner reads.
+    pub frames_looked: u64,
     /// The zone (an index into `Memory::zones`).
     pub zone: usize,
     pub order: u32,
@@ -186,6 +192,7 @@ impl CompactControl {
             migrate_pfn: 0,
             total_migrate_scanned: 0,
             total_free_scanned: 0,
+            frames_looked: 0,
             zone: zi,
             order,
             gfp_mask,
@@ -629,6 +636,7 @@ impl Kernel {
         let mut blockpfn = *start_pfn;
         while blockpfn < end_pfn {
             nr_scanned += 1;
+            cc.frames_looked += 1;
             let f = *self.mem.pages.fields(blockpfn);
             if let Some(order) = compound_order(&f) {
                 let rest = (1u32 << order) - 1;
@@ -649,6 +657,8 @@ impl Kernel {
                 self.mem.compaction_freepages += u64::from(isolated);
                 nr_blocks += 1;
                 nr_scanned += u64::from(isolated) - 1;
+                // split_map_pages() prepares each page of the block as a target.
+                cc.frames_looked += u64::from(isolated) - 1;
                 total_isolated += u64::from(isolated);
                 if cc.nr_migratepages <= cc.nr_freepages() {
                     blockpfn += isolated;
@@ -848,6 +858,7 @@ impl Kernel {
                 next_skip_pfn = block_end_pfn(low_pfn, cc.order);
             }
             nr_scanned += 1;
+            cc.frames_looked += 1;
             if valid_page.is_none() && (pageblock_aligned(low_pfn) || low_pfn == zone_start) {
                 if !self.isolation_suitable(cc, low_pfn) {
                     low_pfn = end_pfn;
@@ -1112,7 +1123,7 @@ impl Kernel {
         if ret != CompactResult::Continue {
             return Some(ret);
         }
-        let scanned = cc.total_migrate_scanned + cc.total_free_scanned;
+        let scanned = cc.frames_looked;
         let iteration_start_pfn = cc.migrate_pfn;
         cc.finish_pageblock = st.last_migrated_pfn.map(pageblock_start_pfn)
             == Some(pageblock_start_pfn(iteration_start_pfn));
@@ -1178,11 +1189,10 @@ impl Kernel {
         None
     }
 
-    /// The scanners' CPU time for the page frames they looked at since `before` (the sum of
-    /// both scanners' counts then).
+    /// The scanners' CPU time for the page descriptors they read since `before` (their
+    /// `frames_looked` then).
     fn charge_scans(&mut self, cc: &CompactControl, before: u64) {
-        let scanned = cc.total_migrate_scanned + cc.total_free_scanned - before;
-        self.charge(scanned * COMPACT_SCAN_NS);
+        self.charge((cc.frames_looked - before) * COMPACT_SCAN_NS);
     }
 
     /// `migrate_pages(&cc->migratepages, compaction_alloc, …)`: the isolated folios into
