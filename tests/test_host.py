@@ -278,9 +278,13 @@ def test_pagetypeinfo_gives_each_zones_non_movable_pageblocks_and_their_free_blo
     assert dma32["free_reclaimable"][:3] == [2215, 1290, 572]
     assert (normal["zone"], normal["unmovable"], normal["reclaimable"], normal["highatomic"]) == ("Normal", 93, 292, 78)
     assert normal["free_unmovable"] == [109, 798, 333, 175, 83, 24, 17, 9, 4, 1, 0]
-    assert "free_movable" not in normal
-    # Movable free lists alone say nothing of the kernel's pageblocks.
-    assert host.pageblocks("Node 0, zone Normal, type Movable 1 2\n") == []
+    assert normal["free_movable"] == [1299, 30460, 20127, 11500, 5202, 2333, 1991, 1058, 678, 361, 359]
+    assert dma32["free_movable"][-2:] == [39 + 1, 693 + 3]
+    # Whole free blocks on the Movable lists alone say nothing of the machine's layout; the
+    # fragments below pageblock order do.
+    assert host.pageblocks("Node 0, zone Normal, type Movable 0 0 0 0 0 0 0 0 0 1 2\n") == []
+    (alone,) = host.pageblocks("Node 0, zone Normal, type Movable 1 2\n")
+    assert (alone["unmovable"], alone["free_movable"], host.movable_fragments(alone)) == (0, [1, 2], 1 + 2 * 2)
 
 
 def test_the_pageblocks_command_fills_the_profile_and_a_host_scenario_starts_from_them(host_profile: Path) -> None:
@@ -295,7 +299,7 @@ def test_the_pageblocks_command_fills_the_profile_and_a_host_scenario_starts_fro
     host_profile.write_text(_core.host_profile_toml(json.dumps(profile)))
     result = CliRunner().invoke(cli, ["host", "pageblocks", "--file", str(PAGETYPEINFO)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert "node 0 Normal: 93 unmovable, 292 reclaimable, 78 high-atomic pageblocks" in result.stdout
+    assert "node 0 Normal: 93 unmovable, 292 reclaimable, 78 high-atomic pageblocks; 829031 free pages in movable blocks below order 9" in result.stdout
     written = tomllib.loads(host_profile.read_text())
     assert written["device"]["bandwidth_mb_s"] == 1000.0 and written["min_free_kbytes"] == 67584
     assert [b["zone"] for b in written["pageblocks"]] == ["DMA32", "Normal"]

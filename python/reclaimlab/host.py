@@ -19,8 +19,9 @@ written by the core (its schema is crates/reclaim-sim/src/scenario/host.rs) to
 CPU costs are measured too, with a swap file the probe adds and removes
 (live/swap_probe.py); without it the probe changes nothing.
 
-The profile also keeps the zones' non-movable pageblocks and the free blocks in them, from
-/proc/pagetypeinfo (`pageblocks`, crates/reclaim-sim/src/mm/boot_memory.rs), so that a
+The profile also keeps the zones' non-movable pageblocks, the free blocks in them and the
+free fragments of movable pageblocks, from /proc/pagetypeinfo (`pageblocks`,
+crates/reclaim-sim/src/mm/boot_memory.rs), so that a
 simulated run starts as fragmented as this machine; `reclaimlab host pageblocks` reads them
 again on their own, optionally after dropping the page cache as a live run does.
 """
@@ -78,11 +79,19 @@ PAGETYPEINFO = "/proc/pagetypeinfo"
 # The model's zones: the host's ZONE_DMA counts with its DMA32, as `dma32_mb` does.
 MODEL_ZONE = {"DMA": "DMA32", "DMA32": "DMA32", "Normal": "Normal"}
 NON_MOVABLE = {"Unmovable": "unmovable", "Reclaimable": "reclaimable", "HighAtomic": "highatomic"}
+FREE_LISTS = {"Unmovable": "free_unmovable", "Reclaimable": "free_reclaimable", "Movable": "free_movable"}
+PAGEBLOCK_ORDER = _core.PAGEBLOCK_ORDER
+
+
+def movable_fragments(zone: dict[str, Any]) -> int:
+    """Pages free on a zone's Movable lists in blocks below pageblock order: what other
+    memory leaves of the movable pageblocks it breaks up."""
+    return sum(n << o for o, n in enumerate(zone.get("free_movable", [])[:PAGEBLOCK_ORDER]))
 
 
 def pageblocks(text: str) -> list[dict[str, Any]]:
-    """Each zone's non-movable pageblocks and the free blocks on the Unmovable and
-    Reclaimable free lists, from /proc/pagetypeinfo's text, as the machine's `pageblocks`
+    """Each zone's non-movable pageblocks and the free blocks on the Unmovable, Reclaimable
+    and Movable free lists, from /proc/pagetypeinfo's text, as the machine's `pageblocks`
     (`ZonePageblocks`). Zones the model does not have (Movable, Device) are left out; a
     line that does not parse is skipped."""
     zones: dict[tuple[int, str], dict[str, Any]] = {}
@@ -104,7 +113,7 @@ def pageblocks(text: str) -> list[dict[str, Any]]:
                 # Node 0, zone Normal, type Unmovable <counts by order>
                 name, mt, counts = fields[1], fields[3], fields[4:]
                 z = zone(head.split()[1], name)
-                key = {"Unmovable": "free_unmovable", "Reclaimable": "free_reclaimable"}.get(mt)
+                key = FREE_LISTS.get(mt)
                 if z is None or key is None or not all(c.isdigit() for c in counts):
                     continue
                 have = z.setdefault(key, [])
@@ -119,7 +128,7 @@ def pageblocks(text: str) -> list[dict[str, Any]]:
                 for mt, n in zip(columns, fields[2:]):
                     if mt in NON_MOVABLE:
                         z[NON_MOVABLE[mt]] += int(n)
-    return [z for z in zones.values() if z["unmovable"] or z["reclaimable"] or z["highatomic"]]
+    return [z for z in zones.values() if z["unmovable"] or z["reclaimable"] or z["highatomic"] or movable_fragments(z)]
 
 
 def drop_page_cache() -> None:
@@ -662,9 +671,10 @@ def probe_command(path: str, swap: bool, fresh_mb: int, as_json: bool) -> None:
     help="Read a copy of /proc/pagetypeinfo saved earlier (e.g. just before a live run) instead.",
 )
 def pageblocks_command(drop_caches: bool, path: str) -> None:
-    """Read this machine's non-movable pageblocks and the free blocks in them from
-    /proc/pagetypeinfo (root) into its host profile, the rest of the profile kept: a
-    simulated run of a `from = "host"` scenario starts from them (`[machine] pageblocks`)."""
+    """Read this machine's non-movable pageblocks, the free blocks in them and the free
+    fragments of its movable pageblocks from /proc/pagetypeinfo (root) into its host
+    profile, the rest of the profile kept: a simulated run of a `from = "host"` scenario
+    starts from them (`[machine] pageblocks`)."""
     try:
         if drop_caches:
             drop_page_cache()
@@ -675,7 +685,10 @@ def pageblocks_command(drop_caches: bool, path: str) -> None:
     out = Path(_core.host_profile_file())
     out.write_text("# this machine, as `reclaimlab host probe` measured it\n" + text.rstrip("\n") + "\n")
     for b in blocks:
-        click.echo(f"node {b['node']} {b['zone']}: {b['unmovable']} unmovable, {b['reclaimable']} reclaimable, {b['highatomic']} high-atomic pageblocks")
+        click.echo(
+            f"node {b['node']} {b['zone']}: {b['unmovable']} unmovable, {b['reclaimable']} reclaimable, {b['highatomic']} high-atomic pageblocks; "
+            f"{movable_fragments(b)} free pages in movable blocks below order {PAGEBLOCK_ORDER}"
+        )
     click.echo(f"host profile: {out}", err=True)
 
 

@@ -115,6 +115,13 @@ pub struct ZonePageblocks {
     pub free_unmovable: Vec<u64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub free_reclaimable: Vec<u64>,
+    /// The free blocks of each order on the MIGRATE_MOVABLE free lists. Those below
+    /// pageblock order lie in movable pageblocks that other memory (processes', the page
+    /// cache a drop leaves) breaks up; the rest of such a pageblock is that memory, as
+    /// anonymous folios no task owns (`mm::boot_memory`). Blocks of pageblock order and
+    /// above say nothing: every movable pageblock without fragments starts free whole.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub free_movable: Vec<u64>,
 }
 
 /// Zone names `ZonePageblocks::zone` takes.
@@ -129,6 +136,7 @@ impl ZonePageblocks {
         for (key, free) in [
             ("free_unmovable", &self.free_unmovable),
             ("free_reclaimable", &self.free_reclaimable),
+            ("free_movable", &self.free_movable),
         ] {
             if free.len() > 11 {
                 return Invalid::err(key, "expected at most 11 counts (orders 0 to 10)");

@@ -26,16 +26,24 @@
 //! - free blocks of pageblock order and above on a non-movable type's lists are not placed
 //!   (they stay in use): the model's non-movable pageblocks are never wholly free.
 //!
-//! Movable pageblocks start free, as on a machine just booted: the movable pages a host
-//! has at rest (other processes' memory, page cache a live run's `drop_caches` leaves) are
-//! not placed; the squeeze's available-memory target stands for their amount. Departure:
-//! those few pages break up many movable pageblocks on a host, and a live squeeze leaves
-//! the free blocks between them (this development VM: 390–675 k free pages of its Normal
-//! zone in blocks below order 9, none above), where the model's squeeze leaves whole
-//! blocks; docs/fidelity/host.md, "Why live compacts", measures what that changes.
+//! Movable pageblocks start free, as on a machine just booted, except where the counts
+//! name free blocks below pageblock order on the MIGRATE_MOVABLE lists (`free_movable`): on
+//! a host, other memory (processes', page cache a drop leaves) breaks movable pageblocks up,
+//! and its free fragments are what a live squeeze's hugetlb pool cannot take (this
+//! development VM: 390–675 k free pages of its Normal zone in blocks below order 9 after the
+//! squeeze, 286 k at rest; docs/fidelity/host.md, "Why live compacts"). The model places them
+//! as it places the non-movable types' free blocks, in movable pageblocks taken in an order
+//! that spreads them over the zone (bit-reversed); every other page of those pageblocks is
+//! other processes' memory, an anonymous folio on the active anon list that no task owns or
+//! maps (`other_memory_onto_lru`): compaction migrates it, reclaim takes it only to swap.
+//! Departures: a host's is a mix (anon, tmpfs, page cache that is mapped or dirty), none of
+//! it touched during the run; the free memory the squeeze leaves beside the fragments, and
+//! how many the squeeze's own compaction adds, are not modelled: the squeeze takes whole
+//! blocks only (`mm::hugetlb`).
 
 use crate::machine::ZonePageblocks;
-use crate::mm::page::{pg, Pages};
+use crate::mm::lru::{Lruvec, LRU_ACTIVE_ANON};
+use crate::mm::page::{pg, Pages, NO_OWNER};
 use crate::mm::zone::{
     Zone, MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE, NR_PAGE_ORDERS,
     PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER,
@@ -172,8 +180,7 @@ pub fn zone_layout(z: &Zone, b: &ZonePageblocks) -> ZoneLayout {
             }
         }
     }
-    layout.free.sort_unstable();
-    layout.blocks = blocks
+    let mut blocks: Vec<(u32, usize)> = blocks
         .into_iter()
         .map(|(s, t)| {
             (
@@ -186,7 +193,70 @@ pub fn zone_layout(z: &Zone, b: &ZonePageblocks) -> ZoneLayout {
             )
         })
         .collect();
+    blocks.extend(
+        place_movable(z, &blocks, &b.free_movable, &mut layout)
+            .into_iter()
+            .map(|s| (s, MIGRATE_MOVABLE)),
+    );
+    blocks.sort_unstable();
+    layout.free.sort_unstable();
+    layout.blocks = blocks;
     layout
+}
+
+/// The movable free blocks below pageblock order (`counts`, by order) placed in movable
+/// pageblocks — those of zone `z` not among the non-movable `taken` — taken in an order
+/// that spreads them over the zone ([`spread`]); their free blocks go to `layout`. Returns
+/// the pageblocks used, whose other pages the model holds.
+fn place_movable(
+    z: &Zone,
+    taken: &[(u32, usize)],
+    counts: &[u64],
+    layout: &mut ZoneLayout,
+) -> Vec<u32> {
+    if counts
+        .iter()
+        .take(PAGEBLOCK_ORDER as usize)
+        .all(|&c| c == 0)
+    {
+        return vec![];
+    }
+    let nr_blocks = (z.managed_pages / u64::from(PAGEBLOCK_NR_PAGES)) as u32;
+    let movable: Vec<u32> = (0..nr_blocks)
+        .map(|i| z.start_pfn + i * PAGEBLOCK_NR_PAGES)
+        .filter(|s| taken.binary_search_by_key(s, |&(t, _)| t).is_err())
+        .collect();
+    let mut placer = Placer::new(spread(movable.len()).into_iter().map(|i| movable[i]));
+    for order in (0..counts.len().min(PAGEBLOCK_ORDER as usize) as u32).rev() {
+        for _ in 0..counts[order as usize] {
+            match placer.place(order) {
+                Some(pfn) => layout.free.push((pfn, order)),
+                None => layout.unplaced_pages += 1 << order,
+            }
+        }
+    }
+    let mut untouched: Vec<u32> = placer.stacks[PAGEBLOCK_ORDER as usize][0]
+        .iter()
+        .map(|r| r.start)
+        .collect();
+    untouched.sort_unstable();
+    movable
+        .into_iter()
+        .filter(|s| untouched.binary_search(s).is_err())
+        .collect()
+}
+
+/// `0 .. n` in bit-reversed order (of the next power of two, those ≥ `n` left out): each
+/// prefix spreads evenly over the range (0, n/2, n/4, 3n/4, …).
+fn spread(n: usize) -> Vec<usize> {
+    if n <= 1 {
+        return (0..n).collect();
+    }
+    let bits = usize::BITS - (n - 1).leading_zeros();
+    (0..1usize << bits)
+        .map(|i| i.reverse_bits() >> (usize::BITS - bits))
+        .filter(|&i| i < n)
+        .collect()
 }
 
 /// Boot zone `z` with `layout`: its non-movable pageblocks typed, their free blocks freed and
@@ -230,6 +300,35 @@ pub fn boot_zone(z: &mut Zone, pages: &mut Pages, layout: &ZoneLayout) -> u64 {
         z.free_one_page(pages, start, order);
     }
     kernel
+}
+
+/// The pages of the movable pageblocks `layout` holds in zone `z` that are not free: on a
+/// host, other processes' memory. Each goes to the head of `lruvec`'s active anon list as
+/// an anonymous folio that no page table maps and no task owns, which compaction can
+/// migrate and reclaim can take only to swap, as a host's idle processes' memory. Run after
+/// [`boot_zone`], which held them as the kernel's; returns how many.
+pub fn other_memory_onto_lru(
+    z: &Zone,
+    pages: &mut Pages,
+    layout: &ZoneLayout,
+    lruvec: &mut Lruvec,
+) -> u64 {
+    let mut n = 0;
+    for &(start, mt) in &layout.blocks {
+        if mt != MIGRATE_MOVABLE {
+            continue;
+        }
+        for p in start..start + PAGEBLOCK_NR_PAGES {
+            if pages.flags(p) == pg::SLAB {
+                let f = pages.fields_mut(p);
+                f.flags = pg::ANON | pg::ACTIVE;
+                f.owner = NO_OWNER;
+                lruvec.add_folio(pages, p, LRU_ACTIVE_ANON, z.zone_idx);
+                n += 1;
+            }
+        }
+    }
+    n
 }
 
 #[cfg(test)]
@@ -329,5 +428,64 @@ mod tests {
             ..b
         };
         assert_eq!(zone_layout(&z, &more).unplaced_pages, 1);
+    }
+
+    /// Movable fragments lie in movable pageblocks spread over the zone, read back exactly
+    /// on the Movable lists; the rest of those pageblocks is held, every other movable
+    /// pageblock free whole.
+    #[test]
+    fn movable_fragments_break_up_spread_pageblocks() {
+        let (mut z, mut pages) = zone(64 * 512);
+        let b = ZonePageblocks {
+            zone: "Normal".into(),
+            unmovable: 4,
+            free_unmovable: vec![10, 5],
+            // Four order-8 blocks need four pageblocks, the small ones fit beside them.
+            free_movable: vec![30, 9, 4, 2, 1, 0, 0, 3, 4, 7, 2],
+            ..Default::default()
+        };
+        let layout = zone_layout(&z, &b);
+        assert_eq!(layout.unplaced_pages, 0);
+        let held: Vec<u32> = layout
+            .blocks
+            .iter()
+            .filter(|&&(_, t)| t == MIGRATE_MOVABLE)
+            .map(|&(s, _)| s)
+            .collect();
+        assert_eq!(held.len(), 4, "{held:?}");
+        assert!(held.windows(2).all(|w| w[1] - w[0] >= 8 * 512), "{held:?}");
+        let kernel = boot_zone(&mut z, &mut pages, &layout);
+        for (o, &n) in b
+            .free_movable
+            .iter()
+            .enumerate()
+            .take(PAGEBLOCK_ORDER as usize)
+        {
+            assert_eq!(z.nr_free_mt[MIGRATE_MOVABLE][o], n, "order {o}");
+        }
+        assert_eq!(z.nr_pageblock_mt[MIGRATE_MOVABLE], 60);
+        // 4 unmovable and 4 movable pageblocks held, less the fragments in them.
+        let fragments: u64 = (0..PAGEBLOCK_ORDER as usize)
+            .map(|o| {
+                (b.free_movable[o] << o) + (b.free_unmovable.get(o).copied().unwrap_or(0) << o)
+            })
+            .sum();
+        assert_eq!(kernel, 8 * 512 - fragments);
+        assert_eq!(z.nr_free_pages + kernel, 64 * 512);
+        // The 56 pageblocks left whole are free in blocks of order 9 and 10.
+        let whole: u64 = (PAGEBLOCK_ORDER as usize..NR_PAGE_ORDERS)
+            .map(|o| z.nr_free_mt[MIGRATE_MOVABLE][o] << o)
+            .sum();
+        assert_eq!(whole, 56 * 512);
+    }
+
+    #[test]
+    fn spread_takes_every_index_once_halving_the_gaps() {
+        assert_eq!(spread(8), vec![0, 4, 2, 6, 1, 5, 3, 7]);
+        assert_eq!(spread(5), vec![0, 4, 2, 1, 3]);
+        let mut all = spread(1000);
+        all.sort_unstable();
+        assert_eq!(all, (0..1000).collect::<Vec<_>>());
+        assert!(spread(0).is_empty());
     }
 }

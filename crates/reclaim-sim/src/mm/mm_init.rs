@@ -132,7 +132,7 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
             reclaim_locked: false,
         });
     }
-    let lruvecs = (0..m.nodes)
+    let mut lruvecs: Vec<Lruvec> = (0..m.nodes)
         .map(|nid| {
             let base = nid * NR_LRU_LISTS as u32;
             let lists = std::array::from_fn(|l| pages.list(base + l as u32));
@@ -160,6 +160,8 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
             Some(b) => {
                 let layout = boot_memory::zone_layout(z, b);
                 kernel_pages += boot_memory::boot_zone(z, &mut pages, &layout);
+                let lruvec = &mut lruvecs[z.nid as usize];
+                kernel_pages -= boot_memory::other_memory_onto_lru(z, &mut pages, &layout, lruvec);
             }
             None => {
                 let mut p = z.start_pfn;
