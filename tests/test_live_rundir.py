@@ -111,6 +111,16 @@ def test_buddyinfo_gives_each_zones_free_blocks_and_the_start_split_at_an_order(
     assert all(m.get(RunDir(Path("."), {}, {}, {})) is None for m in METRICS if m.name.startswith("Free at start"))
 
 
+def test_the_page_cache_share_in_pmd_folios_comes_from_nr_file_hugepages() -> None:
+    (metric,) = [m for m in METRICS if m.name == "Page cache in order-9 folios at end %"]
+    # nr_file_hugepages counts huge pages: 3 of them, 1536 of 2048 pages
+    run = RunDir(Path("."), {}, {}, {"nr_file_hugepages": 3, "nr_file_pages": 2048})
+    assert metric.get(run) == 75.0
+    # a kernel or model that prints no such line, or an empty page cache, has no row
+    assert metric.get(RunDir(Path("."), {}, {}, {"nr_file_pages": 2048})) is None
+    assert metric.get(RunDir(Path("."), {}, {}, {"nr_file_hugepages": 0, "nr_file_pages": 0})) is None
+
+
 def test_read_rundir_names_the_missing_file(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="scenario.toml is missing"):
         read_rundir(tmp_path)

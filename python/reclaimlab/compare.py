@@ -132,6 +132,15 @@ def _free_at_start(whole: bool) -> Callable[[RunDir], float | None]:
     return get
 
 
+def _page_cache_in_pmd_folios(run: RunDir) -> float | None:
+    """The share of the page cache in order-9 folios as the window ends (`nr_file_hugepages`,
+    in huge pages, over `nr_file_pages`; None where the kernel prints no such line)."""
+    after = run.vmstat_after
+    if "nr_file_hugepages" not in after or not after.get("nr_file_pages"):
+        return None
+    return after["nr_file_hugepages"] * (1 << _core.HPAGE_PMD_ORDER) * 100.0 / after["nr_file_pages"]
+
+
 def _writeback_vmstat(name: str) -> Callable[[RunDir], float | None]:
     """A vmstat counter's delta in a run that dirtied page-cache pages (None in any other:
     these are the rows of the writeback comparisons, seed 001's)."""
@@ -201,6 +210,9 @@ METRICS: list[Metric] = [
            "large folios and huge pages only after compaction"),
     Metric(f"Free at start in blocks of order {_core.PAGEBLOCK_ORDER}+ (pages)", _free_at_start(True), None,
            "free pages as the window starts in whole pageblocks and larger blocks (buddyinfo.before)"),
+    Metric(f"Page cache in order-{_core.HPAGE_PMD_ORDER} folios at end %", _page_cache_in_pmd_folios, None,
+           "the share of the page cache held in PMD-sized folios as the window ends (nr_file_hugepages over "
+           "nr_file_pages): what large-folio readahead got, and what reclaim of them can free whole"),
     Metric("Compaction stalls (compact_stall)", _high_order_vmstat("compact_stall"), None,
            f"allocations that entered direct compaction (compact_stall); {_EFFORT}"),
     Metric("Compaction successes (compact_success)", _high_order_vmstat("compact_success"), None,

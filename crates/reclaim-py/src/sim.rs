@@ -433,6 +433,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // pageblock_order (x86-64): where `reclaimlab compare` splits the free memory a window
     // starts with into blocks compaction must make and blocks that are there.
     m.add("PAGEBLOCK_ORDER", reclaim_sim::mm::zone::PAGEBLOCK_ORDER)?;
+    // HPAGE_PMD_ORDER: the unit of /proc/vmstat's nr_file_hugepages.
+    m.add(
+        "HPAGE_PMD_ORDER",
+        reclaim_sim::mm::huge_memory::HPAGE_PMD_ORDER,
+    )?;
     // What a panic in the core is raised as: a BaseException, so a sweep catches it by name
     // to report the point it happened in and go on with the others.
     m.add(

@@ -486,6 +486,10 @@ impl Kernel {
                 .mm
                 .file_mapped
                 .then(|| self.mem.nodes.iter().map(|n| n.nr_file_mapped).sum()),
+            nr_file_hugepages: self
+                .variant
+                .large_folio_readahead
+                .then(|| self.mem.nodes.iter().map(|n| n.nr_file_thps).sum()),
             node_reclaim: self.sysctl.zone_reclaim_mode != 0,
         }
     }

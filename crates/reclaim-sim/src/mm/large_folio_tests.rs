@@ -107,6 +107,14 @@ fn the_order_ramps_by_two_a_window_to_the_pmd_order() {
         "NR_FILE_PAGES counts pages"
     );
     assert_eq!(
+        k.mem.nodes[0].nr_file_thps, 12,
+        "NR_FILE_THPS counts the order-9 folios"
+    );
+    assert!(k
+        .vmstat()
+        .to_proc_text()
+        .contains("\nnr_file_hugepages 12\n"));
+    assert_eq!(
         k.memcg.lruvecs[0].total(LRU_INACTIVE_FILE),
         16384,
         "the list's size counts pages"
@@ -150,6 +158,7 @@ fn order9_lru(nr: u32) -> (Sim, Vec<u32>) {
         k.mem.pages.fields_mut(p).owner = 0;
         k.memcg.lruvecs[0].add_folio(&mut k.mem.pages, p, LRU_INACTIVE_FILE, ZONE_NORMAL);
         k.mem.nodes[0].nr_file_pages += 512;
+        k.mem.nodes[0].nr_file_thps += 1;
         folios.push(p);
     }
     k.percpu.pcp.fold_all(&mut k.mem.zones);
@@ -180,6 +189,7 @@ fn a_32_page_batch_takes_one_order9_folio_and_frees_it_whole() {
     assert_eq!(k.stats.events.get(VmEvent::Pgfree), 512);
     assert_eq!(k.mem.nodes[0].nr_isolated[1], 0);
     assert_eq!(k.mem.nodes[0].nr_file_pages, 3 * 512);
+    assert_eq!(k.mem.nodes[0].nr_file_thps, 3, "filemap_unaccount_folio()");
     // One block of order 9 back on the buddy lists, not 512 pages on a per-CPU list.
     assert_eq!(k.mem.zones[normal].nr_free_pages, free_before + 512);
     assert_eq!(k.percpu.pcp.total(), 0);

@@ -124,6 +124,7 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
             kcompactd_highest_zoneidx: ZONE_NORMAL,
             nr_isolated: [0; 2],
             nr_file_pages: 0,
+            nr_file_thps: 0,
             nr_anon_mapped: 0,
             nr_file_mapped: 0,
             nr_vmscan_write: 0,

@@ -18,6 +18,7 @@
 
 use crate::engine::JIFFY;
 use crate::kernel::Kernel;
+use crate::mm::huge_memory::HPAGE_PMD_NR;
 use crate::mm::page::{folio_nr_pages, pg, NO_OWNER};
 use crate::mm::page_writeback::PAGE_SIZE;
 use crate::mm::vmstat::VmEvent;
@@ -82,7 +83,9 @@ impl Kernel {
             let lv = self.folio_lruvec(p);
             self.memcg.lruvecs[lv].del_folio(&mut self.mem.pages, p, usize::from(f.lru), zone_idx);
             off_lru[lv] += 1;
-            self.mem.nodes[nid as usize].nr_file_pages -= nr;
+            let pgdat = &mut self.mem.nodes[nid as usize];
+            pgdat.nr_file_pages -= nr;
+            pgdat.nr_file_thps -= u64::from(nr == u64::from(HPAGE_PMD_NR));
             let g = self.mem.pages.fields_mut(p);
             g.owner = NO_OWNER;
             g.flags = 0;

@@ -82,6 +82,7 @@
 use crate::kernel::Kernel;
 use crate::machine::Writepage;
 use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};
+use crate::mm::huge_memory::HPAGE_PMD_NR;
 use crate::mm::lru::{folio_lru_list, is_file_lru};
 use crate::mm::page::{folio_nr_pages, pg, PageFields, NO_OWNER};
 use crate::mm::vma::{swp_entry, swp_pte, vm};
@@ -180,6 +181,7 @@ impl Kernel {
         let mut writes = [0u8; BATCH];
         let mut nr_writes = 0;
         let (mut nr_activate, mut nr_ref_keep) = (0u64, 0u64);
+        let mut nr_thps_freed = 0u64;
         for (k, &p) in batch.pages().iter().enumerate() {
             self.mem.pages.prefetch_ahead(batch.pages(), k);
             let verdict = self.folio_verdict(p, cpu, sc, &mut state);
@@ -194,6 +196,8 @@ impl Kernel {
                     if nr_pages > 1 {
                         freed_large[nr_freed_large] = p;
                         nr_freed_large += 1;
+                        // filemap_unaccount_folio(): NR_FILE_THPS.
+                        nr_thps_freed += u64::from(file && nr_pages == u64::from(HPAGE_PMD_NR));
                     } else {
                         freed[nr_freed] = p;
                         nr_freed += 1;
@@ -319,6 +323,7 @@ impl Kernel {
         pgdat.nr_isolated[file as usize] -= nr;
         if file {
             pgdat.nr_file_pages -= reclaimed;
+            pgdat.nr_file_thps -= nr_thps_freed;
         }
         let nr_scanned = batch.nr_scanned();
         self.memcg.lruvecs[lv].note_cost(

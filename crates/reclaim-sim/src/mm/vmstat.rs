@@ -217,6 +217,10 @@ pub struct VmstatSnapshot {
     /// `nr_mapped` (NR_FILE_MAPPED), printed after the other state items in a run that maps
     /// a file, so that the run directories of the others stay as they were.
     pub nr_mapped: Option<u64>,
+    /// `nr_file_hugepages` (NR_FILE_THPS), printed after `nr_mapped` in a run whose page
+    /// cache takes large folios (`variant.large_folio_readahead`), so that the run
+    /// directories of the others stay as they were.
+    pub nr_file_hugepages: Option<u64>,
     /// Whether `zone_reclaim_failed` (CONFIG_NUMA's) is printed: in a run with
     /// `vm.zone_reclaim_mode` set, so that the run directories of the others stay as they
     /// were.
@@ -240,6 +244,11 @@ impl VmstatSnapshot {
         }
         if let Some(v) = self.nr_mapped {
             s.push_str("nr_mapped ");
+            s.push_str(&v.to_string());
+            s.push('\n');
+        }
+        if let Some(v) = self.nr_file_hugepages {
+            s.push_str("nr_file_hugepages ");
             s.push_str(&v.to_string());
             s.push('\n');
         }

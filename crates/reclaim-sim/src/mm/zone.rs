@@ -200,6 +200,10 @@ pub struct PgData {
     pub nr_isolated: [u64; 2],
     /// NR_FILE_PAGES.
     pub nr_file_pages: u64,
+    /// NR_FILE_THPS in huge pages, as /proc/vmstat's `nr_file_hugepages` prints it: the
+    /// page cache's folios of HPAGE_PMD_ORDER (`folio_test_pmd_mappable()`, counted by
+    /// `__filemap_add_folio()` and `filemap_unaccount_folio()`).
+    pub nr_file_thps: u64,
     /// NR_ANON_MAPPED.
     pub nr_anon_mapped: u64,
     /// NR_FILE_MAPPED (`nr_mapped`): page-cache pages mapped by a page table.
