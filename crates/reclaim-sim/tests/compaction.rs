@@ -16,6 +16,7 @@ use reclaim_sim::run::simulate;
 use reclaim_sim::{RunOutput, Scenario};
 
 const HIGHALLOC: &str = include_str!("../../../scenarios/sim/highalloc.toml");
+const SMALL: &str = include_str!("../../../scenarios/small.toml");
 
 /// The highalloc scenario, traced, with `sets`; the kernel at the end, the output and the
 /// trace.
@@ -217,4 +218,35 @@ fn the_memory_between_movable_fragments_is_anon_that_compaction_moves() {
         .count();
     assert!(moved > 0, "compaction migrated none of them");
     assert!(out.delta(VmEvent::PgmigrateSuccess) >= moved as u64);
+}
+
+/// With swap and anon reclaim under way, the memory between movable fragments stays on the
+/// active anon list while the inactive one is not low (`inactive_is_low()`: the swapped
+/// processes' pages are inactive, 6.x's `lru_cache_add_inactive_or_unevictable`), as a
+/// host's idle processes' memory does; every page still ends in one place
+/// (scenarios/small.toml's machine, two usemem tasks larger than memory).
+#[test]
+fn with_swap_the_memory_between_fragments_stays_active_while_inactive_anon_is_not_low() {
+    let sets = [
+        "workload.kind=\"usemem\"",
+        "workload.tasks=2",
+        "workload.size_mb=1200",
+        "swap.kind=\"file\"",
+        "swap.size_mb=2048",
+        "machine.pageblocks=[{zone = \"Normal\", free_movable = [0, 0, 0, 0, 0, 0, 0, 30, 60]}]",
+    ]
+    .map(String::from);
+    let s = Scenario::parse(SMALL, "scenarios/small.toml", &sets).expect("scenario");
+    let (k, out) = simulate(&s, None, &mut |_| ControlFlow::Continue(())).expect("a run");
+    let others = (0..k.mem.pages.nr_pages())
+        .filter(|&p| {
+            let f = k.mem.pages.fields(p);
+            f.flags & reclaim_sim::mm::page::pg::ANON != 0
+                && f.owner == reclaim_sim::mm::page::NO_OWNER
+        })
+        .count();
+    assert!(out.delta(VmEvent::PswpOut) > 0, "the run swapped");
+    assert_eq!(others, 30 * 128 + 30 * 256);
+    assert_eq!(out.delta(VmEvent::Pgdeactivate), 0);
+    assert_eq!(k.check_page_places(&[]), Ok(()));
 }
