@@ -488,7 +488,7 @@ impl Kernel {
                 .then(|| self.mem.nodes.iter().map(|n| n.nr_file_mapped).sum()),
             nr_file_hugepages: self
                 .variant
-                .large_folio_readahead
+                .large_folios()
                 .then(|| self.mem.nodes.iter().map(|n| n.nr_file_thps).sum()),
             node_reclaim: self.sysctl.zone_reclaim_mode != 0,
         }

@@ -79,19 +79,20 @@ pub struct Machine {
     /// run, which runs on the machine itself, does not read it.
     #[serde(default, skip_serializing_if = "SysctlSettings::is_empty")]
     pub sysctl: SysctlSettings,
-    /// The pageblocks the kernel's own memory holds when the run starts, zone by zone, as
-    /// /proc/pagetypeinfo of a machine at rest counts them (a host's, from its profile).
+    /// The pageblocks the kernel's own memory holds when the run starts, and the free
+    /// fragments of movable ones, zone by zone, as /proc/pagetypeinfo of a machine at rest
+    /// counts them (a host's, from its profile).
     /// Empty: every pageblock starts movable and free, as on a machine just booted
     /// (`mm::boot_memory`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pageblocks: Vec<ZonePageblocks>,
 }
 
-/// One zone's non-movable pageblocks and the free blocks left in them, as
-/// /proc/pagetypeinfo prints them ("Number of blocks type" and "Free pages count per
-/// migrate type at order"). The rest of those pageblocks is the kernel's (slab, page tables,
-/// boot allocations): in use for the whole run, neither reclaimable nor movable
-/// (`mm::boot_memory`).
+/// One zone's non-movable pageblocks and the free blocks left in them, and the free
+/// fragments of its movable pageblocks, as /proc/pagetypeinfo prints them ("Number of blocks
+/// type" and "Free pages count per migrate type at order"). The rest of the non-movable
+/// pageblocks is the kernel's (slab, page tables, boot allocations): in use for the whole
+/// run, neither reclaimable nor movable (`mm::boot_memory`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ZonePageblocks {

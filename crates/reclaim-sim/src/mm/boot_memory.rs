@@ -1,5 +1,6 @@
-//! The kernel's own memory when a run starts: the non-movable pageblocks of a machine at rest
-//! (`[machine] pageblocks`, from /proc/pagetypeinfo; a host's profile brings its own).
+//! The memory a machine at rest starts a run with: the kernel's own, in non-movable
+//! pageblocks, and the movable pageblocks other memory breaks up (`[machine] pageblocks`,
+//! from /proc/pagetypeinfo; a host's profile brings its own).
 //!
 //! A machine that has run for a while is not the empty one `free_area_init()` boots: slab,
 //! page tables and boot-time allocations sit in pageblocks of MIGRATE_UNMOVABLE and
@@ -30,16 +31,23 @@
 //! name free blocks below pageblock order on the MIGRATE_MOVABLE lists (`free_movable`): on
 //! a host, other memory (processes', page cache a drop leaves) breaks movable pageblocks up,
 //! and its free fragments are what a live squeeze's hugetlb pool cannot take (this
-//! development VM: 390–675 k free pages of its Normal zone in blocks below order 9 after the
-//! squeeze, 286 k at rest; docs/fidelity/host.md, "Why live compacts"). The model places them
+//! development VM: 150–900 k free pages of its Normal zone in blocks below order 9 after the
+//! squeeze, depending on what ran before; 286 k at rest one day, 867 k right after a probe;
+//! docs/fidelity/host.md, "Why live compacts" and the section after it). The model places them
 //! as it places the non-movable types' free blocks, in movable pageblocks taken in an order
 //! that spreads them over the zone (bit-reversed); every other page of those pageblocks is
 //! other processes' memory, an anonymous folio on the active anon list that no task owns or
 //! maps (`other_memory_onto_lru`): compaction migrates it, reclaim takes it only to swap.
-//! Departures: a host's is a mix (anon, tmpfs, page cache that is mapped or dirty), none of
-//! it touched during the run; the free memory the squeeze leaves beside the fragments, and
-//! how many the squeeze's own compaction adds, are not modelled: the squeeze takes whole
-//! blocks only (`mm::hugetlb`).
+//! Departures: the fragments are packed into as few pageblocks as the counts allow (the
+//! placement's smallest-region-first rule, which can leave a single page between them), so
+//! the other memory, and what compaction must move to empty a pageblock, are as small as
+//! the counts allow; /proc/pagetypeinfo does not say over how many pageblocks a host spreads
+//! them. A host's other memory is a mix (mapped anon, tmpfs, page cache that is mapped or
+//! dirty), none of it touched during the run; the model's is unmapped anon, so its
+//! migration costs no page-table work (`MIGRATE_UNMAP_REMAP_NS`) and its swap-out no unmap
+//! (`swap_out_ns` is charged per unmapped folio). The free memory the squeeze leaves beside
+//! the fragments, and how many the squeeze's own compaction removes or adds, are not
+//! modelled: the squeeze takes whole blocks only (`mm::hugetlb`).
 
 use crate::machine::ZonePageblocks;
 use crate::mm::lru::{Lruvec, LRU_ACTIVE_ANON};
@@ -52,10 +60,11 @@ use crate::mm::zone::{
 /// MIGRATE_HIGHATOMIC in [`type_sequence`]'s result: held whole as `MIGRATE_UNMOVABLE`.
 const HIGHATOMIC: usize = usize::MAX;
 
-/// Where one zone's non-movable pageblocks and the free blocks in them lie.
+/// Where one zone's held pageblocks (non-movable, and movable ones with fragments) and the
+/// free blocks in them lie.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ZoneLayout {
-    /// Each non-movable pageblock's first pfn and its migratetype (MIGRATE_UNMOVABLE for a
+    /// Each held pageblock's first pfn and its migratetype (MIGRATE_UNMOVABLE for a
     /// high-atomic one), in pfn order.
     pub blocks: Vec<(u32, usize)>,
     /// The free blocks inside them: first pfn and order.
@@ -104,7 +113,7 @@ impl Placer {
     fn new(starts: impl Iterator<Item = u32>) -> Placer {
         let mut stacks: Vec<[Vec<Region>; 2]> =
             (0..=PAGEBLOCK_ORDER).map(|_| [vec![], vec![]]).collect();
-        // Reversed so that the lowest pageblock is given out first.
+        // Reversed so that the first pageblock given is given out first.
         let mut whole_blocks: Vec<Region> = starts
             .map(|start| Region {
                 start,
@@ -145,7 +154,8 @@ impl Placer {
     }
 }
 
-/// Where zone `z`'s non-movable pageblocks (`b`) and their free blocks lie.
+/// Where zone `z`'s non-movable pageblocks (`b`), its movable pageblocks with fragments,
+/// and their free blocks lie.
 pub fn zone_layout(z: &Zone, b: &ZonePageblocks) -> ZoneLayout {
     let nr_blocks = (z.managed_pages / u64::from(PAGEBLOCK_NR_PAGES)) as u32;
     let types = type_sequence(&[
@@ -259,9 +269,10 @@ fn spread(n: usize) -> Vec<usize> {
         .collect()
 }
 
-/// Boot zone `z` with `layout`: its non-movable pageblocks typed, their free blocks freed and
-/// every other page of them the kernel's (`pg::SLAB`), the rest of the zone freed as
-/// `free_area_init()` frees it. Returns the kernel's pages.
+/// Boot zone `z` with `layout`: its held pageblocks typed, their free blocks freed and every
+/// other page of them the kernel's (`pg::SLAB`; [`other_memory_onto_lru`] then takes the
+/// movable ones' back), the rest of the zone freed as `free_area_init()` frees it. Returns
+/// the pages held.
 pub fn boot_zone(z: &mut Zone, pages: &mut Pages, layout: &ZoneLayout) -> u64 {
     for &(start, mt) in &layout.blocks {
         z.set_pageblock_migratetype(start, mt);

@@ -155,9 +155,10 @@ pub struct CompactControl {
     pub migrate_pfn: u32,
     pub total_migrate_scanned: u64,
     pub total_free_scanned: u64,
-    /// Page descriptors the scanners read, which their CPU time is charged for: the
-    /// scanned counts above also count the pages of a free block or compound page stepped
-    /// over at its head, as the kernel's do, which no scanner reads.
+    /// Page descriptors the scanners read or prepare, which their CPU time is charged for:
+    /// one per page looked at, and each page of a free block the free scanner takes
+    /// (`split_map_pages`); the scanned counts above also count the pages of a free block or
+    /// compound page stepped over at its head, as the kernel's do, which no scanner reads.
     pub frames_looked: u64,
     /// The zone (an index into `Memory::zones`).
     pub zone: usize,

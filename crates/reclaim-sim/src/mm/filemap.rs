@@ -33,7 +33,7 @@ use crate::hw::block::Op;
 use crate::kernel::Kernel;
 use crate::mm::address_space::Entry;
 use crate::mm::gfp::{Gfp, __GFP_NORETRY, __GFP_NOWARN, GFP_HIGHUSER_MOVABLE};
-use crate::mm::huge_memory::HPAGE_PMD_NR;
+use crate::mm::huge_memory::folio_test_pmd_mappable;
 use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
 use crate::mm::page::{folio_nr_pages, pg};
@@ -129,7 +129,7 @@ impl Kernel {
         self.memcg.lruvecs[lv].add_folio(&mut self.mem.pages, p, LRU_INACTIVE_FILE, zone_idx);
         let pgdat = &mut self.mem.nodes[nid as usize];
         pgdat.nr_file_pages += nr;
-        pgdat.nr_file_thps += u64::from(nr == u64::from(HPAGE_PMD_NR));
+        pgdat.nr_file_thps += u64::from(folio_test_pmd_mappable(nr));
         self.folio_add_lru_run(cpu, lv, 1);
         self.folio_batch_move_lru(cpu);
     }

@@ -47,6 +47,13 @@ use crate::sysctl::{ThpDefrag, ThpEnabled};
 pub const HPAGE_PMD_ORDER: u32 = 9;
 pub const HPAGE_PMD_NR: u32 = 1 << HPAGE_PMD_ORDER;
 
+/// `folio_test_pmd_mappable()`: a folio of `nr_pages` pages is of HPAGE_PMD_ORDER or
+/// larger (what NR_FILE_THPS and NR_ANON_THPS count).
+#[inline]
+pub fn folio_test_pmd_mappable(nr_pages: u64) -> bool {
+    nr_pages >= u64::from(HPAGE_PMD_NR)
+}
+
 /// `vma_thp_gfp_mask()` (6.6) for a VMA madvised MADV_HUGEPAGE (`madvised`) or not, under
 /// `defrag`.
 pub fn vma_thp_gfp_mask(defrag: ThpDefrag, madvised: bool) -> Gfp {

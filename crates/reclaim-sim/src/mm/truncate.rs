@@ -18,7 +18,7 @@
 
 use crate::engine::JIFFY;
 use crate::kernel::Kernel;
-use crate::mm::huge_memory::HPAGE_PMD_NR;
+use crate::mm::huge_memory::folio_test_pmd_mappable;
 use crate::mm::page::{folio_nr_pages, pg, NO_OWNER};
 use crate::mm::page_writeback::PAGE_SIZE;
 use crate::mm::vmstat::VmEvent;
@@ -85,7 +85,7 @@ impl Kernel {
             off_lru[lv] += 1;
             let pgdat = &mut self.mem.nodes[nid as usize];
             pgdat.nr_file_pages -= nr;
-            pgdat.nr_file_thps -= u64::from(nr == u64::from(HPAGE_PMD_NR));
+            pgdat.nr_file_thps -= u64::from(folio_test_pmd_mappable(nr));
             let g = self.mem.pages.fields_mut(p);
             g.owner = NO_OWNER;
             g.flags = 0;

@@ -82,7 +82,7 @@
 use crate::kernel::Kernel;
 use crate::machine::Writepage;
 use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};
-use crate::mm::huge_memory::HPAGE_PMD_NR;
+use crate::mm::huge_memory::folio_test_pmd_mappable;
 use crate::mm::lru::{folio_lru_list, is_file_lru};
 use crate::mm::page::{folio_nr_pages, pg, PageFields, NO_OWNER};
 use crate::mm::vma::{swp_entry, swp_pte, vm};
@@ -197,7 +197,7 @@ impl Kernel {
                         freed_large[nr_freed_large] = p;
                         nr_freed_large += 1;
                         // filemap_unaccount_folio(): NR_FILE_THPS.
-                        nr_thps_freed += u64::from(file && nr_pages == u64::from(HPAGE_PMD_NR));
+                        nr_thps_freed += u64::from(file && folio_test_pmd_mappable(nr_pages));
                     } else {
                         freed[nr_freed] = p;
                         nr_freed += 1;

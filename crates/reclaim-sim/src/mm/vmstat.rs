@@ -218,8 +218,8 @@ pub struct VmstatSnapshot {
     /// a file, so that the run directories of the others stay as they were.
     pub nr_mapped: Option<u64>,
     /// `nr_file_hugepages` (NR_FILE_THPS), printed after `nr_mapped` in a run whose page
-    /// cache takes large folios (`variant.large_folio_readahead`), so that the run
-    /// directories of the others stay as they were.
+    /// cache takes large folios (`variant.large_folio_readahead` or `large_folio_writes`),
+    /// so that the run directories of the others stay as they were.
     pub nr_file_hugepages: Option<u64>,
     /// Whether `zone_reclaim_failed` (CONFIG_NUMA's) is printed: in a run with
     /// `vm.zone_reclaim_mode` set, so that the run directories of the others stay as they

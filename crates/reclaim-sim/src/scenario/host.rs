@@ -59,10 +59,12 @@ pub struct HostProfile {
     /// The CPU costs live usemem meets here (absent from profiles probed before they were).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub costs: Option<HostCosts>,
-    /// The non-movable pageblocks of each zone and the free blocks in them, from
-    /// /proc/pagetypeinfo after the page cache was dropped, as a live run with
-    /// `drop_caches` starts (absent from profiles probed before it was read): the
-    /// machine's `pageblocks` (`mm::boot_memory`).
+    /// The non-movable pageblocks of each zone, the free blocks in them and the movable
+    /// free lists, from /proc/pagetypeinfo: as `reclaimlab host probe` leaves the machine
+    /// (its own file's pages dropped with POSIX_FADV_DONTNEED, the rest of the page cache
+    /// kept), or after the page cache was dropped with `reclaimlab host pageblocks
+    /// --drop-caches`, as a live run with `drop_caches` starts (absent from profiles probed
+    /// before it was read): the machine's `pageblocks` (`mm::boot_memory`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pageblocks: Vec<ZonePageblocks>,
 }
