@@ -152,6 +152,20 @@ impl Placer {
         }
         Some(region.start)
     }
+
+    /// [`Placer::place`] for each free block below pageblock order that `counts` (by order)
+    /// names, largest first, into `layout.free`; those with no room count in
+    /// `layout.unplaced_pages`.
+    fn place_all(&mut self, counts: &[u64], layout: &mut ZoneLayout) {
+        for order in (0..counts.len().min(PAGEBLOCK_ORDER as usize) as u32).rev() {
+            for _ in 0..counts[order as usize] {
+                match self.place(order) {
+                    Some(pfn) => layout.free.push((pfn, order)),
+                    None => layout.unplaced_pages += 1 << order,
+                }
+            }
+        }
+    }
 }
 
 /// Where zone `z`'s non-movable pageblocks (`b`), its movable pageblocks with fragments,
@@ -178,17 +192,11 @@ pub fn zone_layout(z: &Zone, b: &ZonePageblocks) -> ZoneLayout {
         (MIGRATE_RECLAIMABLE, &b.free_reclaimable),
     ] {
         let mut placer = Placer::new(blocks.iter().filter(|&&(_, t)| t == mt).map(|&(s, _)| s));
-        for order in (0..counts.len().min(NR_PAGE_ORDERS) as u32).rev() {
-            for _ in 0..counts[order as usize] {
-                match (order < PAGEBLOCK_ORDER)
-                    .then(|| placer.place(order))
-                    .flatten()
-                {
-                    Some(pfn) => layout.free.push((pfn, order)),
-                    None => layout.unplaced_pages += 1 << order,
-                }
-            }
-        }
+        placer.place_all(counts, &mut layout);
+        // Free blocks of pageblock order and above would be a pageblock wholly free.
+        layout.unplaced_pages += (PAGEBLOCK_ORDER as usize..counts.len().min(NR_PAGE_ORDERS))
+            .map(|o| counts[o] << o)
+            .sum::<u64>();
     }
     let mut blocks: Vec<(u32, usize)> = blocks
         .into_iter()
@@ -237,14 +245,7 @@ fn place_movable(
         .filter(|s| taken.binary_search_by_key(s, |&(t, _)| t).is_err())
         .collect();
     let mut placer = Placer::new(spread(movable.len()).into_iter().map(|i| movable[i]));
-    for order in (0..counts.len().min(PAGEBLOCK_ORDER as usize) as u32).rev() {
-        for _ in 0..counts[order as usize] {
-            match placer.place(order) {
-                Some(pfn) => layout.free.push((pfn, order)),
-                None => layout.unplaced_pages += 1 << order,
-            }
-        }
-    }
+    placer.place_all(counts, layout);
     let mut untouched: Vec<u32> = placer.stacks[PAGEBLOCK_ORDER as usize][0]
         .iter()
         .map(|r| r.start)
