@@ -114,6 +114,14 @@ impl SpinLock {
         }
     }
 
+    /// Whether a booked hold covers `at`: a `spin_trylock()` then fails. Holds are in time
+    /// order and do not overlap, so their ends are sorted too.
+    pub fn is_locked_at(&self, at: Ns) -> bool {
+        let live = &self.holds[self.live..];
+        let i = live.partition_point(|h| h.end <= at);
+        live.get(i).is_some_and(|h| h.start <= at)
+    }
+
     /// Forget holds released by `floor`, the simulated time no later request can precede.
     fn release_until(&mut self, floor: Ns) {
         while self.live < self.holds.len() && self.holds[self.live].end <= floor {
@@ -329,6 +337,19 @@ mod tests {
             Acquired { wait: 0, hold: 100 }
         );
         assert_eq!(l.contended, 0);
+    }
+
+    #[test]
+    fn a_trylock_fails_only_inside_a_booked_hold() {
+        let mut l = SpinLock::new(0);
+        assert!(!l.is_locked_at(0));
+        l.acquire(0, 100, 0, 50, &costs()); // [100, 150)
+        l.acquire(0, 400, 0, 50, &costs()); // [400, 450), booked ahead
+        let held: Vec<Ns> = [99, 100, 149, 150, 399, 400, 449, 450]
+            .into_iter()
+            .filter(|&t| l.is_locked_at(t))
+            .collect();
+        assert_eq!(held, [100, 149, 400, 449]);
     }
 
     #[test]

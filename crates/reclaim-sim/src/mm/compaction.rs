@@ -30,13 +30,24 @@
 //! isolated (`costs.isolate_ns` each) and put back (`costs.putback_ns`); zone->lock for each
 //! free block taken (`costs.buddy_ns`); migration as `mm::migrate` says.
 //!
+//! **Contention** (6.x `compact_lock_irqsave()`, `__compact_finished()`): an async
+//! compaction that finds zone->lock or an lru_lock held by another CPU when it goes to take
+//! it marks itself contended (`cc->contended`), spins for the lock all the same, finishes
+//! the pageblock it is in, and then ends COMPACT_CONTENDED unless a free block of the order
+//! is there by then; the allocator's slow path goes on to direct reclaim after it. The model
+//! tries each lock once per call of a scanner's block function (at its first folio or free
+//! block), where the kernel drops and retakes it every COMPACT_CLUSTER_MAX frames, so it has
+//! fewer chances to find it held; the trylock fails where a hold booked on the lock covers
+//! the moment (`SpinLock::is_locked_at`). Since 5.1 `need_resched()` no
+//! longer ends an async compaction; that `try_to_compact_pages()` stops at it before the
+//! next zone is not modelled.
+//!
 //! Departures: no fast searches of the free lists (`fast_find_migrateblock`,
 //! `fast_isolate_freepages`, 5.1+): both scanners are linear, as before 5.1 (and in 2.6.36,
 //! seed 003's kernel); no page capture (`compaction_capture`): a compaction that frees a
 //! block of the order leaves it on the free lists for the allocation's next attempt; no
 //! proactive compaction (`vm.compaction_proactiveness` as 0) and no /proc/sys/vm/compact_memory;
-//! `too_many_isolated` and lock contention (`cc->contended`, COMPACT_CONTENDED) are not
-//! modelled, nor `need_resched()` ending an async compaction early; compound pages (the
+//! `too_many_isolated` is not modelled, nor a fatal signal ending a compaction; compound pages (the
 //! hugetlb pool's) are skipped as the kernel skips them, large folios too (6.6; 6.9 migrates
 //! them); dirty page-cache folios are never isolated (the model's dirty lists name pfns, so
 //! it has no `migrate_folio` for them), where the kernel's MIGRATE_SYNC would migrate them;
@@ -56,6 +67,7 @@ use super::zone::{
     WMARK_MIN,
 };
 use crate::engine::Ns;
+use crate::hw::lock::SpinLock;
 use crate::kernel::Kernel;
 use crate::process::{cond_resched, psi_memstall_enter, psi_memstall_leave, schedule, Cx, Sim};
 use crate::sched::TaskClass;
@@ -178,6 +190,10 @@ pub struct CompactControl {
     pub ignore_block_suitable: bool,
     /// Scan the current pageblock to its end (`finish_pageblock`).
     pub finish_pageblock: bool,
+    /// An async compaction found zone->lock or an lru_lock held when it went to take it
+    /// (`compact_lock_irqsave()`'s failed `spin_trylock_irqsave()`): it takes the lock all
+    /// the same, finishes the pageblock, and then ends COMPACT_CONTENDED.
+    pub contended: bool,
     /// The CPU the compaction runs on.
     pub cpu: u32,
 }
@@ -206,6 +222,7 @@ impl CompactControl {
             ignore_skip_hint: false,
             ignore_block_suitable: false,
             finish_pageblock: false,
+            contended: false,
             cpu,
         }
     }
@@ -213,6 +230,15 @@ impl CompactControl {
     /// `cc->nr_freepages`.
     pub fn nr_freepages(&self) -> u64 {
         self.freepages.len() as u64
+    }
+
+    /// `compact_lock_irqsave()`'s trylock (6.x) at `at`: an async compaction that finds
+    /// `lock` held by another CPU is contended from then on. The kernel then spins for the
+    /// lock all the same; the model books the hold when the scanner's block is done.
+    pub fn compact_trylock(&mut self, lock: &SpinLock, at: Ns) {
+        if self.mode == MigrateMode::Async && !self.contended && lock.is_locked_at(at) {
+            self.contended = true;
+        }
     }
 }
 
@@ -644,6 +670,11 @@ impl Kernel {
                 blockpfn += rest;
                 nr_scanned += u64::from(rest);
             } else if f.flags & pg::BUDDY != 0 {
+                if nr_blocks == 0 {
+                    // The first free block taken under zone->lock (`compact_lock_irqsave()`).
+                    let at = self.clock();
+                    cc.compact_trylock(&self.mem.zone_lock[zi], at);
+                }
                 let order = u32::from(f.order);
                 let z = &mut self.mem.zones[zi];
                 let isolated = z.__isolate_free_page(&mut self.mem.pages, blockpfn, order);
@@ -885,8 +916,15 @@ impl Kernel {
             } else if f.flags & pg::LRU == 0 || !self.folio_isolatable(cc, low_pfn, mode) {
                 true
             } else {
-                // The first folio taken under the lruvec's lock: mark the block as being
-                // scanned, or leave it if another compaction did.
+                // The first folio taken under the lruvec's lock (`compact_lock_irqsave()`,
+                // whose trylock an async compaction may find taken): mark the block as
+                // being scanned, or leave it if another compaction did.
+                if first_lv.is_none() {
+                    let lv = self.folio_lruvec(low_pfn);
+                    let at = self.clock();
+                    cc.compact_trylock(&self.memcg.lruvecs[lv].lru_lock, at);
+                    first_lv = Some(lv);
+                }
                 if !skip_updated {
                     if let Some(v) = valid_page {
                         skip_updated = true;
@@ -897,7 +935,6 @@ impl Kernel {
                         }
                     }
                 }
-                first_lv.get_or_insert(self.folio_lruvec(low_pfn));
                 let nr = self.isolate_migratepage(cc, low_pfn, 0);
                 nr_isolated += nr;
                 nr_taken += nr;
@@ -1046,6 +1083,9 @@ impl Kernel {
             {
                 return CompactResult::Success;
             }
+        }
+        if cc.contended {
+            return CompactResult::Contended;
         }
         CompactResult::NoSuitablePage
     }
@@ -1922,6 +1962,49 @@ mod tests {
         assert_eq!(z.nr_free[9] + z.nr_free[10], 0);
         k.drain_all_pages();
         check(&k, &held);
+    }
+
+    #[test]
+    fn an_async_compaction_that_finds_a_lock_held_ends_contended() {
+        // Every pageblock: 16 page-cache pages, then a kernel page at offset 256, the rest
+        // free. An async direct compaction for order 9 isolates each block's 16 folios, meets
+        // the kernel page, puts them back and gives the block up (`skip_on_failure`); nothing
+        // migrates and no block frees.
+        let layout = |p: u32| match p % 512 {
+            0..=15 => Place::Lru,
+            256 => Place::Pinned,
+            _ => Place::Free,
+        };
+        let compact = |mode: MigrateMode, held_by_another_cpu: bool| {
+            let (mut k, held) = hand_built(layout);
+            if held_by_another_cpu {
+                // Another CPU holds the lruvec's lru_lock for a millisecond from now.
+                let now = k.now;
+                k.memcg.lruvecs[0]
+                    .lru_lock
+                    .acquire(now, now, 0, 1_000_000, &k.lock_costs);
+            }
+            let mut cc = CompactControl::new(0, 9, GFP_HIGHUSER_MOVABLE, mode, 0);
+            cc.direct_compaction = true;
+            let ret = k.compact_zone_sync(&mut cc);
+            check(&k, &held);
+            (ret, cc)
+        };
+        // Unhindered, it goes block by block until the scanners meet.
+        let (ret, cc) = compact(MigrateMode::Async, false);
+        assert_eq!(ret, CompactResult::Complete);
+        assert!(!cc.contended);
+        // With the lock held when it comes to isolate block 0's folios, its trylock fails:
+        // it takes the lock all the same, finishes block 0, and at the pageblock boundary
+        // (`__compact_finished`, no free order-9 block) ends COMPACT_CONTENDED.
+        let (ret, cc) = compact(MigrateMode::Async, true);
+        assert_eq!(ret, CompactResult::Contended);
+        assert!(cc.contended);
+        assert_eq!(cc.migrate_pfn, 512, "one pageblock scanned");
+        // A sync-light compaction spins for the lock without counting it contention.
+        let (ret, cc) = compact(MigrateMode::SyncLight, true);
+        assert!(!cc.contended);
+        assert_ne!(ret, CompactResult::Contended);
     }
 
     #[test]
