@@ -30,6 +30,11 @@ pub struct Variant {
     /// the reader reads a missing folio synchronously (mm/filemap.rs). Off: readahead
     /// allocates with the mapping's mask and retries like any page-cache allocation.
     pub readahead_noretry: bool,
+    /// Readahead allocates inside `memalloc_nofs_save()` (since v5.8, `page_cache_ra_unbounded()`
+    /// and later `page_cache_ra_order()`), so without `__GFP_FS`: direct compaction for it
+    /// migrates no page-cache folio, and its throttled direct reclaim waits at most a second
+    /// (mm/filemap.rs). Off: readahead allocates with `__GFP_FS`, as before v5.8.
+    pub readahead_nofs: bool,
     /// The ceiling of the boot-time `min_free_kbytes` (`calculate_min_free_kbytes`):
     /// 262144 since v5.7, 65536 before (the seed-000 kernel's).
     pub min_free_kbytes_cap: u64,
@@ -324,6 +329,7 @@ impl Default for Variant {
         Variant {
             kswapd_threads: 1,
             readahead_noretry: false,
+            readahead_nofs: false,
             min_free_kbytes_cap: 262_144,
             swap_readahead: SwapReadahead::Vma,
             swap_alloc: SwapAlloc::Cluster,

@@ -21,6 +21,13 @@
 //! mask) and copies it before reading further ahead. Off, readahead allocates with the
 //! mapping's mask and retries as long as any allocation would.
 //!
+//! With `variant.readahead_nofs` readahead allocates inside `memalloc_nofs_save()`, as
+//! `page_cache_ra_unbounded()` and `page_cache_ra_order()` do since 5.8 (`current_gfp_context()`
+//! takes `__GFP_FS` off its allocations): their direct compaction cannot migrate page-cache
+//! folios (`isolate_migratepages_block()`: a folio with a mapping and no `__GFP_FS`), and
+//! their throttled direct reclaim waits at most a second (`throttle_direct_reclaim()`).
+//! The synchronous read of a missing folio (`filemap_create_folio`) is outside the scope.
+//!
 //! With `variant.large_folio_readahead` the windows are read into large folios as 6.18's
 //! `page_cache_ra_order()` allocates them (`SequentialReader::readahead_large`): a large
 //! folio is one LRU entry and one page-cache entry over its indices, counted by its pages.
@@ -32,7 +39,7 @@ use std::collections::VecDeque;
 use crate::hw::block::Op;
 use crate::kernel::Kernel;
 use crate::mm::address_space::Entry;
-use crate::mm::gfp::{Gfp, __GFP_NORETRY, __GFP_NOWARN, GFP_HIGHUSER_MOVABLE};
+use crate::mm::gfp::{Gfp, __GFP_FS, __GFP_NORETRY, __GFP_NOWARN, GFP_HIGHUSER_MOVABLE};
 use crate::mm::huge_memory::folio_test_pmd_mappable;
 use crate::mm::lru::{LRU_ACTIVE_FILE, LRU_INACTIVE_FILE};
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
@@ -292,8 +299,10 @@ pub struct SequentialReader {
     device: usize,
     ra_pages: usize,
     depth: usize,
-    /// The gfp mask readahead allocates with.
+    /// The gfp mask readahead allocates order-0 folios with.
     ra_gfp: Gfp,
+    /// Readahead allocates inside `memalloc_nofs_save()` (`variant.readahead_nofs`).
+    memalloc_nofs: bool,
     /// Windows read or being read, oldest first (their I/Os, which hold their folios),
     /// whether a window holds a restored workingset folio (waiting for it is a stall), and
     /// its pages.
@@ -345,6 +354,7 @@ impl SequentialReader {
             } else {
                 MAPPING_GFP
             },
+            memalloc_nofs: false,
             in_flight: VecDeque::new(),
             filling: Vec::with_capacity(ra_pages),
             filling_pages: 0,
@@ -365,6 +375,24 @@ impl SequentialReader {
             ..LargeRa::default()
         });
         self
+    }
+
+    /// The reader allocates inside `memalloc_nofs_save()`, as `page_cache_ra_unbounded()` and
+    /// `page_cache_ra_order()` have since 5.8 (`variant.readahead_nofs`).
+    pub fn with_nofs(mut self, on: bool) -> Self {
+        self.memalloc_nofs = on;
+        self.ra_gfp = self.current_gfp_context(self.ra_gfp);
+        self
+    }
+
+    /// `current_gfp_context()`: `gfp` without `__GFP_FS` inside the reader's
+    /// `memalloc_nofs_save()` scope.
+    fn current_gfp_context(&self, gfp: Gfp) -> Gfp {
+        if self.memalloc_nofs {
+            gfp & !__GFP_FS
+        } else {
+            gfp
+        }
     }
 
     /// A reader of a file of `file_pages` pages (its page-cache index made in `k`), which it
@@ -584,7 +612,7 @@ impl SequentialReader {
         let page = if self.file_pages > 0 && self.uncached_run(&cx.k(), nr) < nr {
             None
         } else {
-            let gfp = readahead_gfp_mask(MAPPING_GFP);
+            let gfp = self.current_gfp_context(readahead_gfp_mask(MAPPING_GFP));
             alloc_pages(cx, gfp, order, cx.node).await
         };
         let mut k = cx.k();

@@ -448,3 +448,43 @@ fn a_writer_under_reclaim_frees_large_folios_and_is_deterministic() {
     assert!(a[VmEvent::PgstealKswapd as usize] + a[VmEvent::PgstealDirect as usize] > 0);
     assert_eq!(a, squeezed_writer(300_000));
 }
+
+/// A squeezed reader of large folios with readahead's allocations made with or without
+/// `memalloc_nofs_save()`: its counters.
+fn squeezed_reader_nofs(nofs: bool) -> Vec<u64> {
+    let mut sim = Sim::new(kernel_with(
+        64,
+        0,
+        &format!(
+            "{LARGE}readahead_noretry = true\nreadahead_nofs = {nofs}\n[sysctl]\nread_ahead_kb = 1024\n"
+        ),
+    ));
+    add_kswapd(&mut sim);
+    add_reader(&mut sim, 1024, 128);
+    for _ in 0..200_000 {
+        run_next(&mut sim);
+    }
+    let k = sim.k();
+    check_places(&k);
+    k.stats.events.v.to_vec()
+}
+
+#[test]
+fn readahead_inside_memalloc_nofs_save_compacts_without_moving_page_cache() {
+    let ev = |v: &[u64], e: VmEvent| v[e as usize];
+    let with_fs = squeezed_reader_nofs(false);
+    let nofs = squeezed_reader_nofs(true);
+    // A 128 MiB file through 64 MiB: the reader's order-9 allocations compact. The only
+    // movable memory is the reader's own page cache: with __GFP_FS compaction moves it, and
+    // without (`isolate_migratepages_block()`: a folio with a mapping) it moves none and
+    // fails more often, so the reader stalls in it more.
+    assert!(ev(&with_fs, VmEvent::CompactStall) > 0);
+    assert!(ev(&with_fs, VmEvent::PgmigrateSuccess) > 0);
+    assert!(ev(&nofs, VmEvent::CompactStall) > ev(&with_fs, VmEvent::CompactStall));
+    assert_eq!(ev(&nofs, VmEvent::PgmigrateSuccess), 0);
+    assert_eq!(
+        ev(&nofs, VmEvent::CompactIsolated),
+        0,
+        "no folio isolated, so no free page either"
+    );
+}

@@ -33,12 +33,13 @@
 //! and NOPROGRESS throttling, slab shrinkers, memory.min/low protection, the retry with
 //! `force_deactivate`.
 
+use crate::engine::NSEC_PER_SEC;
 use crate::hw::block::BLK_RW_ASYNC;
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};
 use crate::mm::compaction::compaction_ready;
 use crate::mm::congestion::{reclaim_congestion_nap, wait_iff_congested, Napper};
-use crate::mm::gfp::{gfp_zone, Gfp, __GFP_DIRECT_RECLAIM};
+use crate::mm::gfp::{gfp_zone, Gfp, __GFP_DIRECT_RECLAIM, __GFP_FS};
 use crate::mm::lru::*;
 use crate::mm::mem_cgroup::ROOT_MEM_CGROUP;
 use crate::mm::page::{folio_nr_pages, pg, ListId};
@@ -238,7 +239,7 @@ pub async fn try_to_free_pages(cx: &Cx, nid: u32, order: u32, gfp: Gfp, nodemask
     let reclaim_idx = gfp_zone(gfp);
     let mut sc = ScanControl::new(false, SWAP_CLUSTER_MAX, order, reclaim_idx);
     sc.nodemask = nodemask;
-    throttle_direct_reclaim(cx, nid, reclaim_idx).await;
+    throttle_direct_reclaim(cx, nid, reclaim_idx, gfp).await;
     cx.k().trace_direct_reclaim_begin(order, gfp);
     let nr_reclaimed = do_try_to_free_pages(cx, nid, &mut sc).await;
     cx.k().trace_direct_reclaim_end(nr_reclaimed);
@@ -402,12 +403,11 @@ pub async fn try_to_free_mem_cgroup_pages(cx: &Cx, memcg: u16, nr_pages: u64) ->
 
 /// `throttle_direct_reclaim()`: if the node of the first zonelist zone ≤ ZONE_NORMAL does
 /// not allow direct reclaim, count PGSCAN_DIRECT_THROTTLE and sleep on its
-/// `pfmemalloc_wait` until `allow_direct_reclaim()` holds.
-///
-/// The caller is a page-cache allocation (`__GFP_FS`), so the wait is
-/// `wait_event_killable()` without a timeout; the `!__GFP_FS` wait of at most HZ, the
-/// kthread exemption and fatal signals do not arise here.
-async fn throttle_direct_reclaim(cx: &Cx, nid: u32, highest_zoneidx: usize) {
+/// `pfmemalloc_wait` until `allow_direct_reclaim()` holds: with `__GFP_FS` without a timeout
+/// (`wait_event_killable()`), without it for at most HZ (`wait_event_interruptible_timeout()`:
+/// the caller may hold a filesystem lock kswapd waits for). The kthread exemption and
+/// fatal signals do not arise here.
+async fn throttle_direct_reclaim(cx: &Cx, nid: u32, highest_zoneidx: usize, gfp: Gfp) {
     let pgdat = {
         let mut k = cx.k();
         let first = k.mem.zonelists[nid as usize].iter().find(|&&zi| {
@@ -424,6 +424,18 @@ async fn throttle_direct_reclaim(cx: &Cx, nid: u32, highest_zoneidx: usize) {
         k.count(VmEvent::PgscanDirectThrottle, 1);
         pgdat
     };
+    if gfp & __GFP_FS == 0 {
+        let mut left = NSEC_PER_SEC;
+        loop {
+            cx.k().mem.nodes[pgdat as usize].pfmemalloc_wait.add(cx.tid);
+            left = schedule_timeout(cx, left).await;
+            let mut k = cx.k();
+            k.mem.nodes[pgdat as usize].pfmemalloc_wait.remove(cx.tid);
+            if left == 0 || k.allow_direct_reclaim(pgdat) {
+                return;
+            }
+        }
+    }
     loop {
         cx.k().mem.nodes[pgdat as usize].pfmemalloc_wait.add(cx.tid);
         schedule(cx).await;

@@ -165,7 +165,7 @@ struct Dd {
 
 impl Workload for Dd {
     fn start(&mut self, sim: &mut Sim) {
-        let (nodes, cpn, ndev, ra_kb, noretry, large) = {
+        let (nodes, cpn, ndev, ra_kb, noretry, nofs, large) = {
             let k = sim.k();
             (
                 k.mem.nodes.len() as u32,
@@ -173,6 +173,7 @@ impl Workload for Dd {
                 k.block.devices.len(),
                 k.sysctl.read_ahead_kb,
                 k.variant.readahead_noretry,
+                k.variant.readahead_nofs,
                 k.variant.large_folio_readahead,
             )
         };
@@ -205,6 +206,7 @@ impl Workload for Dd {
                     noretry,
                 )
                 .with_large_folios(large)
+                .with_nofs(nofs)
                 .with_file(&mut sim.k(), p.file_mb * 256);
                 sim.spawn("dd".into(), cpu, TaskClass::Workload, move |cx| {
                     dd_buffered(cx, file, reader, bytes)

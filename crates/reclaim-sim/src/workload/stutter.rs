@@ -218,17 +218,19 @@ impl Workload for Stutter {
         let p = self.params.clone();
         let state = Rc::clone(&self.state);
         let reader = {
-            let (ra_kb, noretry, large) = {
+            let (ra_kb, noretry, nofs, large) = {
                 let k = sim.k();
                 (
                     k.sysctl.read_ahead_kb,
                     k.variant.readahead_noretry,
+                    k.variant.readahead_nofs,
                     k.variant.large_folio_readahead,
                 )
             };
             let ra_pages = (ra_kb / 4).min(p.block_kb / 4).max(1) as usize;
             SequentialReader::new(SOURCE_MAPPING, 0, ra_pages, 2, noretry)
                 .with_large_folios(large)
+                .with_nofs(nofs)
                 .with_file(&mut sim.k(), p.file_mb * 256)
         };
         // `cp` is forked once the memhog has settled, and fork balancing
