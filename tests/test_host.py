@@ -287,6 +287,54 @@ def test_pagetypeinfo_gives_each_zones_non_movable_pageblocks_and_their_free_blo
     assert (alone["unmovable"], alone["free_movable"], host.movable_fragments(alone)) == (0, [1, 2], 1 + 2 * 2)
 
 
+ZONEINFO = """Node 0, zone      DMA
+  pages free     2816
+        spanned  4095
+        present  3998
+  start_pfn:           1
+Node 0, zone   Normal
+  pages free     1000
+        spanned  3584
+        present  3584
+  start_pfn:           1024
+Node 0, zone  Movable
+  pages free     0
+        spanned  0
+        present  0
+"""
+
+
+def test_zoneinfo_gives_each_zones_span() -> None:
+    assert host.zone_spans(ZONEINFO) == [(0, "DMA32", 1, 4095), (0, "Normal", 1024, 3584)]
+
+
+def test_the_fragment_census_counts_pageblocks_broken_up_and_those_holding_kernel_memory() -> None:
+    import array
+    import io
+
+    slab, lru, huge, pgtable = 1 << 7, host.KPF_LRU, host.KPF_HUGE | (1 << 15), 1 << 26
+    anon = host.KPF_LRU | host.KPF_ANON
+    per = 512
+    blocks = [
+        [host.KPF_BUDDY] * per,  # wholly free: not broken up
+        [host.KPF_BUDDY] * 500 + [lru] * 12,  # fragments beside page cache
+        [host.KPF_BUDDY] * 500 + [lru] * 11 + [slab],  # … and a slab page
+        [host.KPF_BUDDY] * 500 + [lru] * 11 + [0],  # … and a page with no flag (a per-CPU list's)
+        [lru] * 511 + [slab],  # no free page
+        [host.KPF_BUDDY] * 500 + [slab] * 12,  # a non-movable pageblock: no LRU page
+        [host.KPF_BUDDY] * 256 + [lru] * 128 + [huge] * 128,  # fragments beside hugetlb pages
+        [host.KPF_BUDDY] * 300 + [lru] * 200 + [pgtable] * 12,  # … and page tables
+        [host.KPF_BUDDY] * 300 + [anon] * 212,  # fragments beside anonymous memory only
+    ]
+    flags = array.array("Q", [0] * 1024 + [f for b in blocks for f in b])
+    census = host.fragment_census([(0, "Normal", 1024, len(blocks) * per)], io.BytesIO(flags.tobytes()))
+    # Broken up: blocks 1, 2, 3, 6, 7 and 8; 2 and 7 hold kernel memory; 1, 3 and 6 page cache.
+    assert census == {(0, "Normal"): (6, 2, 3)}
+    # A zone that starts inside a pageblock is read from the pageblock's start.
+    census = host.fragment_census([(0, "Normal", 1024 + per + 7, 3 * per)], io.BytesIO(flags.tobytes()))
+    assert census == {(0, "Normal"): (3, 1, 2)}
+
+
 def test_the_pageblocks_command_fills_the_profile_and_a_host_scenario_starts_from_them(host_profile: Path) -> None:
     result = CliRunner().invoke(cli, ["host", "pageblocks", "--file", str(PAGETYPEINFO)])
     assert result.exit_code != 0 and "reclaimlab host probe" in result.output, result.output

@@ -20,8 +20,9 @@ CPU costs are measured too, with a swap file the probe adds and removes
 (live/swap_probe.py); without it the probe changes nothing.
 
 The profile also keeps the zones' non-movable pageblocks, the free blocks in them and the
-free fragments of movable pageblocks, from /proc/pagetypeinfo (`pageblocks`,
-crates/reclaim-sim/src/mm/boot_memory.rs), so that a
+free fragments of movable pageblocks, from /proc/pagetypeinfo, and how many of the
+fragmented pageblocks also hold kernel memory no compaction moves, from /proc/kpageflags
+(`pageblocks`, crates/reclaim-sim/src/mm/boot_memory.rs), so that a
 simulated run starts as fragmented as this machine; `reclaimlab host pageblocks` reads them
 again on their own, optionally after dropping the page cache as a live run does.
 """
@@ -129,6 +130,73 @@ def pageblocks(text: str) -> list[dict[str, Any]]:
                     if mt in NON_MOVABLE:
                         z[NON_MOVABLE[mt]] += int(n)
     return [z for z in zones.values() if z["unmovable"] or z["reclaimable"] or z["highatomic"] or movable_fragments(z)]
+
+
+ZONEINFO = "/proc/zoneinfo"
+KPAGEFLAGS = "/proc/kpageflags"
+# /proc/kpageflags bits (include/uapi/linux/kernel-page-flags.h).
+KPF_LRU, KPF_BUDDY, KPF_ANON, KPF_HUGE, KPF_NOPAGE = 1 << 5, 1 << 10, 1 << 12, 1 << 17, 1 << 20
+
+
+def zone_spans(text: str) -> list[tuple[int, str, int, int]]:
+    """Each zone of /proc/zoneinfo with pages, as (node, model zone, start_pfn, spanned);
+    zones the model does not have are left out."""
+    spans: list[tuple[int, str, int, int]] = []
+    node, name, spanned = -1, "", 0
+    for line in text.splitlines():
+        words = line.replace(",", " ").split()
+        if words[:1] == ["Node"] and len(words) >= 4 and words[2] == "zone":
+            node, name, spanned = int(words[1]), words[3], 0
+        elif words[:1] == ["spanned"] and len(words) == 2:
+            spanned = int(words[1])
+        elif words[:1] == ["start_pfn:"] and len(words) == 2 and spanned and name in MODEL_ZONE:
+            spans.append((node, MODEL_ZONE[name], int(words[1]), spanned))
+    return spans
+
+
+def fragment_census(spans: list[tuple[int, str, int, int]], kpageflags: Any) -> dict[tuple[int, str], tuple[int, int, int]]:
+    """For each (node, model zone): the pageblocks holding free pages beside pages on an LRU
+    list (movable pageblocks that other memory breaks up); of them those that also hold a
+    page no compaction moves: on no LRU, not free, not a hugetlb page, and with a flag set
+    (slab, page tables, reserved and other kernel memory); and of the others those holding
+    page cache (an LRU page not anonymous), which a compaction without `__GFP_FS` cannot move
+    either. A page with no flag at all may be free on a per-CPU list and is not counted.
+    `kpageflags` is /proc/kpageflags opened for binary reading (8 bytes per pfn)."""
+    per_block = 1 << PAGEBLOCK_ORDER
+    census: dict[tuple[int, str], list[int]] = {}
+    for node, zone, start, spanned in spans:
+        counts = census.setdefault((node, zone), [0, 0, 0])
+        first = start - start % per_block
+        kpageflags.seek(first * 8)
+        for block in range(first, start + spanned, per_block):
+            raw = kpageflags.read(per_block * 8)
+            if len(raw) < 8:
+                break
+            flags = set(memoryview(raw).cast("Q"))
+            used = {f for f in flags if not f & (KPF_BUDDY | KPF_NOPAGE)}
+            if len(used) == len(flags) or not any(f & KPF_LRU for f in used):
+                continue
+            counts[0] += 1
+            if any(f and not f & (KPF_LRU | KPF_HUGE) for f in used):
+                counts[1] += 1
+            elif any(f & KPF_LRU and not f & KPF_ANON for f in used):
+                counts[2] += 1
+    return {key: (c[0], c[1], c[2]) for key, c in census.items()}
+
+
+def add_fragment_census(blocks: list[dict[str, Any]]) -> None:
+    """The zones of `blocks` (`pageblocks()`) gain `fragment_blocks`,
+    `fragment_blocks_unmovable` and `fragment_blocks_file` from /proc/kpageflags (root);
+    without it they are left as they are, and the model takes every fragmented pageblock's
+    other memory as movable."""
+    if not os.access(KPAGEFLAGS, os.R_OK):
+        return
+    with open(KPAGEFLAGS, "rb") as f:
+        census = fragment_census(zone_spans(_read(ZONEINFO)), f)
+    for b in blocks:
+        total, unmovable, file = census.get((b["node"], b["zone"]), (0, 0, 0))
+        if total:
+            b["fragment_blocks"], b["fragment_blocks_unmovable"], b["fragment_blocks_file"] = total, unmovable, file
 
 
 def drop_page_cache() -> None:
@@ -582,6 +650,7 @@ def _probe(path: str, probe_file: Path | None, log: Callable[[str], None], write
         "costs": probe_usemem_costs(),
         "pageblocks": pageblocks(_read(PAGETYPEINFO)) if os.access(PAGETYPEINFO, os.R_OK) else [],
     }
+    add_fragment_census(profile["pageblocks"])
     if writes is not None:
         profile["writes"] = writes
     return profile
@@ -679,6 +748,8 @@ def pageblocks_command(drop_caches: bool, path: str) -> None:
         if drop_caches:
             drop_page_cache()
         blocks = pageblocks(_read(path))
+        if path == PAGETYPEINFO:
+            add_fragment_census(blocks)
         text = _core.host_profile_with_pageblocks(json.dumps(blocks))
     except (OSError, ValueError) as e:
         raise click.ClickException(str(e)) from None
@@ -688,6 +759,12 @@ def pageblocks_command(drop_caches: bool, path: str) -> None:
         click.echo(
             f"node {b['node']} {b['zone']}: {b['unmovable']} unmovable, {b['reclaimable']} reclaimable, {b['highatomic']} high-atomic pageblocks; "
             f"{movable_fragments(b)} free pages in movable blocks below order {PAGEBLOCK_ORDER}"
+            + (
+                f", in {b['fragment_blocks']} pageblocks: {b['fragment_blocks_unmovable']} also hold kernel memory, "
+                f"{b['fragment_blocks_file']} of the others page cache"
+                if b.get("fragment_blocks")
+                else ""
+            )
         )
     click.echo(f"host profile: {out}", err=True)
 

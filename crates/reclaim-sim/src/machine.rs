@@ -123,6 +123,19 @@ pub struct ZonePageblocks {
     /// above say nothing: every movable pageblock without fragments starts free whole.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub free_movable: Vec<u64>,
+    /// Pageblocks that hold free pages beside pages on an LRU list (movable pageblocks broken
+    /// up by other memory); of them those that also hold a page no compaction moves (on no
+    /// LRU and not free: slab, page tables, other kernel memory); and of the others those
+    /// holding page cache; from /proc/kpageflags (`reclaimlab host probe`). The share
+    /// `fragment_blocks_unmovable` of the model's movable pageblocks with fragments holds
+    /// its other memory as the kernel's (`mm::boot_memory`; none if 0); the page-cache
+    /// share is recorded, not modelled (the other memory of those pageblocks is anon).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub fragment_blocks: u32,
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub fragment_blocks_unmovable: u32,
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub fragment_blocks_file: u32,
 }
 
 /// Zone names `ZonePageblocks::zone` takes.
@@ -142,6 +155,18 @@ impl ZonePageblocks {
             if free.len() > 11 {
                 return Invalid::err(key, "expected at most 11 counts (orders 0 to 10)");
             }
+        }
+        if self.fragment_blocks_unmovable > self.fragment_blocks {
+            return Invalid::err(
+                "fragment_blocks_unmovable",
+                "expected at most fragment_blocks (a share of those pageblocks)",
+            );
+        }
+        if self.fragment_blocks_file > self.fragment_blocks - self.fragment_blocks_unmovable {
+            return Invalid::err(
+                "fragment_blocks_file",
+                "expected at most fragment_blocks less fragment_blocks_unmovable",
+            );
         }
         Ok(())
     }

@@ -544,6 +544,18 @@ mod tests {
             err.contains("pageblocks[0].zone") && err.contains("\"Normal\""),
             "{err}"
         );
+        // More fragmented pageblocks holding kernel memory than fragmented pageblocks.
+        let err = scenario(
+            "[[machine.pageblocks]]\nzone = \"Normal\"\nfragment_blocks = 3\nfragment_blocks_unmovable = 4\n",
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            err.contains("pageblocks[0].fragment_blocks_unmovable")
+                && err.contains("at most fragment_blocks"),
+            "{err}"
+        );
     }
 
     #[test]
