@@ -128,8 +128,8 @@ pub struct ZonePageblocks {
     /// LRU and not free: slab, page tables, other kernel memory); and of the others those
     /// holding page cache; from /proc/kpageflags (`reclaimlab host probe`). The share
     /// `fragment_blocks_unmovable` of the model's movable pageblocks with fragments holds
-    /// its other memory as the kernel's (`mm::boot_memory`; none if 0); the page-cache
-    /// share is recorded, not modelled (the other memory of those pageblocks is anon).
+    /// its other memory as the kernel's, and the page-cache share of the rest holds page
+    /// cache (`mm::boot_memory`; none if 0).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub fragment_blocks: u32,
     #[serde(default, skip_serializing_if = "is_zero_u32")]

@@ -250,3 +250,56 @@ fn with_swap_the_memory_between_fragments_stays_active_while_inactive_anon_is_no
     assert_eq!(out.delta(VmEvent::Pgdeactivate), 0);
     assert_eq!(k.check_page_places(&[]), Ok(()));
 }
+
+/// A host's measured shares of fragmented pageblocks: a quarter hold kernel memory, which
+/// stays the kernel's for the whole run; half of the rest page cache of files no workload
+/// reads, clean on the inactive file list, which reclaim frees (without a shadow: the file
+/// has no index) and which counts in NR_FILE_PAGES at the start; every page ends in one
+/// place.
+#[test]
+fn kernel_memory_and_page_cache_between_fragments_in_the_measured_shares() {
+    let blocks = "machine.pageblocks=[{zone = \"Normal\", free_movable = [0, 0, 0, 0, 0, 0, 0, 0, 60], fragment_blocks = 400, fragment_blocks_unmovable = 100, fragment_blocks_file = 150}]";
+    let s = Scenario::parse(HIGHALLOC, "highalloc.toml", &[blocks.to_string()]).unwrap();
+    let k0 = Kernel::new(&s.machine, &s.effective_sysctl(), &s.costs, &s.variant, 1);
+    let zone = k0
+        .mem
+        .zones
+        .iter()
+        .find(|z| z.zone_idx == reclaim_sim::mm::zone::ZONE_NORMAL)
+        .unwrap();
+    let layout = reclaim_sim::mm::boot_memory::zone_layout(zone, &s.machine.pageblocks[0]);
+    assert_eq!(layout.blocks.len(), 60);
+    assert_eq!(layout.unmovable_fragment_blocks.len(), 15);
+    assert_eq!(
+        layout.file_fragment_blocks.len(),
+        22,
+        "150 of 300, of the 45 left"
+    );
+    assert_eq!(k0.mem.kernel_pages, 15 * 256);
+    let file_at_start = 22 * 256;
+    let nr_file: u64 = k0.mem.nodes.iter().map(|n| n.nr_file_pages).sum();
+    assert_eq!(nr_file, file_at_start);
+    let other_files = |k: &Kernel| {
+        (0..k.mem.pages.nr_pages())
+            .filter(|&p| {
+                let f = k.mem.pages.fields(p);
+                f.owner == reclaim_sim::mm::address_space::OTHER_FILES_MAPPING
+                    && f.flags & reclaim_sim::mm::page::pg::LRU != 0
+            })
+            .count() as u64
+    };
+    assert_eq!(other_files(&k0), file_at_start);
+    let (k, _, _) = run(&[blocks]);
+    assert_eq!(
+        k.mem.kernel_pages,
+        15 * 256,
+        "the kernel's stays the kernel's"
+    );
+    assert!(
+        other_files(&k) < file_at_start,
+        "reclaim freed some of the other files' page cache"
+    );
+    assert_eq!(k.check_page_places(&[]), Ok(()));
+    assert_eq!(k.check_lists(), Ok(()));
+    assert_eq!(k.check_conservation(0), Ok(()));
+}

@@ -83,6 +83,11 @@ impl AddressSpace {
 /// 3 · 2^24), and within a range from the base up.
 const RANGE_SHIFT: u32 = 24;
 
+/// The page cache of a host's files that no workload reads, found between the free
+/// fragments of its movable pageblocks (`mm::boot_memory`): a file with no index, the last
+/// range but one.
+pub const OTHER_FILES_MAPPING: u32 = 0xfe << RANGE_SHIFT;
+
 /// The address spaces of the files of known size, by mapping id, and the shadow-node list.
 /// Indexed by the id's range and its offset within it (`RANGE_SHIFT`): one array indexed by
 /// the whole id would hold tens of millions of empty entries below the higher ranges' files.

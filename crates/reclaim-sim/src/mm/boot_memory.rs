@@ -46,8 +46,10 @@
 //! pages stay in use for the whole run, where a compaction meets them and gives the
 //! pageblock up. The profile also counts those whose other memory includes page cache
 //! (`fragment_blocks_file`), which a compaction without `__GFP_FS` (readahead's) cannot
-//! move but reclaim can free; the model has no page cache outside its workloads' files, so
-//! their other memory is anon like the rest (a departure).
+//! move but reclaim can free; the model makes that share's other memory clean page cache
+//! of files no workload reads (`OTHER_FILES_MAPPING`), on the inactive file list.
+//! Departure: all of such a pageblock's other memory is page cache, where a host's mixes
+//! page cache with anon.
 //! Departures: the fragments are packed into as few pageblocks as the counts allow (the
 //! placement's smallest-region-first rule, which can leave a single page between them), so
 //! the other memory, and what compaction must move to empty a pageblock, are as small as
@@ -60,7 +62,8 @@
 //! modelled: the squeeze takes whole blocks only (`mm::hugetlb`).
 
 use crate::machine::ZonePageblocks;
-use crate::mm::lru::{Lruvec, LRU_ACTIVE_ANON};
+use crate::mm::address_space::OTHER_FILES_MAPPING;
+use crate::mm::lru::{Lruvec, LRU_ACTIVE_ANON, LRU_INACTIVE_FILE};
 use crate::mm::page::{pg, Pages, NO_OWNER};
 use crate::mm::zone::{
     Zone, MIGRATE_MOVABLE, MIGRATE_RECLAIMABLE, MIGRATE_UNMOVABLE, NR_PAGE_ORDERS,
@@ -82,6 +85,9 @@ pub struct ZoneLayout {
     /// The movable pageblocks among `blocks` whose other memory is the kernel's, in pfn
     /// order (`fragment_blocks_unmovable`).
     pub unmovable_fragment_blocks: Vec<u32>,
+    /// Those of the others whose other memory is page cache, in pfn order
+    /// (`fragment_blocks_file`).
+    pub file_fragment_blocks: Vec<u32>,
     /// Pages of free blocks the counts asked for that could not be placed (see the module).
     pub unplaced_pages: u64,
 }
@@ -227,6 +233,16 @@ pub fn zone_layout(z: &Zone, b: &ZonePageblocks) -> ZoneLayout {
     let fragmented = place_movable(z, &blocks, &b.free_movable, &mut layout);
     layout.unmovable_fragment_blocks =
         take_share(&fragmented, b.fragment_blocks_unmovable, b.fragment_blocks);
+    let others: Vec<u32> = fragmented
+        .iter()
+        .copied()
+        .filter(|s| layout.unmovable_fragment_blocks.binary_search(s).is_err())
+        .collect();
+    layout.file_fragment_blocks = take_share(
+        &others,
+        b.fragment_blocks_file,
+        b.fragment_blocks - b.fragment_blocks_unmovable,
+    );
     blocks.extend(fragmented.into_iter().map(|s| (s, MIGRATE_MOVABLE)));
     blocks.sort_unstable();
     layout.free.sort_unstable();
@@ -344,18 +360,29 @@ pub fn boot_zone(z: &mut Zone, pages: &mut Pages, layout: &ZoneLayout) -> u64 {
     kernel
 }
 
+/// The other memory of the fragmented movable pageblocks, once booted: how many pages
+/// went onto the LRU as anon and as page cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OtherMemory {
+    pub anon: u64,
+    pub file: u64,
+}
+
 /// The pages of the movable pageblocks `layout` holds in zone `z` that are not free, but
-/// for the pageblocks whose other memory is the kernel's: on a host, other processes' memory. Each goes to the head of `lruvec`'s active anon list as
-/// an anonymous folio that no page table maps and no task owns, which compaction can
-/// migrate and reclaim can take only to swap, as a host's idle processes' memory. Run after
-/// [`boot_zone`], which held them as the kernel's; returns how many.
+/// for the pageblocks whose other memory is the kernel's: on a host, other processes'
+/// memory and the page cache of files no workload reads. In a page-cache pageblock each is
+/// a clean folio of [`OTHER_FILES_MAPPING`] (a file with no index: reclaim frees it without
+/// a shadow) at the head of `lruvec`'s inactive file list; elsewhere an anonymous folio that
+/// no page table maps and no task owns at the head of its active anon list, which
+/// compaction can migrate and reclaim can take only to swap, as a host's idle processes'
+/// memory. Run after [`boot_zone`], which held them as the kernel's.
 pub fn other_memory_onto_lru(
     z: &Zone,
     pages: &mut Pages,
     layout: &ZoneLayout,
     lruvec: &mut Lruvec,
-) -> u64 {
-    let mut n = 0;
+) -> OtherMemory {
+    let mut n = OtherMemory::default();
     for &(start, mt) in &layout.blocks {
         if mt != MIGRATE_MOVABLE
             || layout
@@ -365,13 +392,22 @@ pub fn other_memory_onto_lru(
         {
             continue;
         }
+        let file = layout.file_fragment_blocks.binary_search(&start).is_ok();
         for p in start..start + PAGEBLOCK_NR_PAGES {
-            if pages.flags(p) == pg::SLAB {
-                let f = pages.fields_mut(p);
+            if pages.flags(p) != pg::SLAB {
+                continue;
+            }
+            let f = pages.fields_mut(p);
+            if file {
+                f.flags = 0;
+                f.owner = OTHER_FILES_MAPPING;
+                lruvec.add_folio(pages, p, LRU_INACTIVE_FILE, z.zone_idx);
+                n.file += 1;
+            } else {
                 f.flags = pg::ANON | pg::ACTIVE;
                 f.owner = NO_OWNER;
                 lruvec.add_folio(pages, p, LRU_ACTIVE_ANON, z.zone_idx);
-                n += 1;
+                n.anon += 1;
             }
         }
     }
@@ -559,7 +595,13 @@ mod tests {
         let kernel = boot_zone(&mut z, &mut pages, &layout);
         assert_eq!(kernel, 16 * 256);
         let other = other_memory_onto_lru(&z, &mut pages, &layout, &mut lruvec);
-        assert_eq!(other, 4 * 256);
+        assert_eq!(
+            other,
+            OtherMemory {
+                anon: 4 * 256,
+                file: 0
+            }
+        );
         for &s in &layout.unmovable_fragment_blocks {
             let held = (s..s + PAGEBLOCK_NR_PAGES).filter(|&p| pages.flags(p) == pg::SLAB);
             assert_eq!(held.count(), 256, "pageblock {s}");

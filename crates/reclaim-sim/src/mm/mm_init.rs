@@ -162,7 +162,9 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
                 let layout = boot_memory::zone_layout(z, b);
                 kernel_pages += boot_memory::boot_zone(z, &mut pages, &layout);
                 let lruvec = &mut lruvecs[z.nid as usize];
-                kernel_pages -= boot_memory::other_memory_onto_lru(z, &mut pages, &layout, lruvec);
+                let other = boot_memory::other_memory_onto_lru(z, &mut pages, &layout, lruvec);
+                kernel_pages -= other.anon + other.file;
+                nodes[z.nid as usize].nr_file_pages += other.file;
             }
             None => {
                 let mut p = z.start_pfn;
