@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import array
+import io
 import json
 import random
 import time
@@ -289,8 +291,8 @@ def test_pagetypeinfo_gives_each_zones_non_movable_pageblocks_and_their_free_blo
 
 ZONEINFO = """Node 0, zone      DMA
   pages free     2816
-        spanned  4095
-        present  3998
+        spanned  1023
+        present  998
   start_pfn:           1
 Node 0, zone   Normal
   pages free     1000
@@ -305,13 +307,10 @@ Node 0, zone  Movable
 
 
 def test_zoneinfo_gives_each_zones_span() -> None:
-    assert host.zone_spans(ZONEINFO) == [(0, "DMA32", 1, 4095), (0, "Normal", 1024, 3584)]
+    assert host.zone_spans(ZONEINFO) == [(0, "DMA32", 1, 1023), (0, "Normal", 1024, 3584)]
 
 
 def test_the_fragment_census_counts_pageblocks_broken_up_and_those_holding_kernel_memory() -> None:
-    import array
-    import io
-
     slab, lru, huge, pgtable = 1 << 7, host.KPF_LRU, host.KPF_HUGE | (1 << 15), 1 << 26
     anon = host.KPF_LRU | host.KPF_ANON
     per = 512
@@ -325,14 +324,19 @@ def test_the_fragment_census_counts_pageblocks_broken_up_and_those_holding_kerne
         [host.KPF_BUDDY] * 256 + [lru] * 128 + [huge] * 128,  # fragments beside hugetlb pages
         [host.KPF_BUDDY] * 300 + [lru] * 200 + [pgtable] * 12,  # … and page tables
         [host.KPF_BUDDY] * 300 + [anon] * 212,  # fragments beside anonymous memory only
+        [lru] * 500 + [host.KPF_NOPAGE] * 12,  # a hole is not a free page
     ]
     flags = array.array("Q", [0] * 1024 + [f for b in blocks for f in b])
     census = host.fragment_census([(0, "Normal", 1024, len(blocks) * per)], io.BytesIO(flags.tobytes()))
     # Broken up: blocks 1, 2, 3, 6, 7 and 8; 2 and 7 hold kernel memory; 1, 3 and 6 page cache.
     assert census == {(0, "Normal"): (6, 2, 3)}
-    # A zone that starts inside a pageblock is read from the pageblock's start.
-    census = host.fragment_census([(0, "Normal", 1024 + per + 7, 3 * per)], io.BytesIO(flags.tobytes()))
-    assert census == {(0, "Normal"): (3, 1, 2)}
+    # A zone that starts inside a pageblock and ends inside another counts only its own pfns
+    # there: from pfn 7 of block 1 to pfn 499 of block 3, block 3's page cache (after its
+    # first 500 pfns) is not the zone's; from pfn 500 of block 1, its free pages are not.
+    census = host.fragment_census([(0, "Normal", 1024 + per + 7, 2 * per + 500 - 7)], io.BytesIO(flags.tobytes()))
+    assert census == {(0, "Normal"): (2, 1, 1)}
+    census = host.fragment_census([(0, "Normal", 1024 + per + 500, 2 * per - 500)], io.BytesIO(flags.tobytes()))
+    assert census == {(0, "Normal"): (1, 1, 0)}
 
 
 def test_the_pageblocks_command_fills_the_profile_and_a_host_scenario_starts_from_them(host_profile: Path) -> None:

@@ -43,7 +43,7 @@ import statistics
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 import click
 
@@ -154,27 +154,34 @@ def zone_spans(text: str) -> list[tuple[int, str, int, int]]:
     return spans
 
 
-def fragment_census(spans: list[tuple[int, str, int, int]], kpageflags: Any) -> dict[tuple[int, str], tuple[int, int, int]]:
+def fragment_census(spans: list[tuple[int, str, int, int]], kpageflags: BinaryIO) -> dict[tuple[int, str], tuple[int, int, int]]:
     """For each (node, model zone): the pageblocks holding free pages beside pages on an LRU
     list (movable pageblocks that other memory breaks up); of them those that also hold a
     page no compaction moves: on no LRU, not free, not a hugetlb page, and with a flag set
     (slab, page tables, reserved and other kernel memory); and of the others those holding
     page cache (an LRU page not anonymous), which a compaction without `__GFP_FS` cannot move
-    either. A page with no flag at all may be free on a per-CPU list and is not counted.
-    `kpageflags` is /proc/kpageflags opened for binary reading (8 bytes per pfn)."""
+    either. A page with no flag at all may be free on a per-CPU list and is not counted, nor
+    a pfn outside the zone (a pageblock it shares with another zone counts in both). Limits:
+    the pageblocks' migratetypes are not in /proc/kpageflags, so a non-movable pageblock that
+    took movable allocations counts too; kernel memory with no flag (vmalloc, stacks) is
+    missed, and folios isolated or in a per-CPU LRU batch at that moment count as kernel
+    memory. `kpageflags` is /proc/kpageflags opened for binary reading (8 bytes per pfn)."""
     per_block = 1 << PAGEBLOCK_ORDER
     census: dict[tuple[int, str], list[int]] = {}
     for node, zone, start, spanned in spans:
         counts = census.setdefault((node, zone), [0, 0, 0])
+        end = start + spanned
         first = start - start % per_block
         kpageflags.seek(first * 8)
-        for block in range(first, start + spanned, per_block):
+        for block in range(first, end, per_block):
             raw = kpageflags.read(per_block * 8)
             if len(raw) < 8:
                 break
-            flags = set(memoryview(raw).cast("Q"))
+            pfns = memoryview(raw)[: len(raw) - len(raw) % 8].cast("Q")
+            # Only the zone's own pfns of a pageblock it shares.
+            flags = set(pfns[max(0, start - block) : end - block])
             used = {f for f in flags if not f & (KPF_BUDDY | KPF_NOPAGE)}
-            if len(used) == len(flags) or not any(f & KPF_LRU for f in used):
+            if not any(f & KPF_BUDDY for f in flags) or not any(f & KPF_LRU for f in used):
                 continue
             counts[0] += 1
             if any(f and not f & (KPF_LRU | KPF_HUGE) for f in used):
@@ -650,7 +657,8 @@ def _probe(path: str, probe_file: Path | None, log: Callable[[str], None], write
         "costs": probe_usemem_costs(),
         "pageblocks": pageblocks(_read(PAGETYPEINFO)) if os.access(PAGETYPEINFO, os.R_OK) else [],
     }
-    add_fragment_census(profile["pageblocks"])
+    if profile["pageblocks"]:
+        add_fragment_census(profile["pageblocks"])
     if writes is not None:
         profile["writes"] = writes
     return profile

@@ -132,8 +132,10 @@ pub struct ZonePageblocks {
     /// cache (`mm::boot_memory`; none if 0).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub fragment_blocks: u32,
+    /// Of `fragment_blocks`, those holding kernel memory.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub fragment_blocks_unmovable: u32,
+    /// Of the rest, those holding page cache.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub fragment_blocks_file: u32,
 }

@@ -233,9 +233,12 @@ impl CompactControl {
     }
 
     /// `compact_lock_irqsave()`'s trylock (6.x) at `at`: an async compaction that finds
-    /// `lock` held by another CPU is contended from then on. The kernel then spins for the
-    /// lock all the same; the model books the hold when the scanner's block is done.
-    pub fn compact_trylock(&mut self, lock: &SpinLock, at: Ns) {
+    /// `lock` held is contended from then on. The kernel then spins for the lock all the
+    /// same; the model books the hold when the scanner's block is done. Departures: the
+    /// probe sees the holds booked by the tasks whose steps have run, not those a later step
+    /// books into an earlier gap, and it comes when the block's scan starts, before its
+    /// frames are charged, so it finds fewer holds than the kernel's trylock.
+    pub fn compact_lock_irqsave(&mut self, lock: &SpinLock, at: Ns) {
         if self.mode == MigrateMode::Async && !self.contended && lock.is_locked_at(at) {
             self.contended = true;
         }
@@ -673,7 +676,7 @@ impl Kernel {
                 if nr_blocks == 0 {
                     // The first free block taken under zone->lock (`compact_lock_irqsave()`).
                     let at = self.clock();
-                    cc.compact_trylock(&self.mem.zone_lock[zi], at);
+                    cc.compact_lock_irqsave(&self.mem.zone_lock[zi], at);
                 }
                 let order = u32::from(f.order);
                 let z = &mut self.mem.zones[zi];
@@ -922,7 +925,7 @@ impl Kernel {
                 if first_lv.is_none() {
                     let lv = self.folio_lruvec(low_pfn);
                     let at = self.clock();
-                    cc.compact_trylock(&self.memcg.lruvecs[lv].lru_lock, at);
+                    cc.compact_lock_irqsave(&self.memcg.lruvecs[lv].lru_lock, at);
                     first_lv = Some(lv);
                 }
                 if !skip_updated {
@@ -939,7 +942,12 @@ impl Kernel {
                 nr_isolated += nr;
                 nr_taken += nr;
                 nr_scanned += nr - 1;
-                if cc.nr_migratepages >= COMPACT_CLUSTER_MAX && !cc.finish_pageblock {
+                // Enough for a round, unless the block is to be scanned whole or a lock was
+                // contended: then isolate quickly, to remove one source of contention.
+                if cc.nr_migratepages >= COMPACT_CLUSTER_MAX
+                    && !cc.finish_pageblock
+                    && !cc.contended
+                {
                     low_pfn += 1;
                     break;
                 }
@@ -2005,6 +2013,71 @@ mod tests {
         let (ret, cc) = compact(MigrateMode::SyncLight, true);
         assert!(!cc.contended);
         assert_ne!(ret, CompactResult::Contended);
+    }
+
+    #[test]
+    fn a_contended_compaction_isolates_its_block_in_one_round() {
+        // Block 0 holds 64 page-cache pages and is otherwise free; every other pageblock
+        // ends in a kernel page, free before it. An async direct compaction for order 9
+        // migrates the 64 out and block 0 is free. Unhindered it
+        // isolates COMPACT_CLUSTER_MAX folios a round (two rounds, then SUCCESS); with the
+        // lru_lock held when it comes, it isolates the whole block at once (one round).
+        let rounds = |held_by_another_cpu: bool| {
+            let (mut k, held) = hand_built(|p| match p {
+                0..=63 => Place::Lru,
+                _ if p % 512 == 511 && p > 511 => Place::Pinned,
+                _ => Place::Free,
+            });
+            if held_by_another_cpu {
+                let now = k.now;
+                k.memcg.lruvecs[0]
+                    .lru_lock
+                    .acquire(now, now, 0, 1_000_000, &k.lock_costs);
+            }
+            let mut cc = CompactControl::new(0, 9, GFP_HIGHUSER_MOVABLE, MigrateMode::Async, 0);
+            cc.direct_compaction = true;
+            let mut st = k.compact_zone_start(&mut cc).expect("compaction runs");
+            let mut n = 0;
+            let ret = loop {
+                if let Some(ret) = k.compact_zone_round(&mut cc, &mut st) {
+                    break ret;
+                }
+                n += 1;
+            };
+            k.compact_zone_end(&mut cc, ret);
+            check(&k, &held);
+            assert_eq!(
+                ret,
+                CompactResult::Success,
+                "SUCCESS comes before CONTENDED"
+            );
+            assert_eq!(ev(&k, VmEvent::PgmigrateSuccess), 64);
+            (n, cc.contended)
+        };
+        assert_eq!(rounds(false), (2, false));
+        assert_eq!(rounds(true), (1, true));
+    }
+
+    #[test]
+    fn the_free_scanner_finding_zone_lock_held_contends_too() {
+        // As above, the lru_lock free and zone->lock held: the free scanner's trylock fails.
+        let contended = |held: bool| {
+            let (mut k, _) = hand_built(|p| match p {
+                0..=15 => Place::Lru,
+                _ if p % 512 == 511 && p > 511 => Place::Pinned,
+                _ => Place::Free,
+            });
+            if held {
+                let now = k.now;
+                k.mem.zone_lock[0].acquire(now, now, 0, 1_000_000, &k.lock_costs);
+            }
+            let mut cc = CompactControl::new(0, 9, GFP_HIGHUSER_MOVABLE, MigrateMode::Async, 0);
+            cc.direct_compaction = true;
+            let ret = k.compact_zone_sync(&mut cc);
+            (ret, cc.contended)
+        };
+        assert_eq!(contended(false), (CompactResult::Success, false));
+        assert_eq!(contended(true), (CompactResult::Success, true));
     }
 
     #[test]

@@ -26,7 +26,10 @@
 //! takes `__GFP_FS` off its allocations): their direct compaction cannot migrate page-cache
 //! folios (`isolate_migratepages_block()`: a folio with a mapping and no `__GFP_FS`), and
 //! their throttled direct reclaim waits at most a second (`throttle_direct_reclaim()`).
-//! The synchronous read of a missing folio (`filemap_create_folio`) is outside the scope.
+//! The synchronous read of a missing folio (`filemap_create_folio`) allocates outside
+//! `memalloc_nofs_save()`, with the mapping's mask. Reclaim itself does not look at
+//! `__GFP_FS` here: for global reclaim 6.x's writeback handling does not depend on it, and
+//! the model has no filesystem shrinkers.
 //!
 //! With `variant.large_folio_readahead` the windows are read into large folios as 6.18's
 //! `page_cache_ra_order()` allocates them (`SequentialReader::readahead_large`): a large
@@ -381,7 +384,6 @@ impl SequentialReader {
     /// `page_cache_ra_order()` have since 5.8 (`variant.readahead_nofs`).
     pub fn with_nofs(mut self, on: bool) -> Self {
         self.memalloc_nofs = on;
-        self.ra_gfp = self.current_gfp_context(self.ra_gfp);
         self
     }
 
@@ -510,14 +512,15 @@ impl SequentialReader {
         let first = self.filling.len();
         let got = {
             let mut k = cx.k();
-            let got = k.alloc_pages_batch(self.ra_gfp, cx.node, cx.cpu, want, &mut self.filling);
+            let gfp = self.current_gfp_context(self.ra_gfp);
+            let got = k.alloc_pages_batch(gfp, cx.node, cx.cpu, want, &mut self.filling);
             self.add(&mut k, first, cx.cpu);
             got
         };
         if got == want {
             return 0;
         }
-        let page = alloc_pages(cx, self.ra_gfp, 0, cx.node).await;
+        let page = alloc_pages(cx, self.current_gfp_context(self.ra_gfp), 0, cx.node).await;
         let mut k = cx.k();
         match page {
             Some(p) => {

@@ -33,7 +33,7 @@
 //! and NOPROGRESS throttling, slab shrinkers, memory.min/low protection, the retry with
 //! `force_deactivate`.
 
-use crate::engine::NSEC_PER_SEC;
+use crate::engine::{HZ, JIFFY};
 use crate::hw::block::BLK_RW_ASYNC;
 use crate::kernel::{Kernel, MAX_RECLAIM_RETRIES};
 use crate::mm::backing_dev::{PGDAT_DIRTY, PGDAT_WRITEBACK};
@@ -425,13 +425,14 @@ async fn throttle_direct_reclaim(cx: &Cx, nid: u32, highest_zoneidx: usize, gfp:
         pgdat
     };
     if gfp & __GFP_FS == 0 {
-        let mut left = NSEC_PER_SEC;
+        let mut left = JIFFY * HZ;
         loop {
             cx.k().mem.nodes[pgdat as usize].pfmemalloc_wait.add(cx.tid);
             left = schedule_timeout(cx, left).await;
             let mut k = cx.k();
             k.mem.nodes[pgdat as usize].pfmemalloc_wait.remove(cx.tid);
-            if left == 0 || k.allow_direct_reclaim(pgdat) {
+            // ___wait_cond_timeout(): the condition is tested after a timeout too.
+            if k.allow_direct_reclaim(pgdat) || left == 0 {
                 return;
             }
         }

@@ -556,6 +556,17 @@ mod tests {
                 && err.contains("at most fragment_blocks"),
             "{err}"
         );
+        let err = scenario(
+            "[[machine.pageblocks]]\nzone = \"Normal\"\nfragment_blocks = 3\nfragment_blocks_unmovable = 2\nfragment_blocks_file = 2\n",
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            err.contains("pageblocks[0].fragment_blocks_file")
+                && err.contains("less fragment_blocks_unmovable"),
+            "{err}"
+        );
     }
 
     #[test]
