@@ -21,8 +21,8 @@ CPU costs are measured too, with a swap file the probe adds and removes
 
 The profile also keeps the zones' non-movable pageblocks, the free blocks in them and the
 free fragments of movable pageblocks, from /proc/pagetypeinfo, and how many of the
-fragmented pageblocks also hold kernel memory no compaction moves, from /proc/kpageflags
-(`pageblocks`, crates/reclaim-sim/src/mm/boot_memory.rs), so that a
+fragmented pageblocks also hold kernel memory no compaction moves or page cache, from
+/proc/kpageflags (`pageblocks`, crates/reclaim-sim/src/mm/boot_memory.rs), so that a
 simulated run starts as fragmented as this machine; `reclaimlab host pageblocks` reads them
 again on their own, optionally after dropping the page cache as a live run does.
 """

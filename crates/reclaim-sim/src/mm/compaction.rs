@@ -38,17 +38,17 @@
 //! tries each lock once per call of a scanner's block function (at its first folio or free
 //! block), where the kernel drops and retakes it every COMPACT_CLUSTER_MAX frames, so it has
 //! fewer chances to find it held; the trylock fails where a hold booked on the lock covers
-//! the moment (`SpinLock::is_locked_at`). Since 5.1 `need_resched()` no
-//! longer ends an async compaction; that `try_to_compact_pages()` stops at it before the
-//! next zone is not modelled.
+//! the moment (`SpinLock::is_locked_at`). Since 5.1 `need_resched()` no longer ends an
+//! async compaction; that `try_to_compact_pages()` stops at it before the next zone is not
+//! modelled.
 //!
 //! Departures: no fast searches of the free lists (`fast_find_migrateblock`,
 //! `fast_isolate_freepages`, 5.1+): both scanners are linear, as before 5.1 (and in 2.6.36,
 //! seed 003's kernel); no page capture (`compaction_capture`): a compaction that frees a
 //! block of the order leaves it on the free lists for the allocation's next attempt; no
 //! proactive compaction (`vm.compaction_proactiveness` as 0) and no /proc/sys/vm/compact_memory;
-//! `too_many_isolated` is not modelled, nor a fatal signal ending a compaction; compound pages (the
-//! hugetlb pool's) are skipped as the kernel skips them, large folios too (6.6; 6.9 migrates
+//! `too_many_isolated` is not modelled, nor a fatal signal ending a compaction; compound
+//! pages (the hugetlb pool's) are skipped as the kernel skips them, large folios too (6.6; 6.9 migrates
 //! them); dirty page-cache folios are never isolated (the model's dirty lists name pfns, so
 //! it has no `migrate_folio` for them), where the kernel's MIGRATE_SYNC would migrate them;
 //! `mm_compaction_suitable` is traced by compaction's own calls, not by reclaim's.
@@ -1972,6 +1972,11 @@ mod tests {
         check(&k, &held);
     }
 
+    /// Another CPU takes `lock` at `now` and holds it for a millisecond.
+    fn hold_a_millisecond(lock: &mut SpinLock, now: Ns, costs: &crate::hw::lock::LockCosts) {
+        lock.acquire(now, now, 0, 1_000_000, costs);
+    }
+
     #[test]
     fn an_async_compaction_that_finds_a_lock_held_ends_contended() {
         // Every pageblock: 16 page-cache pages, then a kernel page at offset 256, the rest
@@ -1986,11 +1991,7 @@ mod tests {
         let compact = |mode: MigrateMode, held_by_another_cpu: bool| {
             let (mut k, held) = hand_built(layout);
             if held_by_another_cpu {
-                // Another CPU holds the lruvec's lru_lock for a millisecond from now.
-                let now = k.now;
-                k.memcg.lruvecs[0]
-                    .lru_lock
-                    .acquire(now, now, 0, 1_000_000, &k.lock_costs);
+                hold_a_millisecond(&mut k.memcg.lruvecs[0].lru_lock, k.now, &k.lock_costs);
             }
             let mut cc = CompactControl::new(0, 9, GFP_HIGHUSER_MOVABLE, mode, 0);
             cc.direct_compaction = true;
@@ -2029,10 +2030,7 @@ mod tests {
                 _ => Place::Free,
             });
             if held_by_another_cpu {
-                let now = k.now;
-                k.memcg.lruvecs[0]
-                    .lru_lock
-                    .acquire(now, now, 0, 1_000_000, &k.lock_costs);
+                hold_a_millisecond(&mut k.memcg.lruvecs[0].lru_lock, k.now, &k.lock_costs);
             }
             let mut cc = CompactControl::new(0, 9, GFP_HIGHUSER_MOVABLE, MigrateMode::Async, 0);
             cc.direct_compaction = true;
@@ -2068,8 +2066,7 @@ mod tests {
                 _ => Place::Free,
             });
             if held {
-                let now = k.now;
-                k.mem.zone_lock[0].acquire(now, now, 0, 1_000_000, &k.lock_costs);
+                hold_a_millisecond(&mut k.mem.zone_lock[0], k.now, &k.lock_costs);
             }
             let mut cc = CompactControl::new(0, 9, GFP_HIGHUSER_MOVABLE, MigrateMode::Async, 0);
             cc.direct_compaction = true;

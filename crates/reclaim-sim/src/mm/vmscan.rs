@@ -424,23 +424,21 @@ async fn throttle_direct_reclaim(cx: &Cx, nid: u32, highest_zoneidx: usize, gfp:
         k.count(VmEvent::PgscanDirectThrottle, 1);
         pgdat
     };
-    if gfp & __GFP_FS == 0 {
-        let mut left = JIFFY * HZ;
-        loop {
-            cx.k().mem.nodes[pgdat as usize].pfmemalloc_wait.add(cx.tid);
-            left = schedule_timeout(cx, left).await;
-            let mut k = cx.k();
-            k.mem.nodes[pgdat as usize].pfmemalloc_wait.remove(cx.tid);
-            // ___wait_cond_timeout(): the condition is tested after a timeout too.
-            if k.allow_direct_reclaim(pgdat) || left == 0 {
-                return;
-            }
-        }
-    }
+    // The time left of a `!__GFP_FS` caller's HZ; None: no timeout.
+    let mut left = (gfp & __GFP_FS == 0).then_some(JIFFY * HZ);
     loop {
         cx.k().mem.nodes[pgdat as usize].pfmemalloc_wait.add(cx.tid);
-        schedule(cx).await;
-        if cx.k().allow_direct_reclaim(pgdat) {
+        if let Some(timeout) = left {
+            let remaining = schedule_timeout(cx, timeout).await;
+            cx.k().mem.nodes[pgdat as usize]
+                .pfmemalloc_wait
+                .remove(cx.tid);
+            left = Some(remaining);
+        } else {
+            schedule(cx).await;
+        }
+        // ___wait_cond_timeout(): the condition is tested after a timeout too.
+        if cx.k().allow_direct_reclaim(pgdat) || left == Some(0) {
             return;
         }
     }
