@@ -77,7 +77,7 @@ pub fn take_pages(k: &mut Kernel, zi: usize, n: u32) -> Vec<u32> {
 /// 0, all written and dirty (`wb_new_inode`, `filemap_add_folios`, `generic_perform_write`).
 pub fn write_new_file(k: &mut Kernel, mapping: u32, dir: u32, pages: &[u32]) {
     k.wb_new_inode(mapping, 0, dir);
-    k.filemap_add_folios(mapping, pages, 0);
+    k.filemap_add_folios(mapping, 0, pages, 0);
     k.generic_perform_write(mapping, 0, pages, 0);
 }
 

@@ -7,7 +7,7 @@
 use std::io::Write;
 
 use reclaim_trace::event::{
-    CongestionWait, Event, Lru, LruIsolate, ReclaimBegin, ReclaimFlags, ShrinkActive,
+    CongestionWait, Event, FilemapAdd, Lru, LruIsolate, ReclaimBegin, ReclaimFlags, ShrinkActive,
     ShrinkInactive, ThrottleReason, Throttled, WriteFolio,
 };
 use reclaim_trace::writer::{Context, TraceWriter};
@@ -278,6 +278,23 @@ impl Kernel {
         self.trace(Event::WaitIffCongested(CongestionWait {
             usec_timeout: timeout_us,
             usec_delayed: delayed_us,
+        }));
+    }
+
+    /// `mm_filemap_add_to_page_cache` of folio `pfn` of `order` at `index` of `mapping`.
+    /// Departure: the model's files have no device number or inode; the line prints
+    /// `dev 0:0` and the mapping's number as the inode.
+    pub fn trace_filemap_add(&mut self, mapping: u32, pfn: u32, index: u64, order: u32) {
+        if self.tracer.is_none() {
+            return;
+        }
+        self.trace(Event::FilemapAdd(FilemapAdd {
+            dev_major: 0,
+            dev_minor: 0,
+            ino: u64::from(mapping),
+            pfn: u64::from(pfn),
+            ofs: index << 12,
+            order,
         }));
     }
 

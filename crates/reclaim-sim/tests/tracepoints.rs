@@ -140,3 +140,64 @@ trace = true
     assert_eq!(anon, pswpout);
     assert_eq!(file, 0);
 }
+
+/// Every folio a reader inserts into the page cache is traced as the kernel's
+/// `__filemap_add_folio()` traces it (`mm_filemap_add_to_page_cache`, one line per folio
+/// with its order and file offset): with large-folio readahead the orders climb from 0 to 9,
+/// each folio lies at an offset aligned to its size, and the pages the lines add up to are
+/// the pages the readers read from the device (`pgpgin`), but for the windows still being
+/// filled when the run ends.
+#[test]
+fn each_folio_added_to_the_page_cache_is_traced_with_its_order() {
+    use reclaim_trace::analysis::{analyze, Options};
+    let text = r#"
+[machine]
+nodes = 1
+cpus_per_node = 4
+memory_mb_per_node = 512
+dma32_mb = 64
+devices = [{ count = 1, bandwidth_mb_s = 2000, latency_us = 200, max_request_kb = 512 }]
+[variant]
+large_folio_readahead = true
+[sysctl]
+read_ahead_kb = 4096
+[workload]
+kind = "dd"
+tasks = 2
+[run]
+start_at = "start"
+duration_s = 0.5
+trace = true
+"#;
+    let s = Scenario::parse(text, "filemap-trace.toml", &[]).unwrap();
+    let buf = Shared::default();
+    let out = reclaim_sim::run(&s, Some(Box::new(buf.clone())), &mut |_| {});
+    let trace = buf.bytes();
+    let mut lines = 0;
+    for line in String::from_utf8(trace.clone()).unwrap().lines() {
+        let Some((_, fields)) = line.split_once("mm_filemap_add_to_page_cache: ") else {
+            continue;
+        };
+        lines += 1;
+        assert!(fields.starts_with("dev 0:0 ino "), "{line}");
+        let order = field(fields, "order");
+        let index = field(fields, "ofs") >> 12;
+        assert_eq!(index % (1 << order), 0, "a folio off its alignment: {line}");
+    }
+    let a = analyze(&mut &trace[..], Options::default()).unwrap();
+    assert_eq!(a.parse.malformed, 0, "{:?}", a.parse.malformed_lines);
+    assert_eq!(a.parse.unknown_events, 0);
+    assert_eq!(a.page_cache_added.values().sum::<u64>(), lines);
+    assert!(
+        a.page_cache_added.contains_key(&0) && a.page_cache_added.contains_key(&9),
+        "{:?}",
+        a.page_cache_added
+    );
+    let added: u64 = a.page_cache_added.iter().map(|(&o, &n)| n << o).sum();
+    let read = out.delta(VmEvent::PgpginKb) / 4;
+    assert!(read > 100_000, "the readers must read: {read} pages");
+    assert!(
+        added >= read && added - read <= 2 * 4096,
+        "{added} pages added against {read} read"
+    );
+}

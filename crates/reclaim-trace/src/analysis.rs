@@ -294,6 +294,8 @@ pub struct Analysis {
     pub compaction_events: BTreeMap<String, u64>,
     pub compaction_time_ns: u64,
     pub compactions: u64,
+    /// Folios inserted into the page cache (mm_filemap_add_to_page_cache), by order.
+    pub page_cache_added: BTreeMap<u32, u64>,
     pub direct_unpaired_ends: u64,
     pub direct_unfinished: u64,
     pub memcg_unpaired_ends: u64,
@@ -430,6 +432,9 @@ enum Act<'a> {
     Compaction {
         kind: &'a str,
     },
+    FilemapAdd {
+        order: u32,
+    },
 }
 
 // Decoded events in flight are a few words each (an `Event` is 112 bytes).
@@ -493,6 +498,7 @@ impl<'a> Act<'a> {
             Event::ShrinkSlabStart(_) => Act::SlabStart,
             Event::ShrinkSlabEnd(e) => Act::SlabEnd { retval: e.retval },
             Event::Compaction { kind, .. } => Act::Compaction { kind },
+            Event::FilemapAdd(a) => Act::FilemapAdd { order: a.order },
         }
     }
 }
@@ -927,6 +933,9 @@ impl Analyzer {
                     }
                     _ => {}
                 }
+            }
+            Act::FilemapAdd { order } => {
+                *self.a.page_cache_added.entry(order).or_default() += 1;
             }
         }
         if kswapd_activity && ctx == Context::Kswapd {

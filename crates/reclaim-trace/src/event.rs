@@ -226,6 +226,22 @@ pub struct WriteFolio {
     pub flags: ReclaimFlags,
 }
 
+/// `mm_filemap_add_to_page_cache` (include/trace/events/filemap.h): a folio inserted into a
+/// file's page cache (`__filemap_add_folio`). 6.x prints
+/// `dev %d:%d ino %lx pfn=0x%lx ofs=%lu order=%u`; the older layouts print a `page=%p` and
+/// no `order`: their entries are pages (order 0). A line with neither `page=` nor `order=`
+/// is cut short and malformed, as is an order above [`MAX_FOLIO_ORDER`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct FilemapAdd {
+    pub dev_major: u32,
+    pub dev_minor: u32,
+    pub ino: u64,
+    pub pfn: u64,
+    /// The folio's byte offset in the file (`index << PAGE_SHIFT`).
+    pub ofs: u64,
+    pub order: u32,
+}
+
 /// `mm_vmscan_throttled` (5.16+): `nid usec_timeout usect_delayed reason`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Throttled {
@@ -328,6 +344,7 @@ pub enum Event<'a> {
     WaitIffCongested(CongestionWait),
     ShrinkSlabStart(ShrinkSlabStart<'a>),
     ShrinkSlabEnd(ShrinkSlabEnd<'a>),
+    FilemapAdd(FilemapAdd),
     /// Any `mm_compaction_*` event: the name without the prefix and the raw field text.
     Compaction {
         kind: &'a str,
@@ -570,6 +587,41 @@ fn write_folio(text: &[u8]) -> Result<WriteFolio, FieldError> {
         page,
         pfn: pfn.u()?,
         flags: flags.flags()?,
+    })
+}
+
+/// The largest folio order a trace line is believed (a PUD-sized folio is order 18 with
+/// 4 KiB pages); a larger one is a damaged line, whose pages would not fit a count.
+pub const MAX_FOLIO_ORDER: u32 = 20;
+
+fn filemap_add(text: &[u8]) -> Result<FilemapAdd, FieldError> {
+    // `dev 254:0 ino 4c1 pfn=…`: the first four tokens have no `=`.
+    let mut bare = Pairs::new(text)
+        .filter(|(k, _)| k.is_empty())
+        .map(|(_, v)| v);
+    let (Some(b"dev"), Some(dev), Some(b"ino"), Some(ino)) =
+        (bare.next(), bare.next(), bare.next(), bare.next())
+    else {
+        return Err(FieldError);
+    };
+    let colon = find_byte(b':', dev).ok_or(FieldError)?;
+    let num = |v: &[u8]| parse_u64(v).and_then(|n| u32::try_from(n).ok());
+    scan!(text, { b"page" => page, b"pfn" => pfn, b"ofs" => ofs, b"order" => order });
+    let order = match (page.0, order.0) {
+        (_, Some(_)) => order.u()?,
+        (Some(_), None) => 0,
+        (None, None) => return Err(FieldError),
+    };
+    Ok(FilemapAdd {
+        dev_major: num(&dev[..colon]).ok_or(FieldError)?,
+        dev_minor: num(&dev[colon + 1..]).ok_or(FieldError)?,
+        ino: parse_hex(ino).ok_or(FieldError)?,
+        pfn: pfn.u()?,
+        ofs: ofs.u()?,
+        order: u32::try_from(order)
+            .ok()
+            .filter(|&o| o <= MAX_FOLIO_ORDER)
+            .ok_or(FieldError)?,
     })
 }
 
@@ -933,6 +985,7 @@ impl<'a> Event<'a> {
                     reason: reason.0.and_then(ThrottleReason::parse).ok_or(FieldError)?,
                 })
             }
+            b"mm_filemap_add_to_page_cache" => Event::FilemapAdd(filemap_add(text)?),
             b"writeback_congestion_wait" => Event::CongestionWait(congestion(text)?),
             b"writeback_wait_iff_congested" => Event::WaitIffCongested(congestion(text)?),
             _ => match name.strip_prefix(b"mm_compaction_") {
@@ -971,6 +1024,7 @@ impl<'a> Event<'a> {
             Event::WaitIffCongested(_) => "writeback_wait_iff_congested",
             Event::ShrinkSlabStart(_) => "mm_shrink_slab_start",
             Event::ShrinkSlabEnd(_) => "mm_shrink_slab_end",
+            Event::FilemapAdd(_) => "mm_filemap_add_to_page_cache",
             Event::Compaction { .. } => "mm_compaction_",
         }
     }
@@ -979,6 +1033,39 @@ impl<'a> Event<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 6.x prints the folio's order; the older layouts print a `page=%p` and no order, and
+    /// their entries are pages. A line missing its inode, cut before its order, or with an
+    /// order no folio has is malformed.
+    #[test]
+    fn filemap_add_in_each_layout() {
+        let six = b"dev 254:1 ino 10a pfn=0x2a4600 ofs=29360128 order=9";
+        let Some(Event::FilemapAdd(a)) =
+            Event::parse(b"mm_filemap_add_to_page_cache", six).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((a.dev_major, a.dev_minor, a.ino), (254, 1, 0x10a));
+        assert_eq!((a.pfn, a.ofs, a.order), (0x2a4600, 29_360_128, 9));
+        let four = b"dev 8:2 ino 3e8 page=0000000012345678 pfn=1234 ofs=4096";
+        let Some(Event::FilemapAdd(b)) =
+            Event::parse(b"mm_filemap_add_to_page_cache", four).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((b.dev_major, b.ino, b.pfn, b.order), (8, 0x3e8, 1234, 0));
+        for bad in [
+            &b"dev 254:1 pfn=0x1 ofs=0 order=0"[..],
+            b"dev 2541 ino 1 pfn=0x1 ofs=0 order=0",
+            b"dev 254:1 ino 10a pfn=0x2a4600 ofs=29360128",
+            b"dev 254:1 ino 10a pfn=0x2a4600 ofs=29360128 order=70",
+        ] {
+            assert_eq!(
+                Event::parse(b"mm_filemap_add_to_page_cache", bad),
+                Err(FieldError)
+            );
+        }
+    }
 
     /// 6.x lines take the positional path; 3.x lines (no nid, extra counters) fall back to
     /// reading phrases, and both decode the same fields.

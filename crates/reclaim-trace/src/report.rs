@@ -615,6 +615,7 @@ pub fn render_text(inputs: &[Input<'_>]) -> String {
     let analyses: Vec<&Analysis> = inputs.iter().map(|i| i.analysis).collect();
     congestion_sections(&mut out, &names, width, &analyses);
     shrinker_section(&mut out, &names, width, &analyses);
+    page_cache_section(&mut out, &names, width, &analyses);
 
     if inputs.iter().any(|i| i.vmstat.is_some()) {
         out.push_str("\nTrace totals against /proc/vmstat deltas\n\n");
@@ -754,6 +755,41 @@ fn shrinker_section(out: &mut String, names: &[&str], width: usize, a: &[&Analys
         a.iter()
             .map(|x| format!("{:.2}ms", x.compaction_time_ns as f64 / 1e6)),
     );
+}
+
+/// Folios inserted into the page cache by order (mm_filemap_add_to_page_cache), and the
+/// share of the inserted pages each order holds: how much of a large-folio reader's page
+/// cache fell back to small folios. Printed when any input has the event.
+fn page_cache_section(out: &mut String, names: &[&str], width: usize, a: &[&Analysis]) {
+    let orders: std::collections::BTreeSet<u32> = a
+        .iter()
+        .flat_map(|x| x.page_cache_added.keys().copied())
+        .collect();
+    if orders.is_empty() {
+        return;
+    }
+    let pages = |x: &Analysis| -> u64 { x.page_cache_added.iter().map(|(&o, &n)| n << o).sum() };
+    let mut t = Table { out, width };
+    t.out
+        .push_str("\nFTrace Reclaim Statistics: page cache added (mm_filemap_add_to_page_cache)\n");
+    t.header(names);
+    t.row("Pages added", a.iter().map(|x| pages(x).to_string()));
+    for &o in &orders {
+        t.row(
+            &format!("Folios added order-{o}"),
+            a.iter()
+                .map(|x| x.page_cache_added.get(&o).copied().unwrap_or(0).to_string()),
+        );
+    }
+    for &o in &orders {
+        t.row(
+            &format!("Pages in order-{o} folios"),
+            a.iter().map(|x| {
+                let n = x.page_cache_added.get(&o).copied().unwrap_or(0) << o;
+                format!("{:.1}%", 100.0 * n as f64 / pages(x).max(1) as f64)
+            }),
+        );
+    }
 }
 
 fn orders(m: &BTreeMap<i32, u64>, what: &str) -> String {
@@ -1116,6 +1152,47 @@ mod tests {
         assert_eq!(all.rows[10], 2.0);
         // [5,10) and [100,500).
         assert_eq!(all.buckets, [0, 1, 0, 1, 0, 0, 0]);
+    }
+
+    /// Folios by order and each order's share of the pages added; no section without the
+    /// event.
+    #[test]
+    fn page_cache_section_counts_folios_and_their_pages() {
+        let trace = "\
+              dd-100     [001] .....   10.000000: mm_filemap_add_to_page_cache: dev 254:1 ino 10a pfn=0x200 ofs=0 order=9
+              dd-100     [001] .....   10.000001: mm_filemap_add_to_page_cache: dev 254:1 ino 10a pfn=0x5 ofs=2097152 order=0
+              dd-100     [001] .....   10.000002: mm_filemap_add_to_page_cache: dev 254:1 ino 10a pfn=0x9 ofs=2101248 order=0
+              dd-100     [001] .....   10.000003: mm_filemap_add_to_page_cache: dev 254:1 ino 10a pfn=0x10 ofs=2105344 order=2
+";
+        let a = analyze(&mut trace.as_bytes(), Options::default()).unwrap();
+        assert_eq!(a.page_cache_added, BTreeMap::from([(0, 2), (2, 1), (9, 1)]));
+        let text = render_text(&[Input {
+            name: "one".into(),
+            analysis: &a,
+            vmstat: None,
+            user_sys_s: None,
+        }]);
+        let row = |label: &str| {
+            let l = text
+                .lines()
+                .find(|l| l.starts_with(label))
+                .unwrap_or_else(|| {
+                    panic!("no {label:?} in\n{text}");
+                });
+            l.split_whitespace().last().unwrap().to_string()
+        };
+        assert_eq!(row("Pages added"), "518");
+        assert_eq!(row("Folios added order-0"), "2");
+        assert_eq!(row("Folios added order-9"), "1");
+        assert_eq!(row("Pages in order-9 folios"), "98.8%");
+        assert_eq!(row("Pages in order-2 folios"), "0.8%");
+        let none = render_text(&[Input {
+            name: "one".into(),
+            analysis: &analysis(false),
+            vmstat: None,
+            user_sys_s: None,
+        }]);
+        assert!(!none.contains("page cache added"));
     }
 
     #[test]

@@ -222,6 +222,11 @@ impl fmt::Display for Event<'_> {
                  last shrinker return val {}",
                 s.shrink, s.shr, s.nid, s.unused_scan, s.new_scan, s.total_scan, s.retval
             ),
+            Event::FilemapAdd(a) => write!(
+                f,
+                "dev {}:{} ino {:x} pfn={:#x} ofs={} order={}",
+                a.dev_major, a.dev_minor, a.ino, a.pfn, a.ofs, a.order
+            ),
             Event::Compaction { fields, .. } => f.write_str(fields),
         }
     }
@@ -400,6 +405,14 @@ mod tests {
             page: 0xffffea0004a8b2c0,
             pfn: 0x12a2cb,
             flags: ReclaimFlags(ReclaimFlags::ANON | ReclaimFlags::SYNC),
+        }));
+        round_trip(Event::FilemapAdd(crate::event::FilemapAdd {
+            dev_major: 254,
+            dev_minor: 1,
+            ino: 0xfe000001,
+            pfn: 0x2a4600,
+            ofs: 0x1c00000,
+            order: 9,
         }));
         round_trip(Event::Throttled(crate::event::Throttled {
             nid: 0,

@@ -10,7 +10,7 @@
 use proptest::prelude::*;
 use reclaim_trace::analysis::{analyze, analyze_bytes, Analysis, Analyzer, Options};
 use reclaim_trace::event::{
-    Event, Lru, LruIsolate, ReclaimBegin, ReclaimFlags, ShrinkInactive, ShrinkSlabEnd,
+    Event, FilemapAdd, Lru, LruIsolate, ReclaimBegin, ReclaimFlags, ShrinkInactive, ShrinkSlabEnd,
     ShrinkSlabStart, ThrottleReason, Throttled,
 };
 use reclaim_trace::line::{parse_line, Parsed};
@@ -194,8 +194,8 @@ proptest! {
     }
 
     #[test]
-    fn arbitrary_field_text_never_panics(name in 0usize..26, fields in prop::collection::vec(any::<u8>(), 0..300)) {
-        const NAMES: [&[u8]; 26] = [
+    fn arbitrary_field_text_never_panics(name in 0usize..27, fields in prop::collection::vec(any::<u8>(), 0..300)) {
+        const NAMES: [&[u8]; 27] = [
             b"mm_vmscan_kswapd_sleep", b"mm_vmscan_kswapd_wake", b"mm_vmscan_wakeup_kswapd",
             b"mm_vmscan_direct_reclaim_begin", b"mm_vmscan_direct_reclaim_end",
             b"mm_vmscan_memcg_reclaim_begin", b"mm_vmscan_memcg_reclaim_end",
@@ -206,6 +206,7 @@ proptest! {
             b"mm_vmscan_writepage", b"mm_vmscan_throttled", b"writeback_congestion_wait",
             b"writeback_wait_iff_congested", b"mm_shrink_slab_start", b"mm_shrink_slab_end",
             b"mm_compaction_begin", b"mm_compaction_end", b"mm_compaction_", b"unknown_event",
+            b"mm_filemap_add_to_page_cache",
         ];
         let _ = Event::parse(NAMES[name], &fields);
     }
@@ -487,6 +488,9 @@ fn mixed_event() -> impl Strategy<Value = Event<'static>> {
         }),
         1 => (1..16u32, 0..200i64).prop_map(|(r, d)| Event::Throttled(Throttled {
             nid: 0, usec_timeout: 100, usec_delayed: d, reason: ThrottleReason(r),
+        })),
+        1 => (0..10u32, 0..1u64 << 20).prop_map(|(order, index)| Event::FilemapAdd(FilemapAdd {
+            dev_major: 254, dev_minor: 1, ino: 0x10a, pfn: index << 3, ofs: index << 12, order,
         })),
     ]
 }

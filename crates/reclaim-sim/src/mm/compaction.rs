@@ -2086,7 +2086,7 @@ mod tests {
         // A page-cache folio of a file of known size, at index 7.
         k.address_spaces.create(3, 64);
         let file = k.mem.zones[0].rmqueue(&mut k.mem.pages, 0).unwrap();
-        k.filemap_add_folios(3, &[file], 0);
+        k.filemap_add_folios(3, 7, &[file], 0);
         k.filemap_index_folios(3, 7, &[file]);
         k.mem.pages.clear(file, pg::LOCKED);
         // A mapped anon folio in the swap cache (written, then mapped again), charged to a

@@ -60,11 +60,12 @@ pub const fn readahead_gfp_mask(mapping_gfp: Gfp) -> Gfp {
 }
 
 impl Kernel {
-    /// `filemap_add_folio()` for freshly allocated order-0 `folios` of `mapping`, by the task
+    /// `filemap_add_folio()` for freshly allocated order-0 `folios` of `mapping` at `index`,
+    /// `index + 1`, … (the file offsets `mm_filemap_add_to_page_cache` prints), by the task
     /// on `cpu`: each joins the page cache, locked for its read, and, through `cpu`'s
     /// LRU-add batch, the head of its node's inactive file list. The CPU time is charged.
     #[inline]
-    pub fn filemap_add_folios(&mut self, mapping: u32, folios: &[u32], cpu: u32) {
+    pub fn filemap_add_folios(&mut self, mapping: u32, index: u64, folios: &[u32], cpu: u32) {
         // The folios' `index`, where the array exists, is written next (`filemap_index_folios`
         // for a read, `generic_perform_write` for a write): 4 bytes a page, scattered, not
         // touched since the folios were last in use. Asked for now, their misses overlap one
@@ -96,6 +97,11 @@ impl Kernel {
             self.folio_add_lru_run(cpu, lv, n);
             i += n;
         }
+        if self.tracer.is_some() {
+            for (i, &p) in (index..).zip(folios) {
+                self.trace_filemap_add(mapping, p, i, 0);
+            }
+        }
     }
 
     /// `__filemap_add_folio()`'s index of `folios` at `index`, `index + 1`, … of `mapping`, a
@@ -116,14 +122,14 @@ impl Kernel {
         thrashing
     }
 
-    /// `filemap_add_folio()` of large folio `p` of `mapping` (its order on its head, set by
-    /// `prep_compound_folio`), by the task on `cpu`: it joins the page cache locked for its
-    /// read and the head of its node's inactive file list as one entry of `1 << order`
-    /// pages, which count in the list's size and NR_FILE_PAGES. `folio_add_lru()` of a
-    /// large folio drains the CPU's batch at once (`folio_batch_add_and_move`: "!folio_test_
-    /// large"). The insertion's CPU time is one folio's: the xarray takes one multi-index
-    /// entry.
-    pub fn filemap_add_large_folio(&mut self, mapping: u32, p: u32, cpu: u32) {
+    /// `filemap_add_folio()` of large folio `p` at `index` of `mapping` (its order on its
+    /// head, set by `prep_compound_folio`), by the task on `cpu`: it joins the page cache
+    /// locked for its read and the head of its node's inactive file list as one entry of
+    /// `1 << order` pages, which count in the list's size and NR_FILE_PAGES.
+    /// `folio_add_lru()` of a large folio drains the CPU's batch at once
+    /// (`folio_batch_add_and_move`: "!folio_test_large"). The insertion's CPU time is one
+    /// folio's: the xarray takes one multi-index entry.
+    pub fn filemap_add_large_folio(&mut self, mapping: u32, index: u64, p: u32, cpu: u32) {
         let cpu_node = self.cpus.node_of(cpu);
         let work = self.mem.nodes[cpu_node as usize]
             .memory
@@ -132,6 +138,8 @@ impl Kernel {
         let zi = self.page_zone(p);
         let (nid, zone_idx) = (self.mem.zones[zi].nid, self.mem.zones[zi].zone_idx);
         let lv = self.mem_cgroup_lruvec(ROOT_MEM_CGROUP, nid);
+        let order = u32::from(self.mem.pages.fields(p).order);
+        self.trace_filemap_add(mapping, p, index, order);
         let f = self.mem.pages.fields_mut(p);
         f.owner = mapping;
         f.flags = pg::LOCKED;
@@ -244,7 +252,7 @@ pub async fn filemap_fault(cx: &Cx, vma: u32, addr: u32) -> crate::mm::memory::F
         k.free_folio(p, cx.cpu);
         return Fault::None;
     }
-    k.filemap_add_folios(mapping, &[p], cx.cpu);
+    k.filemap_add_folios(mapping, u64::from(index), &[p], cx.cpu);
     // A hole's read waits for no I/O, so a refault of a workingset folio is no stall.
     k.filemap_index_folios(mapping, u64::from(index), &[p]);
     let zero = k.costs.anon_fault_ns;
@@ -625,7 +633,7 @@ impl SequentialReader {
             return None;
         };
         k.prep_compound_folio(p, order);
-        k.filemap_add_large_folio(self.mapping, p, cx.cpu);
+        k.filemap_add_large_folio(self.mapping, start, p, cx.cpu);
         if self.file_pages > 0 {
             self.filling_thrashing |= k.filemap_index_large_folio(self.mapping, start, p);
         }
@@ -652,11 +660,11 @@ impl SequentialReader {
     /// Add `filling[first..]` to the page cache (and, of a file of known size, its index);
     /// submit the window once it is whole or reaches the end of the file.
     fn add(&mut self, k: &mut Kernel, first: usize, cpu: u32) {
-        k.filemap_add_folios(self.mapping, &self.filling[first..], cpu);
+        let start = self.index + self.filling_pages as u64;
+        k.filemap_add_folios(self.mapping, start, &self.filling[first..], cpu);
         let n = self.filling.len() - first;
         let mut eof = false;
         if self.file_pages > 0 {
-            let start = self.index + self.filling_pages as u64;
             let folios = &self.filling[first..];
             self.filling_thrashing |= k.filemap_index_folios(self.mapping, start, folios);
             eof = start + folios.len() as u64 == self.file_pages;
@@ -684,8 +692,8 @@ impl SequentialReader {
         let bytes = pages * 4096;
         if self.file_pages > 0 {
             self.index = (self.index + pages) % self.file_pages;
-        } else if self.large.is_some() {
-            // An endless file's index, for the folios' alignment.
+        } else {
+            // An endless file's index: the folios' alignment and the offsets traced.
             self.index += pages;
         }
         std::mem::swap(&mut k.block.bios[bio].pages, &mut self.filling);

@@ -967,7 +967,7 @@ mod tests {
         let zi = k.mem.zonelists[0][0];
         let pages = take_pages(&mut k, zi, 6);
         k.wb_new_inode(7, 0, 0);
-        k.filemap_add_folios(7, &pages, 0);
+        k.filemap_add_folios(7, 0, &pages, 0);
         k.generic_perform_write(7, 0, &pages[..4], 0);
         k.generic_perform_write(7, 10, &pages[4..], 0);
         assert_eq!(k.vmstat().stat("nr_dirty"), 6);
@@ -1137,14 +1137,14 @@ mod tests {
         let pages = take_pages(&mut k, zi, 10);
         k.wb_new_inode(1, 0, 0);
         k.wb_new_inode(2, 0, 0);
-        k.filemap_add_folios(1, &pages[..8], 0);
+        k.filemap_add_folios(1, 0, &pages[..8], 0);
         k.generic_perform_write(1, 0, &pages[..6], 0);
         let i = k.wb.inode(1).unwrap();
         k.folio_start_writeback(pages[2]);
         k.submit_file_write(i, 2, &[pages[2]]);
         assert_eq!(k.wb.inodes[i].extents, vec![(0, 6, AG_AREA)]);
         // File 2 takes the next two pages' worth of blocks.
-        k.filemap_add_folios(2, &pages[8..], 0);
+        k.filemap_add_folios(2, 0, &pages[8..], 0);
         k.generic_perform_write(2, 0, &pages[8..], 0);
         let i2 = k.wb.inode(2).unwrap();
         assert_eq!(k.wb_map_blocks(i2, 0), (AG_AREA + 6 * PAGE_SIZE, 2));
@@ -1214,7 +1214,7 @@ mod tests {
         for mapping in 0..6u32 {
             k.wb_new_inode(mapping, 0, 0);
         }
-        k.filemap_add_folios(4, &pages, 0);
+        k.filemap_add_folios(4, 0, &pages, 0);
         k.generic_perform_write(4, 0, &pages, 0);
         k.wb.wbs[0].next_inode = 0;
         let now = k.clock();

@@ -195,8 +195,8 @@ mod tests {
         let pages = take_pages(&mut k, zi, 6);
         k.wb_new_inode(7, 0, 0);
         k.wb_new_inode(8, 0, 0);
-        k.filemap_add_folios(7, &pages[..5], 0);
-        k.filemap_add_folios(8, &pages[5..], 0);
+        k.filemap_add_folios(7, 0, &pages[..5], 0);
+        k.filemap_add_folios(8, 0, &pages[5..], 0);
         k.generic_perform_write(7, 0, &pages[..5], 0);
         k.generic_perform_write(8, 0, &pages[5..], 0);
         // Pages 0-1 written and clean; page 4 under writeback; pages 2-3 dirty.

@@ -1008,7 +1008,7 @@ mod tests {
     fn map_file_page(k: &mut crate::kernel::Kernel, vma: u32, index: u32) -> u32 {
         let zi = k.mem.zonelists[0][0];
         let p = k.mem.zones[zi].rmqueue(&mut k.mem.pages, 0).unwrap();
-        k.filemap_add_folios(9, &[p], 0);
+        k.filemap_add_folios(9, u64::from(index), &[p], 0);
         k.filemap_index_folios(9, u64::from(index), &[p]);
         k.mem.pages.clear(p, pg::LOCKED);
         k.mem.pages.set(p, pg::UPTODATE);

@@ -534,7 +534,7 @@ struct Writer {
 /// `filemap_add_folios` and `generic_perform_write` of new `folios` at `index` of `mapping`.
 fn write_folios(cx: &Cx, mapping: u32, index: u64, folios: &[u32]) {
     let mut k = cx.k();
-    k.filemap_add_folios(mapping, folios, cx.cpu);
+    k.filemap_add_folios(mapping, index, folios, cx.cpu);
     k.generic_perform_write(mapping, index as u32, folios, cx.node);
 }
 
@@ -638,7 +638,7 @@ async fn write_block_large(
         {
             let mut k = cx.k();
             k.prep_compound_folio(p, order);
-            k.filemap_add_large_folio(mapping, p, cx.cpu);
+            k.filemap_add_large_folio(mapping, index, p, cx.cpu);
             k.generic_perform_write(mapping, index as u32, &[p], cx.node);
         }
         let nr = 1u64 << order;
