@@ -61,6 +61,17 @@ def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return d
 
 
+# The host profile's fields (as `reclaimlab host probe` measures them, JSON for
+# `_core.host_profile_toml`) of the 24 GiB development VM whose /proc/pagetypeinfo is
+# tests/data/pagetypeinfo-6.18.txt.
+VM_PROFILE = {
+    "hostname": "vm", "kernel": "6.18", "probed_at": "2026-11-28T08:00:00Z", "path": "/var/tmp",
+    "nodes": 1, "cpus_per_node": 2, "memory_mb_per_node": 24105, "dma32_mb": 3034, "read_ahead_kb": 8192,
+    "min_free_kbytes": 67584, "watermark_scale_factor": 10, "rotational": False,
+    "device": {"name": "vda", "bandwidth_mb_s": 1000.0, "latency_us": 50.0},
+}
+
+
 def host_profile_text(memory_mb_per_node: int = 8192, read_ahead_kb: int = 512, bandwidth_mb_s: float = 1500.0,
                       latency_us: float = 80.0, max_request_kb: int = 1024, queue_depth: int = 64) -> str:  # fmt: skip
     """A host profile of a one-node, two-CPU machine with one non-rotational device, as

@@ -16,7 +16,9 @@ from click.testing import CliRunner
 
 from reclaimlab import _core, host
 from reclaimlab.cli import cli
-from reclaimlab.simulate.runner import points
+from reclaimlab.simulate.runner import ScenarioError, points
+
+from .live_support import VM_PROFILE
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -342,13 +344,7 @@ def test_the_fragment_census_counts_pageblocks_broken_up_and_those_holding_kerne
 def test_the_pageblocks_command_fills_the_profile_and_a_host_scenario_starts_from_them(host_profile: Path) -> None:
     result = CliRunner().invoke(cli, ["host", "pageblocks", "--file", str(PAGETYPEINFO)])
     assert result.exit_code != 0 and "reclaimlab host probe" in result.output, result.output
-    profile = {
-        "hostname": "vm", "kernel": "6.18", "probed_at": "2026-11-28T08:00:00Z", "path": "/var/tmp",
-        "nodes": 1, "cpus_per_node": 2, "memory_mb_per_node": 24105, "dma32_mb": 3034, "read_ahead_kb": 8192,
-        "min_free_kbytes": 67584, "watermark_scale_factor": 10, "rotational": False,
-        "device": {"name": "vda", "bandwidth_mb_s": 1000.0, "latency_us": 50.0},
-    }
-    host_profile.write_text(_core.host_profile_toml(json.dumps(profile)))
+    host_profile.write_text(_core.host_profile_toml(json.dumps(VM_PROFILE)))
     result = CliRunner().invoke(cli, ["host", "pageblocks", "--file", str(PAGETYPEINFO)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "node 0 Normal: 93 unmovable, 292 reclaimable, 78 high-atomic pageblocks; 829031 free pages in movable blocks below order 9" in result.stdout
@@ -359,3 +355,41 @@ def test_the_pageblocks_command_fills_the_profile_and_a_host_scenario_starts_fro
     (point,) = points(scenario, ["workload.tasks=1"])
     machine = tomllib.loads(point.toml)["machine"]
     assert machine["pageblocks"] == written["pageblocks"]
+
+
+def test_a_live_runs_window_start_pageblocks_with_the_census_where_kpageflags_can_be_read() -> None:
+    from reclaimlab.live.fake import FakeBackend
+    from reclaimlab.live.runner import window_pageblocks
+
+    fake = FakeBackend()
+    assert window_pageblocks(fake) is None, "no /proc/pagetypeinfo: nothing to record"
+    fake.files[host.PAGETYPEINFO] = PAGETYPEINFO.read_text()
+    without = window_pageblocks(fake)
+    assert without == host.pageblocks(PAGETYPEINFO.read_text())
+    assert not any("fragment_blocks" in b for b in without or [])
+    # With /proc/kpageflags: Normal (pfns 1024 on) has one pageblock of free pages beside page
+    # cache and one beside a slab page; DMA32's pfns are all in use.
+    per = 512
+    flags = [0] * 1024 + [host.KPF_BUDDY] * 500 + [host.KPF_LRU] * 12 + [host.KPF_BUDDY] * 500 + [host.KPF_LRU] * 11 + [1 << 7]
+    flags += [host.KPF_LRU] * (3584 - 2 * per)
+    fake.files[host.ZONEINFO] = ZONEINFO
+    fake.binary_files[host.KPAGEFLAGS] = array.array("Q", flags).tobytes()
+    blocks = {b["zone"]: b for b in window_pageblocks(fake) or []}
+    assert (blocks["Normal"]["fragment_blocks"], blocks["Normal"]["fragment_blocks_unmovable"], blocks["Normal"]["fragment_blocks_file"]) == (2, 1, 1)
+    assert "fragment_blocks" not in blocks["DMA32"]
+
+
+def test_pageblocks_become_a_scenario_override_checked_against_its_machine(host_profile: Path) -> None:
+    host_profile.write_text(_core.host_profile_toml(json.dumps(VM_PROFILE)))
+    blocks = host.pageblocks(PAGETYPEINFO.read_text())
+    blocks[1].update(fragment_blocks=40, fragment_blocks_unmovable=10, fragment_blocks_file=20)
+    override = _core.pageblocks_override(json.dumps(blocks))
+    assert override.startswith("machine.pageblocks=[")
+    scenario = ROOT / "scenarios" / "live" / "dd-squeeze.toml"
+    (point,) = points(scenario, ["workload.tasks=1", override])
+    assert tomllib.loads(point.toml)["machine"]["pageblocks"] == blocks
+    with pytest.raises(ValueError, match="pageblocks"):
+        _core.pageblocks_override('[{"node": 0}]')
+    blocks[1]["zone"] = "HighMem"
+    with pytest.raises(ScenarioError, match="pageblocks"):
+        points(scenario, ["workload.tasks=1", _core.pageblocks_override(json.dumps(blocks))])

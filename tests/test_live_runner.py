@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 from typing import Sequence
 
@@ -13,9 +14,10 @@ from reclaimlab.live.fake import FakeBackend
 from reclaimlab.live.journal import Journal, journal_path
 from reclaimlab.live.runner import LiveError, preflight, run
 from reclaimlab.live.scenario import load
+from reclaimlab.simulate.runner import ScenarioError
 from reclaimlab.rundir import FILES, read_rundir
 from reclaimlab.summary import cells, layout
-from .live_support import machine_left_as_found, state_dir  # noqa: F401  (fixtures)
+from .live_support import VM_PROFILE, machine_left_as_found, state_dir  # noqa: F401  (fixtures)
 
 
 def scenario(tmp_path: Path, text: str, sets: Sequence[str] = ()):  # type: ignore[no-untyped-def]
@@ -391,6 +393,83 @@ dir = "/var/tmp/reclaimlab-fake"
 """
 
 
+# SMALL_BOTH on this machine, as the host profile describes it.
+HOST_BOTH = SMALL_BOTH.replace(
+    """[machine]
+nodes = 1
+cpus_per_node = 2
+memory_mb_per_node = 4096
+devices = [{ name = "vdz", bandwidth_mb_s = 2000, latency_us = 100, max_request_kb = 1024 }]""",
+    '[machine]\nfrom = "host"',
+)
+assert HOST_BOTH != SMALL_BOTH
+
+
+def test_live_and_sim_of_this_machine_simulates_each_point_from_its_live_twins_start(
+    tmp_path: Path, state_dir: Path, host_profile: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    import reclaimlab.live.cli
+    from reclaimlab import _core, host
+    from reclaimlab.cli import cli
+
+    host_profile.write_text(_core.host_profile_toml(json.dumps(VM_PROFILE)))
+    pagetypeinfo = (Path(__file__).parent / "data" / "pagetypeinfo-6.18.txt").read_text()
+
+    class Drifting(FakeBackend):
+        """A kernel whose Normal zone has one more unmovable pageblock after each squeeze."""
+
+        def read_text(self, path: str) -> str:
+            text = super().read_text(path)
+            if path == host.PAGETYPEINFO:
+                n = sum(1 for c in self.calls if c[:2] == ("write", "/proc/sys/vm/nr_hugepages") and c[2] != "0")
+                text = text.replace("Node 0, zone   Normal           93", f"Node 0, zone   Normal           {93 + n}")
+            return text
+
+    fake = Drifting(programs={"dd": dd_program})
+    fake.files[host.PAGETYPEINFO] = pagetypeinfo
+    monkeypatch.setattr(reclaimlab.live.cli, "backend", lambda: fake)
+    path = tmp_path / "host.toml"
+    path.write_text(HOST_BOTH)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["run", str(path), "--live-and-sim", "-o", str(out), "-j", "1"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    for n, label in enumerate(("workload.tasks=1", "workload.tasks=2"), 1):
+        started = json.loads((out / "live" / label / "pageblocks.json").read_text())
+        assert [b["zone"] for b in started] == ["DMA32", "Normal"]
+        assert started[1]["unmovable"] == 93 + n, "each point records its own start"
+        simulated = tomllib.loads((out / "sim" / label / "scenario.toml").read_text())["machine"]
+        assert simulated["pageblocks"] == started, "the twin starts where the live point started"
+    assert "pageblocks" not in tomllib.loads(host_profile.read_text()), "the profile is left as it was"
+    # The simulation stopped half way: the same command keeps the live side and simulates the
+    # rest, each point still from its twin's start.
+    kept = (out / "live" / "workload.tasks=2" / "result.json").read_text()
+    for f in (out / "sim" / "workload.tasks=2").iterdir():
+        f.unlink()
+    (out / "sim" / "workload.tasks=2").rmdir()
+    again = CliRunner().invoke(cli, ["run", str(path), "--live-and-sim", "-o", str(out), "-j", "1"], catch_exceptions=False)
+    assert again.exit_code == 0, again.output
+    assert "simulating only" in again.output
+    assert (out / "live" / "workload.tasks=2" / "result.json").read_text() == kept
+    simulated = tomllib.loads((out / "sim" / "workload.tasks=2" / "scenario.toml").read_text())["machine"]
+    assert simulated["pageblocks"][1]["unmovable"] == 95
+
+
+def test_a_live_point_without_pageblocks_is_simulated_from_the_profile(tmp_path: Path) -> None:
+    from reclaimlab.simulate.cli import _from_live_start
+    from reclaimlab.simulate.runner import points
+
+    path = tmp_path / "both.toml"
+    path.write_text(SMALL_BOTH)
+    (point, _) = points(path)
+    (tmp_path / "live" / point.label).mkdir(parents=True)
+    assert _from_live_start(str(path), (), point, tmp_path / "live") is point
+    (tmp_path / "live" / point.label / "pageblocks.json").write_text('[{"node": 0}]')
+    with pytest.raises(ScenarioError, match="pageblocks.json"):
+        _from_live_start(str(path), (), point, tmp_path / "live")
+
+
 def _v2(fake: FakeBackend) -> None:
     del fake.files["/sys/fs/cgroup/memory/memory.limit_in_bytes"]  # no v1 memory controller
     fake.files["/proc/self/cgroup"] = "0::/user.slice/run\n"
@@ -434,6 +513,13 @@ def test_live_and_sim_runs_one_file_both_ways_and_compares(tmp_path: Path, state
         assert read_rundir(out / side / "workload.tasks=2").kind == kind
     assert "Simulated over live" in result.output
     assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
-    # Run again: both sides refuse before anything runs, naming the live directory first.
+    # Run again: the complete live side is kept (nothing is squeezed again), the complete
+    # simulated points are skipped, and the two are compared once more.
+    writes = sum(1 for c in fake.calls if c[0] == "write")
     again = CliRunner().invoke(cli, ["run", str(path), "--live-and-sim", "-o", str(out)], catch_exceptions=False)
-    assert again.exit_code == 2 and "already holds a run" in again.output
+    assert again.exit_code == 0 and "simulating only" in again.output and "Simulated over live" in again.output
+    assert sum(1 for c in fake.calls if c[0] == "write") == writes
+    # A live side of another scenario is refused before anything runs.
+    path.write_text(SMALL_BOTH.replace("duration_s = 0.3", "duration_s = 0.4"))
+    other = CliRunner().invoke(cli, ["run", str(path), "--live-and-sim", "-o", str(out)], catch_exceptions=False)
+    assert other.exit_code == 2 and "already holds a run" in other.output

@@ -199,7 +199,13 @@ def add_fragment_census(blocks: list[dict[str, Any]]) -> None:
     if not os.access(KPAGEFLAGS, os.R_OK):
         return
     with open(KPAGEFLAGS, "rb") as f:
-        census = fragment_census(zone_spans(_read(ZONEINFO)), f)
+        apply_fragment_census(blocks, _read(ZONEINFO), f)
+
+
+def apply_fragment_census(blocks: list[dict[str, Any]], zoneinfo: str, kpageflags: BinaryIO) -> None:
+    """`add_fragment_census` from /proc/zoneinfo's text and /proc/kpageflags opened for
+    binary reading (`fragment_census`)."""
+    census = fragment_census(zone_spans(zoneinfo), kpageflags)
     for b in blocks:
         total, unmovable, file = census.get((b["node"], b["zone"]), (0, 0, 0))
         if total:

@@ -9,6 +9,7 @@
 use pyo3::exceptions::{PyFileExistsError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyType;
+use reclaim_sim::machine::ZonePageblocks;
 use reclaim_sim::run::Interrupted;
 use reclaim_sim::scenario::sweep_override as sweep_axis_override;
 use reclaim_sim::scenario::{host_profile_path, parse_override, Backend, HostProfile};
@@ -247,6 +248,19 @@ fn host_profile_with_pageblocks(json: &str) -> PyResult<String> {
     Ok(profile.to_toml())
 }
 
+/// `machine.pageblocks=…`, a `--set` override that gives a scenario the pageblocks in `json`
+/// (as `reclaimlab host pageblocks` reads them, or a live run's `pageblocks.json`), the value
+/// written as TOML; ValueError if `json` is not a list of them. Resolving the scenario checks
+/// them against its machine.
+#[pyfunction]
+fn pageblocks_override(json: &str) -> PyResult<String> {
+    let blocks: Vec<ZonePageblocks> = serde_json::from_str(json)
+        .map_err(|e| PyValueError::new_err(format!("pageblocks: {e}")))?;
+    let value = toml::Value::try_from(&blocks)
+        .map_err(|e| PyValueError::new_err(format!("pageblocks: {e}")))?;
+    Ok(format!("machine.pageblocks={value}"))
+}
+
 /// Run a resolved scenario (a `ResolvedScenario` checked for the simulator) and write its
 /// run directory, complete or not at all:
 /// its files go into a hidden `staging_dir` renamed into place at the end (with `overwrite`,
@@ -454,5 +468,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dumps_toml, m)?)?;
     m.add_function(wrap_pyfunction!(host_profile_toml, m)?)?;
     m.add_function(wrap_pyfunction!(host_profile_with_pageblocks, m)?)?;
+    m.add_function(wrap_pyfunction!(pageblocks_override, m)?)?;
     Ok(())
 }

@@ -21,7 +21,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol, Sequence
+from typing import IO, Any, BinaryIO, Protocol, Sequence
 
 from reclaimlab import _core
 from reclaimlab.live.journal import Entry, Journal
@@ -112,6 +112,10 @@ class KernelBackend(ABC):
 
     @abstractmethod
     def exists(self, path: str) -> bool: ...
+
+    @abstractmethod
+    def open_binary(self, path: str) -> BinaryIO:
+        """`path` opened for binary reading (/proc/kpageflags); OSError if it cannot be."""
 
     @abstractmethod
     def disk_free_bytes(self, path: str) -> int:
@@ -679,6 +683,9 @@ class RealProcess:
 
 
 class RealBackend(KernelBackend):
+    def open_binary(self, path: str) -> BinaryIO:
+        return open(path, "rb")
+
     def read_text(self, path: str) -> str:
         with open(path, encoding="utf-8", errors="replace") as f:
             return f.read()

@@ -9,12 +9,13 @@ function of argv returning (returncode, stdout, stderr, run_seconds).
 
 from __future__ import annotations
 
+import io
 import signal
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, BinaryIO, Callable, Sequence
 
 from reclaimlab.live.backend import Cgroup, Completed, KernelBackend
 
@@ -134,6 +135,8 @@ class FakeBackend(KernelBackend):
     hugetlb_max: int | None = None
     # Bytes free on every filesystem of the fake machine.
     disk_free: int = 1 << 40
+    # Binary files (/proc/kpageflags), read through `open_binary`.
+    binary_files: dict[str, bytes] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.journal = None
@@ -204,6 +207,12 @@ class FakeBackend(KernelBackend):
             dev = f"/sys/block/zram{self.files[path]}"
             self.files.update({f"{dev}/disksize": "0", f"{dev}/reset": ""})
         return self.files[path]
+
+    def open_binary(self, path: str) -> BinaryIO:
+        self.calls.append(("read", path))
+        if path not in self.binary_files:
+            raise FileNotFoundError(path)
+        return io.BytesIO(self.binary_files[path])
 
     def write_text(self, path: str, text: str) -> None:
         self.calls.append(("write", path, text))

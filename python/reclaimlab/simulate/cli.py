@@ -19,7 +19,7 @@ from reclaimlab.rundir import RunDir, read_rundir
 from reclaimlab.scenarios import SCENARIO_DIR
 from reclaimlab.seeds import seed000, seed001, seed002, seed003, seed004
 from reclaimlab.simulate.capacity import CapacityError, fit_jobs
-from reclaimlab.simulate.runner import Point, PointsFailed, ScenarioError, points, run_points
+from reclaimlab.simulate.runner import Point, PointsFailed, ScenarioError, point_dir, points, run_points
 from reclaimlab.summary import print_summary
 
 console = Console(width=140)
@@ -110,7 +110,7 @@ def _default_out(name: str) -> Path:
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), help="Run directory (default runs/<name>-<time>). A sweep rerun into it skips the points already complete.")
 @click.option("--force", is_flag=True, help="Overwrite run directories that already hold results (a sweep: run every point again).")
 @click.option("-j", "--jobs", type=JOBS, default=None, help="Points simulated in parallel (default: all CPUs, fewer if this host's memory does not hold them).")
-@click.option("--live-and-sim", is_flag=True, help="Also run SCENARIO on this machine's kernel (root; it sets the scenario's sysctls, constrains memory, drops caches, and undoes it all): OUT/sim/ and OUT/live/, then compare them. -j applies to the simulation.")
+@click.option("--live-and-sim", is_flag=True, help="Also run SCENARIO on this machine's kernel (root; it sets the scenario's sysctls, constrains memory, drops caches, and undoes it all): OUT/live/, then OUT/sim/, then compare them. A `from = \"host\"` scenario simulates each point from the pageblocks its live twin started with. -j applies to the simulation.")
 @click.option("--json", "as_json", is_flag=True, help="Print each point's label, run directory and result.json as JSON instead of the table.")
 @RAY_OPTION
 def run(scenario: str, overrides: tuple[str, ...], sweeps: tuple[str, ...], out: Path | None, force: bool, jobs: int | None, live_and_sim: bool, as_json: bool, ray: str | None) -> None:
@@ -151,8 +151,11 @@ def run(scenario: str, overrides: tuple[str, ...], sweeps: tuple[str, ...], out:
 
 
 def _live_and_sim(scenario: str, overrides: tuple[str, ...], pts: list[Point], out: Path, force: bool, jobs: int | None) -> None:
-    """The scenario simulated into OUT/sim/ and run live into OUT/live/ (both checked before
-    either starts), then `reclaimlab compare OUT/live OUT/sim`."""
+    """The scenario run live into OUT/live/ and simulated into OUT/sim/ (both checked before
+    either starts), then `reclaimlab compare OUT/live OUT/sim`. A scenario of this machine
+    (`from = "host"`) simulates each point from the pageblocks its live twin started with.
+    Run again after its simulation stopped, it keeps a complete live side of the same
+    scenario and goes on with the simulation."""
     from reclaimlab.compare import compare, load_input, rich_tables
     from reclaimlab.live.backend import BackendError
     from reclaimlab.live.cli import backend
@@ -172,27 +175,65 @@ def _live_and_sim(scenario: str, overrides: tuple[str, ...], pts: list[Point], o
     problems = [p for _, point in live_sweep.points() for p in preflight(live_backend, point)]
     if problems:
         _fail("the live run cannot start:\n  - " + "\n  - ".join(dict.fromkeys(problems)))
+    # A live side already complete for this very scenario is kept (the command run again after
+    # its simulation stopped goes on with the simulation); anything else in the way is refused.
+    live_done = not force and all(
+        (d / "result.json").exists() and (d / "scenario.toml").exists() and (d / "scenario.toml").read_text() == point.toml
+        for label, point in live_sweep.points()
+        for d in [out / "live" / label if label else out / "live"]
+    )
     if not force:
         try:
-            for label, _ in live_sweep.points():
-                check_run_dir_free(out / "live" / label if label else out / "live")
+            if not live_done:
+                for label, _ in live_sweep.points():
+                    check_run_dir_free(out / "live" / label if label else out / "live")
+            check_run_dir_free(out / "sim", True)
         except FileExistsError as e:
             _fail(str(e))
     try:
         fit_jobs(pts, 1)  # the simulation's points fit this host, checked before the live run
     except CapacityError as e:
         _fail(str(e))
+    if live_done:
+        console.print(f"{out / 'live'} holds this scenario's live run, complete: simulating only")
+    else:
+        try:
+            live_run(live_backend, live_sweep, out / "live", log=lambda s: console.print(s, markup=False, highlight=False), force=force)
+        except (LiveError, BackendError) as e:
+            _fail(f"live run failed: {e}")
+        except (KeyboardInterrupt, Terminated) as e:
+            console.print("live run interrupted; every change was undone")
+            sys.exit(128 + signal_of(e))
+    if _core.needs_host_profile(scenario, list(overrides)):
+        try:
+            pts = [_from_live_start(scenario, overrides, p, out / "live") for p in pts]
+        except ScenarioError as e:
+            _fail(str(e))
     _run_points(pts, out / "sim", force, jobs)
-    try:
-        live_run(live_backend, live_sweep, out / "live", log=lambda s: console.print(s, markup=False, highlight=False), force=force)
-    except (LiveError, BackendError) as e:
-        _fail(f"live run failed: {e}")
-    except (KeyboardInterrupt, Terminated) as e:
-        console.print("live run interrupted; every change was undone")
-        sys.exit(128 + signal_of(e))
     for table in rich_tables(compare([load_input(out / "live"), load_input(out / "sim")])):
         console.print(table)
     console.print(f"run directories: {out}/live, {out}/sim")
+
+
+def _from_live_start(scenario: str, overrides: tuple[str, ...], point: Point, live_out: Path) -> Point:
+    """`point` of a `from = "host"` scenario with the machine's pageblocks its live twin met
+    as its window started (`pageblocks.json`, written by the live runner after the drop and
+    the squeeze), in place of those the host profile keeps: a host's free memory is broken up
+    as what ran before left it, which the profile's census, taken once, does not follow
+    (docs/fidelity/host.md, "dd-squeeze: the state each run starts from"). `point` as it
+    was where the live run wrote none."""
+    f = point_dir(live_out, point) / "pageblocks.json"
+    if not f.exists():
+        console.print(f"{point.label or 'the point'}: the live run recorded no pageblocks (no readable /proc/pagetypeinfo); simulated from the host profile's")
+        return point
+    try:
+        override = _core.pageblocks_override(f.read_text())
+        twin = [p for p in points(scenario, [*overrides, override]) if p.label == point.label]
+    except (OSError, UnicodeDecodeError, ValueError, ScenarioError) as e:
+        raise ScenarioError(f"{f}: {e}") from None
+    if len(twin) != 1:
+        raise ScenarioError(f"{f}: no point {point.label!r} in the scenario with these pageblocks")
+    return twin[0]
 
 
 def _print_results(runs: list[RunDir], title: str) -> None:
