@@ -175,18 +175,18 @@ def _live_and_sim(scenario: str, overrides: tuple[str, ...], pts: list[Point], o
     problems = [p for _, point in live_sweep.points() for p in preflight(live_backend, point)]
     if problems:
         _fail("the live run cannot start:\n  - " + "\n  - ".join(dict.fromkeys(problems)))
+    live_dirs = [(out / "live" / label if label else out / "live", point) for label, point in live_sweep.points()]
     # A live side already complete for this very scenario is kept (the command run again after
     # its simulation stopped goes on with the simulation); anything else in the way is refused.
     live_done = not force and all(
         (d / "result.json").exists() and (d / "scenario.toml").exists() and (d / "scenario.toml").read_text() == point.toml
-        for label, point in live_sweep.points()
-        for d in [out / "live" / label if label else out / "live"]
+        for d, point in live_dirs
     )
     if not force:
         try:
             if not live_done:
-                for label, _ in live_sweep.points():
-                    check_run_dir_free(out / "live" / label if label else out / "live")
+                for d, _ in live_dirs:
+                    check_run_dir_free(d)
             check_run_dir_free(out / "sim", True)
         except FileExistsError as e:
             _fail(str(e))

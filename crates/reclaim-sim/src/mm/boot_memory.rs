@@ -49,8 +49,9 @@
 //! move but reclaim can free; the model makes that share's other memory clean page cache
 //! of files no workload reads (`OTHER_FILES_MAPPING`), on the inactive file list.
 //! Departures: each fragmented pageblock's other memory is of one kind (the kernel's, page
-//! cache or anon), where a host's mixes them; the fragments are packed into as few pageblocks as the counts allow (the
-//! placement's smallest-region-first rule, which can leave a single page between them), so
+//! cache or anon), where a host's mixes them; the fragments are packed into as few
+//! pageblocks as the counts allow (the placement's smallest-region-first rule, which can
+//! leave a single page between them), so
 //! the other memory, and what compaction must move to empty a pageblock, are as small as
 //! the counts allow; /proc/pagetypeinfo does not say over how many pageblocks a host spreads
 //! them. A host's other memory is a mix (mapped anon, tmpfs, page cache that is mapped or

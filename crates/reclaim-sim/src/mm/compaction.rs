@@ -48,8 +48,8 @@
 //! block of the order leaves it on the free lists for the allocation's next attempt; no
 //! proactive compaction (`vm.compaction_proactiveness` as 0) and no /proc/sys/vm/compact_memory;
 //! `too_many_isolated` is not modelled, nor a fatal signal ending a compaction; compound
-//! pages (the hugetlb pool's) are skipped as the kernel skips them, large folios too (6.6; 6.9 migrates
-//! them); dirty page-cache folios are never isolated (the model's dirty lists name pfns, so
+//! pages (the hugetlb pool's) are skipped as the kernel skips them, large folios too (6.6;
+//! 6.9 migrates them); dirty page-cache folios are never isolated (the model's dirty lists name pfns, so
 //! it has no `migrate_folio` for them), where the kernel's MIGRATE_SYNC would migrate them;
 //! `mm_compaction_suitable` is traced by compaction's own calls, not by reclaim's.
 
@@ -2016,6 +2016,16 @@ mod tests {
         assert_ne!(ret, CompactResult::Contended);
     }
 
+    /// Pageblock 0 holds `lru` page-cache pages and is otherwise free; every other pageblock
+    /// ends in a kernel page, free before it: only block 0 can be emptied.
+    fn first_block_holds(lru: u32, p: u32) -> Place {
+        match p {
+            _ if p < lru => Place::Lru,
+            _ if p % 512 == 511 && p > 511 => Place::Pinned,
+            _ => Place::Free,
+        }
+    }
+
     #[test]
     fn a_contended_compaction_isolates_its_block_in_one_round() {
         // Block 0 holds 64 page-cache pages and is otherwise free; every other pageblock
@@ -2024,11 +2034,7 @@ mod tests {
         // isolates COMPACT_CLUSTER_MAX folios a round (two rounds, then SUCCESS); with the
         // lru_lock held when it comes, it isolates the whole block at once (one round).
         let rounds = |held_by_another_cpu: bool| {
-            let (mut k, held) = hand_built(|p| match p {
-                0..=63 => Place::Lru,
-                _ if p % 512 == 511 && p > 511 => Place::Pinned,
-                _ => Place::Free,
-            });
+            let (mut k, held) = hand_built(|p| first_block_holds(64, p));
             if held_by_another_cpu {
                 hold_a_millisecond(&mut k.memcg.lruvecs[0].lru_lock, k.now, &k.lock_costs);
             }
@@ -2060,11 +2066,7 @@ mod tests {
     fn the_free_scanner_finding_zone_lock_held_contends_too() {
         // As above, the lru_lock free and zone->lock held: the free scanner's trylock fails.
         let contended = |held: bool| {
-            let (mut k, _) = hand_built(|p| match p {
-                0..=15 => Place::Lru,
-                _ if p % 512 == 511 && p > 511 => Place::Pinned,
-                _ => Place::Free,
-            });
+            let (mut k, _) = hand_built(|p| first_block_holds(16, p));
             if held {
                 hold_a_millisecond(&mut k.mem.zone_lock[0], k.now, &k.lock_costs);
             }
