@@ -40,8 +40,16 @@ def until(what: Callable[[], object], timeout: float = 60.0) -> None:
 
 
 def workers_of(pid: int) -> list[int]:
-    """The sweep's worker processes (multiprocessing's spawned children)."""
-    return [c for c in children(pid) if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    """The sweep's worker processes (multiprocessing's spawned children); a child that exits
+    between being listed and being read is none."""
+
+    def cmdline(c: int) -> bytes:
+        try:
+            return Path(f"/proc/{c}/cmdline").read_bytes()
+        except OSError:
+            return b""
+
+    return [c for c in children(pid) if b"spawn_main" in cmdline(c)]
 
 
 def alive(pid: int) -> bool:
