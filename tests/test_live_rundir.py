@@ -14,9 +14,10 @@ from reclaimlab.rundir import (
     SamplesWriter,
     find_rundirs,
     parse_buddyinfo,
+    parse_buddyinfo_samples,
     parse_vmstat,
-    parse_zoneinfo,
     parse_vmstat_samples,
+    parse_zoneinfo,
     read_rundir,
     sum_prefix,
     vmstat_delta,
@@ -39,11 +40,22 @@ def test_vmstat_text_round_trip_keeps_kernel_order() -> None:
 
 def test_samples_are_mmtests_proc_vmstat_style(tmp_path: Path) -> None:
     with SamplesWriter(tmp_path / "vmstat.samples") as w:
-        w.vmstat(0.0, "pgscan_kswapd 1\n")
-        w.vmstat(1.5, "pgscan_kswapd 7")
+        w.timed_block(0.0, "pgscan_kswapd 1\n")
+        w.timed_block(1.5, "pgscan_kswapd 7")
     text = (tmp_path / "vmstat.samples").read_text()
     assert text == "time: 0.000\npgscan_kswapd 1\ntime: 1.500\npgscan_kswapd 7\n"
     assert parse_vmstat_samples(text) == [(0.0, {"pgscan_kswapd": 1}), (1.5, {"pgscan_kswapd": 7})]
+
+
+def test_buddyinfo_samples_read_back_per_zone(tmp_path: Path) -> None:
+    block = "Node 0, zone    DMA32      1      0      2 \nNode 0, zone   Normal      5      1      0 \n"
+    with SamplesWriter(tmp_path / "buddyinfo.samples") as w:
+        w.timed_block(0.0, block)
+        w.timed_block(2.0, block.replace("     5", "     3"))
+    samples = parse_buddyinfo_samples((tmp_path / "buddyinfo.samples").read_text())
+    assert [t for t, _ in samples] == [0.0, 2.0]
+    assert samples[0][1] == [{"node": 0, "zone": "DMA32", "free": [1, 0, 2]}, {"node": 0, "zone": "Normal", "free": [5, 1, 0]}]
+    assert samples[1][1][1]["free"] == [3, 1, 0]
 
 
 def test_scenario_toml_writer_round_trips(tmp_path: Path) -> None:

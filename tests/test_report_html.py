@@ -23,6 +23,7 @@ INSTALL = "make browser  (apt-get install chromium fonts-liberation; playwright 
 # Every plot the report of a traced sweep and a second sweep must show.
 EXPECTED_PLOTS = {
     "Free pages against the watermarks",
+    "Free pages by zone: whole pageblocks (order 9+) and fragments",
     "Reclaim: pages scanned and stolen, direct reclaims",
     "CPU per task over the window",
     "CPU over time, all CPUs",
@@ -108,21 +109,21 @@ def test_the_report_renders_in_headless_chromium(sweeps: tuple[Path, Path], tmp_
     one, four = sweeps
     embedded, beside = tmp_path / "report.html", tmp_path / "beside" / "report.html"
     assert invoke("report", str(one), str(four), "-o", str(embedded)).exit_code == 0
-    # plotly.min.js written beside the page instead (one run: 6 plots are enough to see it load)
+    # plotly.min.js written beside the page instead (one run: 7 plots are enough to see it load)
     assert invoke("report", str(four / "workload.tasks=8"), "-o", str(beside), "--plotlyjs", "beside").exit_code == 0
     assert (beside.parent / "plotly.min.js").exists()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
         try:
             plots = _open(browser, embedded, tmp_path / "report.png")
-            assert len(_open(browser, beside, tmp_path / "beside.png", full_page=False)) == 6
+            assert len(_open(browser, beside, tmp_path / "beside.png", full_page=False)) == 7
         finally:
             browser.close()
 
     titles = [p["title"] for p in plots]
     assert EXPECTED_PLOTS <= set(titles), EXPECTED_PLOTS - set(titles)
     # per point, the two inputs overlaid: 2 points × 6 plots; across the sweep 4; the stall histogram 1
-    assert len(plots) == 2 * 6 + 4 + 1
+    assert len(plots) == 2 * 7 + 4 + 1
     for plot in plots:
         assert plot["points"] and max(plot["points"]) > 0, f"{plot['title']}: no data"
         assert plot["drawn"] >= 1, f"{plot['title']}: nothing drawn"
@@ -134,6 +135,11 @@ def test_the_report_renders_in_headless_chromium(sweeps: tuple[Path, Path], tmp_
     assert free["names"] == ["kswapd1 nr_free_pages", "kswapd4 nr_free_pages",
                              "kswapd1 free pages, per-CPU lists included", "kswapd4 free pages, per-CPU lists included",
                              "high watermark (Σ zones)", "low watermark (Σ zones)", "min watermark (Σ zones)"]  # fmt: skip
+    blocks = next(p for p in plots if p["title"].startswith("Free pages by zone"))
+    # One colour per input, a line each for every zone's whole pageblocks and fragments (two
+    # nodes: the zones are named with their node).
+    wanted = {f"{run} node {n} Normal {kind}" for run in ("kswapd1", "kswapd4") for n in (0, 1) for kind in ("whole", "fragments")}
+    assert wanted <= set(blocks["names"]), blocks["names"]
     for title in ("Reclaim: pages scanned and stolen, direct reclaims", "CPU over time, all CPUs", "Memory pressure (PSI)", "Device throughput"):
         for p in (p for p in plots if p["title"] == title):
             assert {n.split(" ", 1)[0] for n in p["names"]} == {"kswapd1", "kswapd4"}, (title, p["names"])
@@ -169,7 +175,7 @@ def test_the_page_holds_the_comparison_and_plotly_once(sweeps: tuple[Path, Path]
     html = out.read_text()
     assert "<title>kswapd threads</title>" in html
     assert html.count("Throughput (kB/s)") >= 2  # a table row per point
-    assert html.count("Plotly.newPlot") == 17
+    assert html.count("Plotly.newPlot") == 19
     # Plots first, the comparison last; its rows say which way is better and what they measure.
     assert html.index('<section id="sweep">') < html.index('<section id="points">') < html.index('<section id="compare">')
     assert '<td class="dir">↑</td>' in html and "title=\"the workload&#x27;s throughput over the measured window\"" in html
@@ -200,7 +206,7 @@ def test_a_run_without_samples_or_zoneinfo_gets_notes_not_empty_plots(sweeps: tu
     run = tmp_path / "old"
     run.mkdir()
     for f in (one / "workload.tasks=8").iterdir():
-        if f.name not in ("vmstat.samples", "zoneinfo", "trace.txt", "cpu.samples", "iostat.samples", "psi.samples"):
+        if f.name not in ("vmstat.samples", "zoneinfo", "trace.txt", "cpu.samples", "iostat.samples", "psi.samples", "buddyinfo.samples"):
             (run / f.name).write_bytes(f.read_bytes())
     out = tmp_path / "r.html"
     assert invoke("report", str(run), "-o", str(out)).exit_code == 0

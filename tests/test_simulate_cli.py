@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from reclaimlab.cli import cli
 from reclaimlab.rundir import read_rundir
 
-RUN_FILES = ["scenario.toml", "vmstat.before", "vmstat.after", "vmstat.samples", "iostat.samples", "cpu.samples", "tasks.json", "zoneinfo", "buddyinfo.before", "buddyinfo", "pagetypeinfo", "result.json"]
+RUN_FILES = ["scenario.toml", "vmstat.before", "vmstat.after", "vmstat.samples", "iostat.samples", "cpu.samples", "buddyinfo.samples", "tasks.json", "zoneinfo", "buddyinfo.before", "buddyinfo", "pagetypeinfo", "result.json"]
 
 
 def invoke(*args: str):

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 from reclaimlab import _core
 
 Vmstat = dict[str, int]
+T = TypeVar("T")
 
 FILES = (
     "scenario.toml",
@@ -23,6 +24,7 @@ FILES = (
     "vmstat.samples",
     "iostat.samples",
     "cpu.samples",
+    "buddyinfo.samples",
     "tasks.json",
     "zoneinfo",
     "result.json",
@@ -72,9 +74,10 @@ def write_json(path: Path, value: Any) -> None:
     path.write_text(json.dumps(value, indent=2, sort_keys=False) + "\n")
 
 
-def format_vmstat_sample(t: float, vmstat_text: str) -> str:
-    """One mmtests proc-vmstat style sample: `time: <s>` then the block."""
-    body = vmstat_text if vmstat_text.endswith("\n") or not vmstat_text else vmstat_text + "\n"
+def format_timed_block(t: float, text: str) -> str:
+    """One mmtests proc-vmstat style sample: `time: <s>` then the file's text (vmstat.samples,
+    buddyinfo.samples)."""
+    body = text if text.endswith("\n") or not text else text + "\n"
     return f"time: {t:.3f}\n{body}"
 
 
@@ -85,8 +88,8 @@ class SamplesWriter:
         self.path = path
         self._file = open(path, "w", encoding="utf-8")
 
-    def vmstat(self, t: float, vmstat_text: str) -> None:
-        self._file.write(format_vmstat_sample(t, vmstat_text))
+    def timed_block(self, t: float, text: str) -> None:
+        self._file.write(format_timed_block(t, text))
         self._file.flush()
 
     def json_line(self, record: Mapping[str, Any]) -> None:
@@ -112,21 +115,32 @@ def write_json_lines(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
 # --- reading -----------------------------------------------------------------------------------
 
 
-def parse_vmstat_samples(text: str) -> list[tuple[float, Vmstat]]:
-    """vmstat.samples → [(t, counters)]."""
-    samples: list[tuple[float, Vmstat]] = []
+def parse_timed_blocks(text: str, parse: Callable[[str], T]) -> list[tuple[float, T]]:
+    """A file of `time: <s>` lines each followed by a block (vmstat.samples,
+    buddyinfo.samples) → [(t, parse(block))]."""
+    samples: list[tuple[float, T]] = []
     lines: list[str] = []
     t: float | None = None
     for line in text.splitlines():
         if line.startswith("time:"):
             if t is not None:
-                samples.append((t, parse_vmstat("\n".join(lines))))
+                samples.append((t, parse("\n".join(lines))))
             t, lines = float(line.split(":", 1)[1]), []
         else:
             lines.append(line)
     if t is not None:
-        samples.append((t, parse_vmstat("\n".join(lines))))
+        samples.append((t, parse("\n".join(lines))))
     return samples
+
+
+def parse_vmstat_samples(text: str) -> list[tuple[float, Vmstat]]:
+    """vmstat.samples → [(t, counters)]."""
+    return parse_timed_blocks(text, parse_vmstat)
+
+
+def parse_buddyinfo_samples(text: str) -> list[tuple[float, list[dict[str, Any]]]]:
+    """buddyinfo.samples → [(t, zones)], each zone as `parse_buddyinfo` gives it."""
+    return parse_timed_blocks(text, parse_buddyinfo)
 
 
 _ZONE_FIELDS = ("boost", "min", "low", "high", "promo", "spanned", "present", "managed")
@@ -186,6 +200,8 @@ class RunDir:
     zones: list[dict[str, Any]] = field(default_factory=list)
     # buddyinfo.before: absent in older run directories and where a live kernel has none
     buddyinfo_before: list[dict[str, Any]] = field(default_factory=list)
+    # buddyinfo.samples: absent in run directories written before it existed
+    buddyinfo_samples: list[tuple[float, list[dict[str, Any]]]] = field(default_factory=list)
 
     @property
     def kind(self) -> str:
@@ -230,8 +246,6 @@ class DamagedRunDir(ValueError):
     edit): the message is one line naming the file and what is wrong."""
 
 
-T = TypeVar("T")
-
 
 def _parsed(path: Path, parse: Callable[[Path], T]) -> T:
     """`parse(path)`, with a parse error turned into DamagedRunDir naming the file."""
@@ -262,6 +276,7 @@ def read_rundir(path: Path | str) -> RunDir:
     tasks = path / "tasks.json"
     zoneinfo = path / "zoneinfo"
     buddyinfo = path / "buddyinfo.before"
+    buddyinfo_samples = path / "buddyinfo.samples"
     trace = next(
         (path / n for n in ("trace.txt", "trace.txt.zst", "trace.txt.gz") if (path / n).exists()),
         None,
@@ -280,6 +295,9 @@ def read_rundir(path: Path | str) -> RunDir:
         trace_path=trace,
         zones=_parsed(zoneinfo, lambda f: parse_zoneinfo(f.read_text())) if zoneinfo.exists() else [],
         buddyinfo_before=_parsed(buddyinfo, lambda f: parse_buddyinfo(f.read_text())) if buddyinfo.exists() else [],
+        buddyinfo_samples=(
+            _parsed(buddyinfo_samples, lambda f: parse_buddyinfo_samples(f.read_text())) if buddyinfo_samples.exists() else []
+        ),
     )
 
 

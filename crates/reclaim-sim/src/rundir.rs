@@ -26,6 +26,8 @@ pub struct RunOutput {
     pub iostat_samples: String,
     pub cpu_samples: String,
     pub psi_samples: String,
+    /// /proc/buddyinfo every sample interval, each block after a `time:` line.
+    pub buddyinfo_samples: String,
     /// /proc/pressure/memory at the window's end.
     pub pressure_memory: String,
     pub tasks_json: String,
@@ -231,6 +233,7 @@ pub(crate) struct Samples {
     iostat: String,
     cpu: String,
     psi: String,
+    buddyinfo: String,
 }
 
 /// One line of psi.samples (docs/rundir.md).
@@ -323,6 +326,9 @@ impl Samples {
         self.vmstat
             .push_str(&format!("nr_free_pages_true {}\n", k.nr_free_pages_true()));
         self.vmstat.push_str(rest);
+        self.buddyinfo.push_str(&format!("time: {t:.3}\n"));
+        self.buddyinfo
+            .push_str(&crate::mm::zone::buddyinfo(&k.mem.zones));
         let ncpu = k.cpus.nr_cpus() as f64;
         let sy = secs(k.cpus.total_sys_ns - prev.sys_ns) / (dt * ncpu) * 100.0;
         let us = secs(k.cpus.total_user_ns - prev.user_ns) / (dt * ncpu) * 100.0;
@@ -519,6 +525,7 @@ pub(crate) fn finish(
         iostat_samples: samples.iostat,
         cpu_samples: samples.cpu,
         psi_samples: samples.psi,
+        buddyinfo_samples: samples.buddyinfo,
         pressure_memory,
         tasks_json: serde_json::to_string_pretty(&tasks_file).unwrap_or_default() + "\n",
         result_json: serde_json::to_string_pretty(&result).unwrap_or_default() + "\n",
@@ -692,6 +699,7 @@ pub fn write_run_dir(out: &RunOutput, dir: &Path) -> std::io::Result<()> {
         ("iostat.samples", &out.iostat_samples),
         ("cpu.samples", &out.cpu_samples),
         ("psi.samples", &out.psi_samples),
+        ("buddyinfo.samples", &out.buddyinfo_samples),
         ("pressure_memory", &out.pressure_memory),
         ("tasks.json", &out.tasks_json),
         ("zoneinfo", &out.zoneinfo),

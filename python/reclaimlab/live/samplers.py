@@ -1,10 +1,11 @@
 """Monitors of a live run, as mmtests runs them (WORKLOADS.md §2.7), written in run-dir format.
 
-One thread samples /proc/vmstat, /proc/diskstats, /proc/stat and /proc/pressure/memory (with
-the run's cgroup's memory.pressure) together every interval, so the files share their time
-stamps. A kernel booted with psi=0 has no /proc/pressure: psi.samples is then not written and
-the window's pressure is null. Per-task CPU (tasks.json) comes from wait4(2) for the
-workload's own processes and from /proc/PID/stat at start and end for kernel threads.
+One thread samples /proc/vmstat, /proc/buddyinfo, /proc/diskstats, /proc/stat and
+/proc/pressure/memory (with the run's cgroup's memory.pressure) together every interval, so the
+files share their time stamps. A kernel booted with psi=0 has no /proc/pressure: psi.samples is
+then not written and the window's pressure is null. Per-task CPU (tasks.json) comes from
+wait4(2) for the workload's own processes and from /proc/PID/stat at start and end for kernel
+threads.
 """
 
 from __future__ import annotations
@@ -215,6 +216,7 @@ class Samplers:
         self.vmstat = SamplesWriter(rundir / "vmstat.samples")
         self.iostat = SamplesWriter(rundir / "iostat.samples")
         self.cpu = SamplesWriter(rundir / "cpu.samples")
+        self.buddyinfo = SamplesWriter(rundir / "buddyinfo.samples")
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="reclaimlab-samplers", daemon=True)
         self.error: BaseException | None = None
@@ -226,7 +228,11 @@ class Samplers:
 
     def sample(self) -> None:
         t = time.monotonic() - self.t0
-        self.vmstat.vmstat(t, self.backend.read_text("/proc/vmstat"))
+        self.vmstat.timed_block(t, self.backend.read_text("/proc/vmstat"))
+        try:
+            self.buddyinfo.timed_block(t, self.backend.read_text("/proc/buddyinfo"))
+        except OSError:  # a kernel without it (or not readable): the file stays empty
+            pass
         disks = parse_diskstats(self.backend.read_text("/proc/diskstats"), self.devices)
         cpu = parse_cpu_line(self.backend.read_text("/proc/stat"))
         self.psi.sample(t)
@@ -252,7 +258,7 @@ class Samplers:
             self._thread.join()
         if self.error is None:
             self.sample()  # a final partial interval, so short runs still have one
-        for w in (self.vmstat, self.iostat, self.cpu, self.psi):
+        for w in (self.vmstat, self.iostat, self.cpu, self.buddyinfo, self.psi):
             w.close()
         if self.error is not None:
             raise RuntimeError(f"sampling failed: {self.error}") from self.error

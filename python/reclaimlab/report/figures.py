@@ -4,12 +4,14 @@ plot, so the page shows a note instead of an empty chart."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Iterable, NamedTuple, Sequence
 
 import plotly.colors
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from reclaimlab import _core
 from reclaimlab.compare import Comparison
 from reclaimlab.rundir import RunDir, Vmstat, sum_prefix
 
@@ -119,6 +121,41 @@ def free_pages(runs: Runs) -> go.Figure | None:
             fig.add_trace(go.Scatter(x=span, y=[m[w]] * 2, name=what if shared else _named(name, what, runs), mode="lines",
                                      line={"dash": dash, "width": 1.5, "color": "#777" if shared else colour(k)},
                                      legendgroup="watermarks" if shared else name))  # fmt: skip
+    return fig
+
+
+def _split_at_order(free: Sequence[int], order: int) -> tuple[int, int]:
+    """A zone's free blocks of each order → (pages in blocks of `order` and above, pages in
+    smaller blocks)."""
+    whole = sum(n << o for o, n in enumerate(free) if o >= order)
+    return whole, sum(n << o for o, n in enumerate(free)) - whole
+
+
+def free_blocks(runs: Runs) -> go.Figure | None:
+    """buddyinfo.samples: each zone's free pages in whole pageblocks (order 9 and above, what
+    an order-9 folio or huge page can take without compaction) and in the fragments below,
+    over time; one colour per input, one dash per zone and kind. Zones that never hold 1 % of
+    the free memory (DMA, an empty Movable) are left out."""
+    order = _core.PAGEBLOCK_ORDER
+    sampled = [(k, name, run) for k, name, run in runs if run.buddyinfo_samples]
+    if not sampled:
+        return None
+    fig = _figure(f"Free pages by zone: whole pageblocks (order {order}+) and fragments", "time (s)", "pages")
+    dashes = itertools.cycle(("solid", "dash", "dot", "dashdot", "longdash", "longdashdot"))
+    style: dict[tuple[str, str], str] = {}
+    for k, name, run in sampled:
+        total = max(sum(sum(n << o for o, n in enumerate(z["free"])) for z in zones) for _, zones in run.buddyinfo_samples)
+        names = list(dict.fromkeys((z["node"], z["zone"]) for _, zones in run.buddyinfo_samples for z in zones))
+        for node, zone in names:
+            rows = [(t, _split_at_order(z["free"], order)) for t, zones in run.buddyinfo_samples
+                    for z in zones if (z["node"], z["zone"]) == (node, zone)]  # fmt: skip
+            if max(w + f for _, (w, f) in rows) * 100 < total:
+                continue
+            label = zone if len({n for n, _ in names}) == 1 else f"node {node} {zone}"
+            for i, kind in ((0, "whole"), (1, "fragments")):
+                dash = style.setdefault((label, kind), next(dashes))
+                fig.add_trace(go.Scatter(x=[t for t, _ in rows], y=[v[i] for _, v in rows], name=_named(name, f"{label} {kind}", runs),
+                                         mode="lines", line={"color": colour(k), "dash": dash}, legendgroup=name))  # fmt: skip
     return fig
 
 
@@ -245,7 +282,7 @@ def device_throughput(runs: Runs) -> go.Figure | None:
 
 def point_figures(runs: Runs) -> list[go.Figure]:
     """Every per-point plot the point's runs have data for, the inputs overlaid, in page order."""
-    figs = (free_pages(runs), reclaim_rates(runs), task_cpu(runs), cpu_over_time(runs), memory_pressure(runs), device_throughput(runs))
+    figs = (free_pages(runs), free_blocks(runs), reclaim_rates(runs), task_cpu(runs), cpu_over_time(runs), memory_pressure(runs), device_throughput(runs))
     return [f for f in figs if f is not None]
 
 
