@@ -566,6 +566,9 @@ impl Kernel {
             for p in self.percpu.pcp.pages(i) {
                 put(p, 1);
             }
+            for &p in self.percpu.pcp.thp_blocks(i) {
+                put(p, 1 << crate::mm::zone::PAGEBLOCK_ORDER);
+            }
         }
         for lv in &self.memcg.lruvecs {
             for lru in 0..NR_LRU_LISTS {

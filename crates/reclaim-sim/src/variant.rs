@@ -71,8 +71,9 @@ pub struct Variant {
     /// `free_pcppages_bulk()` freeing exactly `batch` pages once `count ≥ high`; no
     /// high-order lists. Off: 6.2's — batch from at most 1 MiB (63), `high` from
     /// `zone_highsize()` (the low watermark split over the node's CPUs), the freed batch
-    /// scaled by `free_factor`, and (5.13) high-order lists, which change nothing yet since
-    /// the model's order > 0 allocations bypass the lists. Seed 000's kernel (v4.16).
+    /// scaled by `free_factor`, and (5.13) high-order lists, of which the model keeps the
+    /// pageblock-order one (large folios, THP and hugetlb pages come from and go to it).
+    /// Seed 000's kernel (v4.16).
     #[serde(skip_serializing_if = "is_false")]
     pub pcp_before_5_14: bool,
     /// Seed 001, patch 1 ("mm: vmscan: do not writeback filesystem pages in direct

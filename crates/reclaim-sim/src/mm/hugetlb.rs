@@ -148,9 +148,12 @@ impl HugetlbPool {
         n
     }
 
-    /// `set_max_huge_pages()` lowering the pool to `count`: each surplus huge page goes back
-    /// to its zone's buddy lists (`update_and_free_hugetlb_folio` → `__free_pages`, order 9,
-    /// under zone->lock), the newest first.
+    /// `set_max_huge_pages()` lowering the pool to `count`: each surplus huge page is freed
+    /// (`update_and_free_hugetlb_folio` → `__free_pages`, order 9), the newest first: to
+    /// the freeing CPU's per-CPU list with 6.x's high-order lists (`mm::pcp`), else to its
+    /// zone's buddy lists under zone->lock. (The squeeze's reservation at setup takes whole
+    /// blocks off the buddy lists directly, [`hugetlb_reserve`], where the kernel's would
+    /// refill per-CPU lists and leave a block parked on each CPU that reserved.)
     pub fn shrink(&mut self, k: &mut Kernel, count: u64, cpu: u32) {
         while self.pages.len() as u64 > count {
             let p = self.pages.pop().expect("a page above count");

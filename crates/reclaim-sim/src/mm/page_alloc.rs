@@ -13,7 +13,8 @@
 //! reads the snapshot, as 4.16 and 6.x do.
 //!
 //! Every allocation takes blocks of its gfp's migratetype (`mm::zone`, fallbacks included);
-//! an order > 0 request goes to the buddy lists (`rmqueue_buddy()`), and the slow path
+//! an order > 0 request goes to the buddy lists (`rmqueue_buddy()`), a movable one of
+//! pageblock order with 6.x's lists to the CPU's list of such blocks (`mm::pcp`), and the slow path
 //! compacts for it as 6.6 does (`__alloc_pages_direct_compact()`, `mm::compaction`): async
 //! compaction before reclaim for a costly order (or a non-movable one), compaction at
 //! `compact_priority` after each round of reclaim, and `should_compact_retry()` once
@@ -52,7 +53,8 @@ use crate::mm::percpu::STAT_INTERVAL_NS;
 use crate::mm::vmscan::{node_reclaim_scan, try_to_free_pages, NodeReclaim};
 use crate::mm::vmstat::{NumaStat, VmEvent};
 use crate::mm::zone::{
-    gfp_migratetype, MAX_NR_ZONES, MIGRATE_MOVABLE, WMARK_LOW, WMARK_MIN, ZONE_DMA32, ZONE_NORMAL,
+    gfp_migratetype, MAX_NR_ZONES, MIGRATE_MOVABLE, PAGEBLOCK_ORDER, WMARK_LOW, WMARK_MIN,
+    ZONE_DMA32, ZONE_NORMAL,
 };
 use crate::process::{cond_resched, psi_memstall_enter, psi_memstall_leave, Cx};
 /// Orders above this are "costly": the slow path gives up on them sooner.
@@ -592,7 +594,8 @@ impl Kernel {
     /// zonelist (≤ highest_zoneidx, on a node of `ac.nodemask`) that still passes the
     /// watermark (`zone_watermark_fast`, NR_FREE_PAGES without the per-CPU deltas). Appends
     /// their first pfns to `out` and returns how many. The CPU time (zone->lock whenever
-    /// `cpu`'s per-CPU list needs a refill; once per block above order 0) is charged to the
+    /// `cpu`'s per-CPU list needs a refill; once per block above order 0 but for the
+    /// pageblock-order list's refills) is charged to the
     /// slice. With ALLOC_NOFRAGMENT, a zone of a node other than the preferred zone's, or
     /// the zonelist's end with pages still wanted, restarts the walk without it (so each
     /// call's own restart, in a run of calls: the pages already taken stay taken).
@@ -849,19 +852,14 @@ impl Kernel {
             let mut k = (n - taken).min(self.percpu.pcp.count[i] as usize);
             if k == 0 {
                 let batch = self.percpu.pcp.batch[i];
-                let hold = Ns::from(batch) * self.costs.buddy_ns;
-                let at = self.clock();
-                let lock = self.zone_lock(zi, cpu_node, hold, at);
-                self.charge(lock.total());
-                let scratch = &mut self.percpu.scratch;
-                scratch.clear();
+                self.rmqueue_bulk_lock(zi, cpu_node, batch);
                 let z = &mut self.mem.zones[zi];
                 let got = z.rmqueue_order0_run(
                     &mut self.mem.pages,
                     batch as usize,
                     MIGRATE_MOVABLE,
                     alloc_flags,
-                    scratch,
+                    &mut self.percpu.scratch,
                 );
                 let boosted = z.boosted_watermark;
                 if got == 0 {
@@ -870,7 +868,7 @@ impl Kernel {
                     }
                     break;
                 }
-                self.percpu.pcp.add_tail(i, scratch);
+                self.percpu.pcp.add_tail(i, &self.percpu.scratch);
                 self.percpu.pcp.mod_free(z, zi, cpu, -(got as i64));
                 if boosted {
                     self.rmqueue_boosted(zi, alloc_flags);
@@ -886,21 +884,60 @@ impl Kernel {
         taken
     }
 
-    /// `free_pcppages_bulk()`: `n` pages from the tail of `cpu`'s list of zone `zi` back to
+    /// `rmqueue_bulk()`'s zone->lock for a refill of `n` blocks by a CPU of `cpu_node`,
+    /// charged to the caller, and the scratch list emptied to receive them.
+    fn rmqueue_bulk_lock(&mut self, zi: usize, cpu_node: u32, n: u32) {
+        let hold = Ns::from(n) * self.costs.buddy_ns;
+        let at = self.clock();
+        let lock = self.zone_lock(zi, cpu_node, hold, at);
+        self.charge(lock.total());
+        self.percpu.scratch.clear();
+    }
+
+    /// `free_pcppages_bulk()`: `n` pages from the tails of `cpu`'s lists of zone `zi` back to
     /// the buddy lists under zone->lock, each `__free_one_page()` updating NR_FREE_PAGES on
-    /// `cpu`.
-    fn free_pcppages_bulk(&mut self, zi: usize, cpu: u32, n: u32) {
-        let i = self.percpu.pcp.idx(zi, cpu);
+    /// `cpu`: from the order-0 list, or the pageblock-order one first (`thp_first`, a free
+    /// of such a block), until `n` pages are freed or the list is empty, then from the other
+    /// (the kernel's round robin over its lists; a block counts its 512 pages, so the last
+    /// one taken may free more than `n`).
+    fn free_pcppages_bulk(&mut self, zi: usize, cpu: u32, n: u32, thp_first: bool) {
+        let pcp = &self.percpu.pcp;
+        let i = pcp.idx(zi, cpu);
+        let n = n.min(pcp.pcp_count(i));
+        let (order0, blocks) = {
+            let (c0, nb) = (pcp.count[i], pcp.thp_blocks(i).len() as u32);
+            let blocks_for = |left: u32| left.div_ceil(1 << PAGEBLOCK_ORDER).min(nb);
+            if thp_first {
+                let b = blocks_for(n);
+                (n.saturating_sub(b << PAGEBLOCK_ORDER).min(c0), b)
+            } else {
+                let k = n.min(c0);
+                (k, blocks_for(n - k))
+            }
+        };
         let scratch = &mut self.percpu.scratch;
         scratch.clear();
-        self.percpu.pcp.take_tail(i, n, scratch);
+        self.percpu.pcp.take_tail(i, order0, scratch);
         let at = self.clock();
         let cpu_node = self.cpus.node_of(cpu);
-        let lock = self.zone_lock(zi, cpu_node, Ns::from(n) * self.costs.buddy_ns, at);
+        let hold = Ns::from(order0 + blocks) * self.costs.buddy_ns;
+        let lock = self.zone_lock(zi, cpu_node, hold, at);
         self.charge(lock.total());
         let z = &mut self.mem.zones[zi];
         z.free_order0_run(&mut self.mem.pages, &self.percpu.scratch);
-        self.percpu.pcp.mod_free_pages(z, zi, cpu, n, 1);
+        self.percpu.pcp.mod_free_pages(z, zi, cpu, order0, 1);
+        for _ in 0..blocks {
+            let p = self
+                .percpu
+                .pcp
+                .thp_take_tail(i)
+                .expect("a block counted above");
+            let z = &mut self.mem.zones[zi];
+            z.free_one_page(&mut self.mem.pages, p, PAGEBLOCK_ORDER);
+            self.percpu
+                .pcp
+                .mod_free(z, zi, cpu, 1i64 << PAGEBLOCK_ORDER);
+        }
     }
 
     /// `free_unref_page_commit()` of `pages`, all of zone `zi`, on `cpu`: each goes to the
@@ -922,13 +959,13 @@ impl Kernel {
         let mut rest = pages;
         while !rest.is_empty() {
             let pcp = &self.percpu.pcp;
-            let room = high.saturating_sub(pcp.count[i]).max(1) as usize;
+            let room = high.saturating_sub(pcp.pcp_count(i)).max(1) as usize;
             let (now, later) = rest.split_at(room.min(rest.len()));
             self.percpu.pcp.add_head(i, now);
             rest = later;
-            if self.percpu.pcp.count[i] >= high {
+            if self.percpu.pcp.pcp_count(i) >= high {
                 let n = self.percpu.pcp.nr_pcp_free(i, high);
-                self.free_pcppages_bulk(zi, cpu, n);
+                self.free_pcppages_bulk(zi, cpu, n, false);
             }
         }
     }
@@ -963,9 +1000,9 @@ impl Kernel {
 
     /// `drain_pages_zone(cpu, zone)`: `cpu`'s list of zone `zi` back to the buddy lists.
     pub fn drain_pages_zone(&mut self, cpu: u32, zi: usize) {
-        let n = self.percpu.pcp.count[self.percpu.pcp.idx(zi, cpu)];
+        let n = self.percpu.pcp.pcp_count(self.percpu.pcp.idx(zi, cpu));
         if n > 0 {
-            self.free_pcppages_bulk(zi, cpu, n);
+            self.free_pcppages_bulk(zi, cpu, n, false);
         }
     }
 
@@ -982,11 +1019,12 @@ impl Kernel {
         }
     }
 
-    /// `rmqueue_buddy()` for up to `want` blocks of `ac.order` and `ac.migratetype` from
-    /// zone `zi` while `__zone_watermark_ok()` passes, one zone->lock acquisition each;
-    /// returns how many. Unmovable and reclaimable order-0 pages come here too: the model's
-    /// per-CPU lists are movable only (see `mm::pcp`). Each ends as `rmqueue()` does
-    /// (`rmqueue_boosted`).
+    /// `rmqueue()` for up to `want` blocks of `ac.order` and `ac.migratetype` from zone `zi`
+    /// while `__zone_watermark_ok()` passes: `rmqueue_buddy()`, one zone->lock acquisition
+    /// each, or, for movable blocks of pageblock order with 6.x's lists,
+    /// `rmqueue_pcplist()` ([`Kernel::rmqueue_pcplist_thp`]); returns how many. Unmovable
+    /// and reclaimable order-0 pages come here too: the model's per-CPU lists are movable
+    /// only (see `mm::pcp`). Each ends as `rmqueue()` does (`rmqueue_boosted`).
     #[allow(clippy::too_many_arguments)]
     fn rmqueue_blocks(
         &mut self,
@@ -1001,10 +1039,22 @@ impl Kernel {
         let (order, hz, mt) = (ac.order, ac.highest_zoneidx, ac.migratetype);
         let cpu_node = self.cpus.node_of(cpu);
         let mut n = 0;
+        let pcp_list = self.thp_pcp_allowed(order, mt);
         while n < want {
             let z = &self.mem.zones[zi];
             if !z.zone_watermark_ok(order, mark, hz) {
                 break;
+            }
+            if pcp_list {
+                let Some(page) = self.rmqueue_pcplist_thp(zi, cpu, alloc_flags) else {
+                    break;
+                };
+                if ac.gfp & __GFP_COMP != 0 {
+                    self.prep_compound_folio(page, order);
+                }
+                out.extend(std::iter::once(page));
+                n += 1;
+                continue;
             }
             let page = self.mem.zones[zi].__rmqueue(&mut self.mem.pages, order, mt, alloc_flags);
             if self.mem.zones[zi].boosted_watermark {
@@ -1026,6 +1076,74 @@ impl Kernel {
             n += 1;
         }
         n
+    }
+
+    /// Whether blocks of `order` and migratetype `mt` go through the per-CPU lists
+    /// (`pcp_allowed_order()` for the one high order the model's lists hold, mm/pcp.rs).
+    #[inline]
+    fn thp_pcp_allowed(&self, order: u32, mt: usize) -> bool {
+        order == PAGEBLOCK_ORDER && mt == MIGRATE_MOVABLE && self.percpu.pcp.era.high_order_lists
+    }
+
+    /// `rmqueue_pcplist()` of a pageblock-order block from `cpu`'s list of zone `zi`. An
+    /// empty list is refilled first (`__rmqueue_pcplist` → `rmqueue_bulk()`: `max(batch >>
+    /// order, 2)` blocks under one zone->lock, one NR_FREE_PAGES update on `cpu`); the blocks
+    /// the allocation does not take stay parked on the list. None if the buddy lists had
+    /// none.
+    fn rmqueue_pcplist_thp(&mut self, zi: usize, cpu: u32, alloc_flags: AllocFlags) -> Option<u32> {
+        let i = self.percpu.pcp.idx(zi, cpu);
+        if self.percpu.pcp.thp_blocks(i).is_empty() {
+            let batch = self.percpu.pcp.batch[i];
+            let want = if batch > 1 {
+                (batch >> PAGEBLOCK_ORDER).max(2)
+            } else {
+                batch
+            };
+            let cpu_node = self.cpus.node_of(cpu);
+            self.rmqueue_bulk_lock(zi, cpu_node, want);
+            let scratch = &mut self.percpu.scratch;
+            let z = &mut self.mem.zones[zi];
+            for _ in 0..want {
+                let Some(p) = z.__rmqueue(
+                    &mut self.mem.pages,
+                    PAGEBLOCK_ORDER,
+                    MIGRATE_MOVABLE,
+                    alloc_flags,
+                ) else {
+                    break;
+                };
+                scratch.push(p);
+            }
+            let got = scratch.len() as i64;
+            self.percpu.pcp.thp_add_tail(i, &self.percpu.scratch);
+            self.percpu
+                .pcp
+                .mod_free(z, zi, cpu, -(got << PAGEBLOCK_ORDER));
+            if self.mem.zones[zi].boosted_watermark {
+                self.rmqueue_boosted(zi, alloc_flags);
+            }
+        }
+        let page = self.percpu.pcp.thp_take_head(i)?;
+        // rmqueue_pcplist(): `pcp->free_factor >>= 1` per allocation (6.2).
+        self.percpu.pcp.free_factor[i] >>= 1;
+        Some(page)
+    }
+
+    /// `free_unref_page_commit()` of the pageblock-order block `p` of zone `zi` on `cpu`: to
+    /// the head of its list, `pcp->count` up by its pages; at `nr_pcp_high()`,
+    /// `free_pcppages_bulk()` returns `nr_pcp_free()` pages, this list first. The caller
+    /// has made its pages plain (tails cleared, the head's order 0) and counts PGFREE.
+    fn free_unref_page_commit_thp(&mut self, zi: usize, cpu: u32, p: u32) {
+        let i = self.percpu.pcp.idx(zi, cpu);
+        let high = self
+            .percpu
+            .pcp
+            .nr_pcp_high(i, self.mem.zones[zi].reclaim_active);
+        self.percpu.pcp.thp_add_head(i, p);
+        if self.percpu.pcp.pcp_count(i) >= high {
+            let n = self.percpu.pcp.nr_pcp_free(i, high);
+            self.free_pcppages_bulk(zi, cpu, n, true);
+        }
     }
 
     /// The end of `rmqueue()` (6.6) in zone `zi`: with ALLOC_KSWAPD, a zone flagged
@@ -1054,8 +1172,9 @@ impl Kernel {
     }
 
     /// `__free_pages(page, order)` of a block allocated with migratetype `mt` by the task on
-    /// `cpu`: a movable order-0 page goes to `cpu`'s per-CPU list (`free_unref_page`);
-    /// anything else straight back to its zone's buddy lists under zone->lock
+    /// `cpu`: a movable order-0 page goes to `cpu`'s per-CPU list (`free_unref_page`), and
+    /// so does a block of pageblock order in a movable pageblock with 6.x's high-order
+    /// lists; anything else straight back to its zone's buddy lists under zone->lock
     /// (`free_one_page`, onto its pageblock type's list), as the model's per-CPU lists hold
     /// movable pages only.
     pub fn free_pages(&mut self, p: u32, order: u32, mt: usize, cpu: u32) {
@@ -1065,6 +1184,19 @@ impl Kernel {
         }
         self.vmstat_update();
         let zi = self.page_zone(p);
+        if self.thp_pcp_allowed(order, self.mem.zones[zi].get_pageblock_migratetype(p)) {
+            // A huge page of the pool, to the per-CPU list (6.x `free_unref_page`).
+            if self.mem.pages.fields(p).order > 0 {
+                self.free_tail_pages(p, order);
+            }
+            let f = self.mem.pages.fields_mut(p);
+            f.owner = crate::mm::page::NO_OWNER;
+            f.flags = 0;
+            f.order = 0;
+            self.free_unref_page_commit_thp(zi, cpu, p);
+            self.count(VmEvent::Pgfree, 1u64 << order);
+            return;
+        }
         let at = self.clock();
         let cpu_node = self.cpus.node_of(cpu);
         let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
@@ -1115,10 +1247,12 @@ impl Kernel {
     /// goes back to its zone's buddy lists under zone->lock as one block of its order
     /// (`free_one_page()`, merging with its buddies). The caller counts PGFREE, as for
     /// [`Kernel::free_unref_folios`].
-    /// Departure: 6.x keeps orders up to PAGE_ALLOC_COSTLY_ORDER and the PMD order on the
-    /// per-CPU lists too (`pcp_allowed_order`); the model's per-CPU lists hold order-0 pages
-    /// only (`mm::pcp`), and its order > 0 allocations take blocks from the buddy lists, so
-    /// frees go there alike.
+    /// A folio of pageblock order in a movable pageblock goes to `cpu`'s per-CPU list
+    /// instead with 6.x's high-order lists (`free_unref_page_commit_thp`).
+    /// Departure: 6.x keeps orders up to PAGE_ALLOC_COSTLY_ORDER on the per-CPU lists too
+    /// (`pcp_allowed_order`); the model's lists hold order 0 and pageblock order only
+    /// (`mm::pcp`), and its allocations of the orders between take blocks from the buddy
+    /// lists, so frees go there alike.
     pub fn free_large_folio(&mut self, p: u32, cpu: u32) {
         let order = u32::from(self.mem.pages.fields(p).order);
         debug_assert!(order > 0);
@@ -1129,6 +1263,11 @@ impl Kernel {
         f.owner = crate::mm::page::NO_OWNER;
         f.order = 0;
         let zi = self.page_zone(p);
+        let mt = self.mem.zones[zi].get_pageblock_migratetype(p);
+        if self.thp_pcp_allowed(order, mt) {
+            self.free_unref_page_commit_thp(zi, cpu, p);
+            return;
+        }
         let at = self.clock();
         let cpu_node = self.cpus.node_of(cpu);
         let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
@@ -1445,3 +1584,7 @@ mod tests {
         assert_eq!(k.page_zone(q), dma32);
     }
 }
+
+#[cfg(test)]
+#[path = "pcp_high_order_tests.rs"]
+mod pcp_high_order_tests;

@@ -6,13 +6,25 @@
 //! NR_FREE_PAGES. Each list is a ring in one flat array (no allocation per page): the head is
 //! where `rmqueue_pcplist` takes and `free_unref_page_commit` adds (`list_add`), the tail
 //! where `rmqueue_bulk` appends a refill (`list_add_tail`) and `free_pcppages_bulk` takes
-//! (`list_last_entry`). One list per zone and CPU, for movable pages: the kernel's
+//! (`list_last_entry`). One order-0 list per zone and CPU, for movable pages: the kernel's
 //! per-migratetype lists (MIGRATE_PCPTYPES) collapse to its movable one. Departure: unmovable
 //! and reclaimable allocations (the model's kernel allocations, rare beside the page cache
 //! and anonymous memory) go to and from the buddy lists directly, and a movable page freed
 //! from a pageblock of another type (a fallback's) joins the movable list where the kernel
-//! would put it on its pageblock type's. 5.13's high-order lists are a switch that changes
-//! nothing yet ([`PcpEra::high_order_lists`]).
+//! would put it on its pageblock type's.
+//!
+//! 5.13's high-order lists ([`PcpEra::high_order_lists`], 6.x): beside each order-0 list, a
+//! list of pageblock-order blocks (the THP order, `pcp_allowed_order()`), which large folios,
+//! transparent huge pages and hugetlb pages of pageblock order are allocated from and freed
+//! to. An allocation that finds it empty takes `max(batch >> order, 2)` blocks from the
+//! buddy lists (`__rmqueue_pcplist` → `rmqueue_bulk`): one for itself, the other parked on
+//! the CPU's list, where no watermark check (`__zone_watermark_ok` reads the buddy lists) and
+//! no other CPU sees it until a drain. A block counts its 512 pages in `pcp->count`, so a
+//! free of one can reach `high` and drain (`free_pcppages_bulk`, the freeing list first,
+//! then the others round robin). Departures: orders 1 to PAGE_ALLOC_COSTLY_ORDER keep
+//! going to and from the buddy lists (the model's allocations of those orders are rare:
+//! readahead's small folios), and only movable pageblocks' blocks use the list (the kernel
+//! has a second, non-movable one: 6.6's `order_to_pindex()`).
 //!
 //! The vmstat side follows `__mod_zone_page_state()` (4.16 and 6.x alike): a CPU's delta
 //! folds into the zone's global count when it passes `stat_threshold` either way.
@@ -20,7 +32,7 @@
 //! deltas. The model keeps the true count (the buddy lists' pages, `Zone::nr_free_pages`)
 //! and the sum of the deltas (`Zone::percpu_diff`), so the global count is their difference.
 
-use super::zone::{Zone, WMARK_HIGH, WMARK_LOW, WMARK_MIN};
+use super::zone::{Zone, PAGEBLOCK_ORDER, WMARK_HIGH, WMARK_LOW, WMARK_MIN};
 
 /// `rounddown_pow_of_two(x)` for x ≥ 1.
 fn rounddown_pow_of_two(x: u64) -> u64 {
@@ -41,9 +53,9 @@ pub struct PcpEra {
     /// the batch freed scaled by `free_factor` (`nr_pcp_free`).
     pub before_5_14: bool,
     /// High-order pages on the per-CPU lists (5.13, "mm/page_alloc: allow high-order pages
-    /// to be stored on the per-cpu lists"). Recorded only: the model's allocations above
-    /// order 0 (hugetlb squeezes at setup) always go to the buddy lists, as before 5.13, so
-    /// the switch changes no result yet.
+    /// to be stored on the per-cpu lists"): the model's pageblock-order list (see the
+    /// module). Off, every allocation and free above order 0 uses the buddy lists, as
+    /// before 5.13.
     pub high_order_lists: bool,
     /// `percpu_pagelist_high_fraction` (6.x sysctl; 0 = size `high` from the low
     /// watermark). Unused before 5.14.
@@ -124,7 +136,8 @@ fn mod_per_page(d: i32, n: u32, s: i32, t: i32) -> i32 {
 /// The per-CPU pagesets and NR_FREE_PAGES deltas of every zone and CPU.
 pub struct PerCpuPages {
     pub nr_cpus: usize,
-    /// `pcp->count`.
+    /// The order-0 list's pages (`pcp->count` is [`PerCpuPages::pcp_count`]: these and
+    /// the pageblock-order list's).
     pub count: Vec<u32>,
     /// `pcp->high`, `pcp->batch` (the same for every CPU of a zone).
     pub high: Vec<u32>,
@@ -137,6 +150,9 @@ pub struct PerCpuPages {
     base: Vec<u32>,
     mask: Vec<u32>,
     ring: Vec<u32>,
+    /// Each list's pageblock-order blocks (first pfns), tail first, so the head (where
+    /// allocations take and frees add) is the end (`high_order_lists`; empty otherwise).
+    thp: Vec<Vec<u32>>,
     /// `vm_stat_diff[NR_FREE_PAGES]`.
     pub vm_stat_diff: Vec<i32>,
     /// `stat_threshold` per zone (every CPU of a zone has the same).
@@ -160,6 +176,7 @@ impl PerCpuPages {
             base: vec![0; n],
             mask: vec![0; n],
             ring: Vec::new(),
+            thp: vec![Vec::new(); if era.high_order_lists { n } else { 0 }],
             vm_stat_diff: vec![0; n],
             stat_threshold: vec![0; zones.len()],
             era,
@@ -274,17 +291,60 @@ impl PerCpuPages {
         (0..self.count[i]).map(move |k| self.ring[(base + (head.wrapping_add(k) & mask)) as usize])
     }
 
+    /// The pages in list `i`'s pageblock-order blocks.
+    #[inline]
+    pub fn thp_pages(&self, i: usize) -> u32 {
+        self.thp
+            .get(i)
+            .map_or(0, |l| (l.len() as u32) << PAGEBLOCK_ORDER)
+    }
+
+    /// `pcp->count`: list `i`'s pages, its order-0 pages and its blocks' alike.
+    #[inline]
+    pub fn pcp_count(&self, i: usize) -> u32 {
+        self.count[i] + self.thp_pages(i)
+    }
+
+    /// List `i`'s pageblock-order blocks, tail first (the head is the last).
+    pub fn thp_blocks(&self, i: usize) -> &[u32] {
+        self.thp.get(i).map_or(&[], |l| l.as_slice())
+    }
+
+    /// Add block `p` at the head of list `i`'s pageblock-order list (`list_add`).
+    pub fn thp_add_head(&mut self, i: usize, p: u32) {
+        self.thp[i].push(p);
+    }
+
+    /// Append `blocks` at the tail of list `i`'s pageblock-order list in turn
+    /// (`list_add_tail`: `rmqueue_bulk`'s refill).
+    pub fn thp_add_tail(&mut self, i: usize, blocks: &[u32]) {
+        let l = &mut self.thp[i];
+        l.splice(0..0, blocks.iter().rev().copied());
+    }
+
+    /// Take the block at the head of list `i`'s pageblock-order list.
+    pub fn thp_take_head(&mut self, i: usize) -> Option<u32> {
+        self.thp.get_mut(i).and_then(|l| l.pop())
+    }
+
+    /// Take the block at the tail of list `i`'s pageblock-order list (`list_last_entry`).
+    pub fn thp_take_tail(&mut self, i: usize) -> Option<u32> {
+        let l = self.thp.get_mut(i)?;
+        (!l.is_empty()).then(|| l.remove(0))
+    }
+
     /// The pages on every list (they are free but in no zone's NR_FREE_PAGES).
     pub fn total(&self) -> u64 {
-        self.count.iter().map(|&c| u64::from(c)).sum()
+        (0..self.count.len())
+            .map(|i| u64::from(self.pcp_count(i)))
+            .sum()
     }
 
     /// The pages on zone `zi`'s lists.
     pub fn zone_total(&self, zi: usize) -> u64 {
         let n = self.nr_cpus;
-        self.count[zi * n..(zi + 1) * n]
-            .iter()
-            .map(|&c| u64::from(c))
+        (zi * n..(zi + 1) * n)
+            .map(|i| u64::from(self.pcp_count(i)))
             .sum()
     }
 
@@ -292,7 +352,8 @@ impl PerCpuPages {
     /// reclaim is active"): list `i`'s `high`, or `min(batch << 2, high)` while kswapd
     /// reclaims its zone (ZONE_RECLAIM_ACTIVE, `reclaim_active`), so that what reclaim frees
     /// reaches the buddy lists, where watermarks and compaction see it. 4.16 had no such
-    /// limit. 6.0's `free_high` (high-order frees) does not arise: the lists are order 0.
+    /// limit. 6.0's `free_high` (frees of orders 1 to PAGE_ALLOC_COSTLY_ORDER) does not
+    /// arise: those orders do not use the lists.
     #[inline]
     pub fn nr_pcp_high(&self, i: usize, reclaim_active: bool) -> u32 {
         let high = self.high[i];
@@ -309,7 +370,7 @@ impl PerCpuPages {
     pub fn nr_pcp_free(&mut self, i: usize, high: u32) -> u32 {
         let batch = self.batch[i];
         if self.era.before_5_14 {
-            return batch.min(self.count[i]);
+            return batch.min(self.pcp_count(i));
         }
         if high < batch {
             return 1;
@@ -321,7 +382,7 @@ impl PerCpuPages {
         }
         scaled
             .clamp(min_nr_free, max_nr_free.max(min_nr_free))
-            .min(self.count[i])
+            .min(self.pcp_count(i))
     }
 
     /// `__mod_zone_page_state(zone, NR_FREE_PAGES, delta)` on `cpu` for one change of
@@ -384,7 +445,7 @@ impl PerCpuPages {
             let _ = write!(
                 out,
                 "    cpu: {cpu}\n              count: {}\n              high:  {}\n              batch: {}\n  vm stats threshold: {}\n",
-                self.count[i], self.high[i], self.batch[i], self.stat_threshold[zi]
+                self.pcp_count(i), self.high[i], self.batch[i], self.stat_threshold[zi]
             );
         }
     }
