@@ -68,6 +68,10 @@ struct PsiGroupCpu {
     state_start: Ns,
     /// `times_prev[PSI_AVGS]`: `times` at the last aggregation.
     times_prev: [Ns; NR_PSI_STATES],
+    /// Time the CPU spent idle with a task of its own waiting for I/O, up to `state_start`:
+    /// /proc/stat's `iowait` (the kernel counts a CPU's idle time as iowait while
+    /// `rq->nr_iowait` > 0), kept here because these counts say when that is.
+    iowait: Ns,
 }
 
 impl PsiGroupCpu {
@@ -76,11 +80,19 @@ impl PsiGroupCpu {
         let now = now.max(self.state_start);
         let delta = now - self.state_start;
         self.state_start = now;
+        if self.in_iowait() {
+            self.iowait += delta;
+        }
         for s in 0..NR_PSI_STATES {
             if self.state_mask & (1 << s) != 0 {
                 self.times[s] += delta;
             }
         }
+    }
+
+    /// Idle (no task runnable) with a task waiting for I/O.
+    fn in_iowait(&self) -> bool {
+        self.tasks[NR_IOWAIT] > 0 && self.tasks[NR_RUNNING] == 0
     }
 
     /// `test_states()` for memory, with `psi_group_change()`'s rule that a CPU whose
@@ -243,6 +255,22 @@ impl PsiGroup {
         self.collect_percpu_times(now);
         self.total
     }
+
+    /// Σ over CPUs of the time each spent idle while a task of its own waited for I/O, up
+    /// to `now` (/proc/stat's `iowait`, ns).
+    pub fn iowait_ns(&self, now: Ns) -> Ns {
+        self.pcpu
+            .iter()
+            .map(|c| {
+                c.iowait
+                    + if c.in_iowait() {
+                        now.saturating_sub(c.state_start)
+                    } else {
+                        0
+                    }
+            })
+            .sum()
+    }
 }
 
 /// `LOAD_INT(x).LOAD_FRAC(x)` with two digits.
@@ -357,6 +385,24 @@ mod tests {
         let [some, full] = g.read(200 * ms);
         assert_eq!(some, 150 * ms);
         assert_eq!(full, 150 * ms);
+    }
+
+    #[test]
+    fn iowait_is_a_cpus_idle_time_with_a_task_of_its_own_waiting_for_io() {
+        let mut g = PsiGroup::new(2);
+        let ms = 1_000_000;
+        // CPU 0: A waits for I/O from 0 to 20 ms; B runs there from 10 to 15 ms.
+        g.task_change(0, 0, TSK_IOWAIT, 0);
+        g.task_change(0, 0, RUN, 10 * ms);
+        assert_eq!(g.iowait_ns(12 * ms), 10 * ms, "not while B runs");
+        g.task_change(0, RUN, 0, 15 * ms);
+        g.task_change(0, TSK_IOWAIT, 0, 20 * ms);
+        // CPU 1: a task runs all along; it never waits.
+        g.task_change(1, 0, RUN, 0);
+        assert_eq!(g.iowait_ns(30 * ms), 15 * ms, "0–10 and 15–20 ms on CPU 0");
+        // Still open at the reading: counted up to it.
+        g.task_change(0, 0, TSK_IOWAIT, 40 * ms);
+        assert_eq!(g.iowait_ns(45 * ms), 20 * ms);
     }
 
     #[test]

@@ -184,6 +184,8 @@ pub(crate) struct Baseline {
     memcg_events: Vec<MemcgEvents>,
     /// /proc/pressure/memory's SOME and FULL totals (ns), read then.
     psi_total: [Ns; 2],
+    /// Σ of the CPUs' iowait time (ns), read then.
+    iowait_ns: Ns,
     /// /proc/buddyinfo then, for the window's start ([`window_start`]): how the free memory
     /// the window starts with is broken up. None for a sample interval's baseline.
     buddyinfo: Option<String>,
@@ -198,6 +200,7 @@ pub(crate) fn baseline(k: &mut Kernel) -> Baseline {
     let psi_total = k.psi.read(k.now);
     Baseline {
         psi_total,
+        iowait_ns: k.psi.iowait_ns(k.now),
         buddyinfo: None,
         at: k.now,
         vmstat: k.vmstat(),
@@ -332,7 +335,8 @@ impl Samples {
         let ncpu = k.cpus.nr_cpus() as f64;
         let sy = secs(k.cpus.total_sys_ns - prev.sys_ns) / (dt * ncpu) * 100.0;
         let us = secs(k.cpus.total_user_ns - prev.user_ns) / (dt * ncpu) * 100.0;
-        let id = (100.0 - sy - us).max(0.0);
+        let wa = secs(k.psi.iowait_ns(k.now) - prev.iowait_ns) / (dt * ncpu) * 100.0;
+        let id = (100.0 - sy - us - wa).max(0.0);
         push_json_line(
             &mut self.cpu,
             &CpuSample {
@@ -340,7 +344,7 @@ impl Samples {
                 us_pct: round(us, 2),
                 sy_pct: round(sy, 2),
                 id_pct: round(id, 2),
-                wa_pct: 0.0,
+                wa_pct: round(wa, 2),
             },
         );
         let await_ms = |ios: u64, ticks: f64| {
