@@ -47,6 +47,16 @@ dir = "/var/tmp/reclaimlab-fake"
 """
 
 
+def live_and_sim(path: Path, out: Path, *extra: str):  # type: ignore[no-untyped-def]
+    """`reclaimlab run PATH --live-and-sim -o OUT [EXTRA…]` through click's runner, on whatever
+    backend the test has patched in; its click Result."""
+    from click.testing import CliRunner
+
+    from reclaimlab.cli import cli
+
+    return CliRunner().invoke(cli, ["run", str(path), "--live-and-sim", "-o", str(out), *extra], catch_exceptions=False)
+
+
 def dd_program(argv: Sequence[str]) -> tuple[int, str, str, float]:
     # a dd that reads 64 MiB in 0.1 s, then is restarted by the run until time is up
     return 0, "", "67108864 bytes (67 MB, 64 MiB) copied, 0.1 s, 671 MB/s\n", 0.1
@@ -408,11 +418,8 @@ assert HOST_BOTH != SMALL_BOTH
 def test_live_and_sim_of_this_machine_simulates_each_point_from_its_live_twins_start(
     tmp_path: Path, state_dir: Path, host_profile: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from click.testing import CliRunner
-
     import reclaimlab.live.cli
     from reclaimlab import _core, host
-    from reclaimlab.cli import cli
 
     host_profile.write_text(_core.host_profile_toml(json.dumps(VM_PROFILE)))
     pagetypeinfo = (Path(__file__).parent / "data" / "pagetypeinfo-6.18.txt").read_text()
@@ -433,7 +440,7 @@ def test_live_and_sim_of_this_machine_simulates_each_point_from_its_live_twins_s
     path = tmp_path / "host.toml"
     path.write_text(HOST_BOTH)
     out = tmp_path / "out"
-    result = CliRunner().invoke(cli, ["run", str(path), "--live-and-sim", "-o", str(out), "-j", "1"], catch_exceptions=False)
+    result = live_and_sim(path, out, "-j", "1")
     assert result.exit_code == 0, result.output
     for n, label in enumerate(("workload.tasks=1", "workload.tasks=2"), 1):
         started = json.loads((out / "live" / label / "pageblocks.json").read_text())
@@ -448,7 +455,7 @@ def test_live_and_sim_of_this_machine_simulates_each_point_from_its_live_twins_s
     for f in (out / "sim" / "workload.tasks=2").iterdir():
         f.unlink()
     (out / "sim" / "workload.tasks=2").rmdir()
-    again = CliRunner().invoke(cli, ["run", str(path), "--live-and-sim", "-o", str(out), "-j", "1"], catch_exceptions=False)
+    again = live_and_sim(path, out, "-j", "1")
     assert again.exit_code == 0, again.output
     assert "simulating only" in again.output
     assert (out / "live" / "workload.tasks=2" / "result.json").read_text() == kept
@@ -496,17 +503,14 @@ def test_memory_high_is_written_to_a_v2_cgroup_and_refused_on_v1(tmp_path: Path,
 
 
 def test_live_and_sim_runs_one_file_both_ways_and_compares(tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from click.testing import CliRunner
-
     import reclaimlab.live.cli
-    from reclaimlab.cli import cli
 
     fake = FakeBackend(programs={"dd": dd_program})
     monkeypatch.setattr(reclaimlab.live.cli, "backend", lambda: fake)
     path = tmp_path / "both.toml"
     path.write_text(SMALL_BOTH)
     out = tmp_path / "out"
-    result = CliRunner().invoke(cli, ["run", str(path), "--live-and-sim", "-o", str(out), "-j", "1"], catch_exceptions=False)
+    result = live_and_sim(path, out, "-j", "1")
     assert result.exit_code == 0, result.output
     for side, kind in (("sim", "sim"), ("live", "live")):
         assert sorted(p.name for p in (out / side).iterdir()) == ["workload.tasks=1", "workload.tasks=2"]
@@ -516,10 +520,10 @@ def test_live_and_sim_runs_one_file_both_ways_and_compares(tmp_path: Path, state
     # Run again: the complete live side is kept (nothing is squeezed again), the complete
     # simulated points are skipped, and the two are compared once more.
     writes = sum(1 for c in fake.calls if c[0] == "write")
-    again = CliRunner().invoke(cli, ["run", str(path), "--live-and-sim", "-o", str(out)], catch_exceptions=False)
+    again = live_and_sim(path, out)
     assert again.exit_code == 0 and "simulating only" in again.output and "Simulated over live" in again.output
     assert sum(1 for c in fake.calls if c[0] == "write") == writes
     # A live side of another scenario is refused before anything runs.
     path.write_text(SMALL_BOTH.replace("duration_s = 0.3", "duration_s = 0.4"))
-    other = CliRunner().invoke(cli, ["run", str(path), "--live-and-sim", "-o", str(out)], catch_exceptions=False)
+    other = live_and_sim(path, out)
     assert other.exit_code == 2 and "already holds a run" in other.output

@@ -301,6 +301,11 @@ def read_rundir(path: Path | str) -> RunDir:
     )
 
 
+def label_dir(out: Path, label: str) -> Path:
+    """A sweep point's run directory under `out` (`out` itself for a run of one point)."""
+    return out / label if label else out
+
+
 def is_rundir(path: Path) -> bool:
     return (path / "result.json").exists() and (path / "scenario.toml").exists()
 

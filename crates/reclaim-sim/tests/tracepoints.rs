@@ -26,11 +26,16 @@ duration_s = 0.5
 trace = true
 "#
     );
-    let s = Scenario::parse(&text, "trace.toml", &[]).unwrap();
+    run_traced(&text, "trace.toml")
+}
+
+/// Runs scenario `text` (named `name` in errors) with its trace collected; returns the trace
+/// text and the output.
+fn run_traced(text: &str, name: &str) -> (Vec<u8>, RunOutput) {
+    let s = Scenario::parse(text, name, &[]).unwrap();
     let buf = Shared::default();
     let out = reclaim_sim::run(&s, Some(Box::new(buf.clone())), &mut |_| {});
-    let trace = buf.bytes();
-    (trace, out)
+    (buf.bytes(), out)
 }
 
 #[test]
@@ -120,10 +125,8 @@ repeats = 2
 duration_s = 3
 trace = true
 "#;
-    let s = Scenario::parse(text, "swap-trace.toml", &[]).unwrap();
-    let buf = Shared::default();
-    let out = reclaim_sim::run(&s, Some(Box::new(buf.clone())), &mut |_| {});
-    let trace = String::from_utf8(buf.bytes()).unwrap();
+    let (trace, out) = run_traced(text, "swap-trace.toml");
+    let trace = String::from_utf8(trace).unwrap();
     let (mut anon, mut file) = (0, 0);
     for line in trace
         .lines()
@@ -169,10 +172,7 @@ start_at = "start"
 duration_s = 0.5
 trace = true
 "#;
-    let s = Scenario::parse(text, "filemap-trace.toml", &[]).unwrap();
-    let buf = Shared::default();
-    let out = reclaim_sim::run(&s, Some(Box::new(buf.clone())), &mut |_| {});
-    let trace = buf.bytes();
+    let (trace, out) = run_traced(text, "filemap-trace.toml");
     let mut lines = 0;
     for line in String::from_utf8(trace.clone()).unwrap().lines() {
         let Some((_, fields)) = line.split_once("mm_filemap_add_to_page_cache: ") else {

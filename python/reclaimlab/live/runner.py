@@ -21,7 +21,7 @@ from reclaimlab.live.samplers import Samplers, TaskTracker
 from reclaimlab.live.scenario import LiveScenario, LiveSweep
 from reclaimlab.live.summary import vmstat_metrics
 from reclaimlab.live.tracefs import TraceSession, tracefs_supported
-from reclaimlab.rundir import parse_vmstat, vmstat_delta, write_json, write_scenario, write_text, write_vmstat
+from reclaimlab.rundir import label_dir, parse_vmstat, vmstat_delta, write_json, write_scenario, write_text, write_vmstat
 
 DEFAULT_TIMEOUT_S = 600.0
 # Time given to a workload's tasks to start before they begin together (a Python helper
@@ -185,7 +185,7 @@ def run(
     if not force:
         for label, _ in scenario.points():
             try:
-                _core.check_run_dir_free(outdir / label if label else outdir)
+                _core.check_run_dir_free(label_dir(outdir, label))
             except FileExistsError as e:
                 raise LiveError(str(e))
     try:
@@ -214,10 +214,10 @@ def run(
             prepare_inputs(backend, scenario, log)
             for label, point in scenario.points():
                 mark = len(journal.entries)
-                rundir = outdir / label if label else outdir
+                rundir = label_dir(outdir, label)
                 log(f"[{scenario.name}{' ' + label if label else ''}] running into {rundir}")
                 try:
-                    done = run_point(backend, point, staging / label if label else staging, log, tick, name=rundir.name)
+                    done = run_point(backend, point, label_dir(staging, label), log, tick, name=rundir.name)
                     results.append(PointResult(done.label, rundir, done.result))
                 finally:
                     with signals_blocked():

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from reclaimlab import _core
-from reclaimlab.rundir import RunDir, read_rundir
+from reclaimlab.rundir import RunDir, label_dir, read_rundir
 from reclaimlab.scenarios import SCENARIO_DIR
 from reclaimlab.seeds import seed000, seed001, seed002, seed003, seed004
 from reclaimlab.simulate.capacity import CapacityError, fit_jobs
@@ -175,7 +175,7 @@ def _live_and_sim(scenario: str, overrides: tuple[str, ...], pts: list[Point], o
     problems = [p for _, point in live_sweep.points() for p in preflight(live_backend, point)]
     if problems:
         _fail("the live run cannot start:\n  - " + "\n  - ".join(dict.fromkeys(problems)))
-    live_dirs = [(out / "live" / label if label else out / "live", point) for label, point in live_sweep.points()]
+    live_dirs = [(label_dir(out / "live", label), point) for label, point in live_sweep.points()]
     # A live side already complete for this very scenario is kept (the command run again after
     # its simulation stopped goes on with the simulation); anything else in the way is refused.
     live_done = not force and all(

@@ -19,7 +19,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from reclaimlab import _core
 from reclaimlab.simulate.capacity import fit_jobs
-from reclaimlab.rundir import is_rundir
+from reclaimlab.rundir import is_rundir, label_dir
 from reclaimlab.interrupts import Interrupted, Terminated, die_with_parent, signal_of, signals_unwind, unwind_on_signals
 
 
@@ -42,7 +42,7 @@ def points(path: str | Path, overrides: Iterable[str] = ()) -> list[Point]:
 
 
 def point_dir(out: Path, point: Point) -> Path:
-    return out / point.label if point.label else out
+    return label_dir(out, point.label)
 
 
 def default_jobs() -> int:

@@ -1037,7 +1037,6 @@ impl Kernel {
         out: &mut impl Extend<u32>,
     ) -> usize {
         let (order, hz, mt) = (ac.order, ac.highest_zoneidx, ac.migratetype);
-        let cpu_node = self.cpus.node_of(cpu);
         let mut n = 0;
         let pcp_list = self.thp_pcp_allowed(order, mt);
         while n < want {
@@ -1045,30 +1044,14 @@ impl Kernel {
             if !z.zone_watermark_ok(order, mark, hz) {
                 break;
             }
-            if pcp_list {
-                let Some(page) = self.rmqueue_pcplist_thp(zi, cpu, alloc_flags) else {
-                    break;
-                };
-                if ac.gfp & __GFP_COMP != 0 {
-                    self.prep_compound_folio(page, order);
-                }
-                out.extend(std::iter::once(page));
-                n += 1;
-                continue;
-            }
-            let page = self.mem.zones[zi].__rmqueue(&mut self.mem.pages, order, mt, alloc_flags);
-            if self.mem.zones[zi].boosted_watermark {
-                self.rmqueue_boosted(zi, alloc_flags);
-            }
+            let page = if pcp_list {
+                self.rmqueue_pcplist_thp(zi, cpu, alloc_flags)
+            } else {
+                self.rmqueue_buddy(zi, order, mt, alloc_flags, cpu)
+            };
             let Some(page) = page else {
                 break;
             };
-            let at = self.clock();
-            let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
-            self.charge(lock.total());
-            // __mod_zone_freepage_state(zone, -(1 << order)) on this CPU.
-            let z = &mut self.mem.zones[zi];
-            self.percpu.pcp.mod_free(z, zi, cpu, -(1i64 << order));
             if order > 0 && ac.gfp & __GFP_COMP != 0 {
                 self.prep_compound_folio(page, order);
             }
@@ -1076,6 +1059,31 @@ impl Kernel {
             n += 1;
         }
         n
+    }
+
+    /// `rmqueue_buddy()`: one block of `order` and migratetype `mt` from zone `zi`'s buddy
+    /// lists under zone->lock, NR_FREE_PAGES lowered on `cpu`; None if there is none.
+    fn rmqueue_buddy(
+        &mut self,
+        zi: usize,
+        order: u32,
+        mt: usize,
+        alloc_flags: AllocFlags,
+        cpu: u32,
+    ) -> Option<u32> {
+        let page = self.mem.zones[zi].__rmqueue(&mut self.mem.pages, order, mt, alloc_flags);
+        if self.mem.zones[zi].boosted_watermark {
+            self.rmqueue_boosted(zi, alloc_flags);
+        }
+        let page = page?;
+        let at = self.clock();
+        let cpu_node = self.cpus.node_of(cpu);
+        let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
+        self.charge(lock.total());
+        // __mod_zone_freepage_state(zone, -(1 << order)) on this CPU.
+        let z = &mut self.mem.zones[zi];
+        self.percpu.pcp.mod_free(z, zi, cpu, -(1i64 << order));
+        Some(page)
     }
 
     /// Whether blocks of `order` and migratetype `mt` go through the per-CPU lists
@@ -1184,23 +1192,15 @@ impl Kernel {
         }
         self.vmstat_update();
         let zi = self.page_zone(p);
-        if self.thp_pcp_allowed(order, self.mem.zones[zi].get_pageblock_migratetype(p)) {
-            // A huge page of the pool, to the per-CPU list (6.x `free_unref_page`).
-            if self.mem.pages.fields(p).order > 0 {
-                self.free_tail_pages(p, order);
-            }
-            let f = self.mem.pages.fields_mut(p);
-            f.owner = crate::mm::page::NO_OWNER;
-            f.flags = 0;
-            f.order = 0;
-            self.free_unref_page_commit_thp(zi, cpu, p);
-            self.count(VmEvent::Pgfree, 1u64 << order);
-            return;
+        // A huge page of the pool goes to the per-CPU list with 6.x's lists
+        // (`free_unref_page`); anything else to the buddy lists under zone->lock.
+        let to_pcp = self.thp_pcp_allowed(order, self.mem.zones[zi].get_pageblock_migratetype(p));
+        if !to_pcp {
+            let at = self.clock();
+            let cpu_node = self.cpus.node_of(cpu);
+            let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
+            self.charge(lock.total());
         }
-        let at = self.clock();
-        let cpu_node = self.cpus.node_of(cpu);
-        let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
-        self.charge(lock.total());
         if order > 0 && self.mem.pages.fields(p).order > 0 {
             // A compound page (a huge page of the pool).
             self.free_tail_pages(p, order);
@@ -1209,9 +1209,13 @@ impl Kernel {
         f.owner = crate::mm::page::NO_OWNER;
         f.flags = 0;
         f.order = 0;
-        let z = &mut self.mem.zones[zi];
-        z.free_one_page(&mut self.mem.pages, p, order);
-        self.percpu.pcp.mod_free(z, zi, cpu, 1i64 << order);
+        if to_pcp {
+            self.free_unref_page_commit_thp(zi, cpu, p);
+        } else {
+            let z = &mut self.mem.zones[zi];
+            z.free_one_page(&mut self.mem.pages, p, order);
+            self.percpu.pcp.mod_free(z, zi, cpu, 1i64 << order);
+        }
         self.count(VmEvent::Pgfree, 1u64 << order);
     }
 

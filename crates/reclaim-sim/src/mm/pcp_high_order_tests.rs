@@ -30,6 +30,15 @@ fn large_folio() -> AllocContext {
     AllocContext::new(GFP_HIGHUSER_MOVABLE | __GFP_COMP, PAGEBLOCK_ORDER, 0)
 }
 
+/// A pageblock-order folio of zone `zi`, taken straight off the buddy lists.
+fn large_folio_of(k: &mut Kernel, zi: usize) -> u32 {
+    let p = k.mem.zones[zi]
+        .rmqueue(&mut k.mem.pages, PAGEBLOCK_ORDER)
+        .unwrap();
+    k.prep_compound_folio(p, PAGEBLOCK_ORDER);
+    p
+}
+
 /// `pcp->count` of `cpu`'s list of zone `zi`.
 fn pcp_count(k: &Kernel, zi: usize, cpu: u32) -> u32 {
     k.percpu.pcp.pcp_count(k.percpu.pcp.idx(zi, cpu))
@@ -121,15 +130,7 @@ fn a_freed_block_joins_the_freeing_cpus_list_and_high_drains_the_oldest_first() 
         (2 * PAGEBLOCK_NR_PAGES..3 * PAGEBLOCK_NR_PAGES).contains(&high),
         "high {high}: two blocks fit, a third reaches it"
     );
-    let folios: Vec<u32> = (0..3)
-        .map(|_| {
-            let p = k.mem.zones[normal]
-                .rmqueue(&mut k.mem.pages, PAGEBLOCK_ORDER)
-                .unwrap();
-            k.prep_compound_folio(p, PAGEBLOCK_ORDER);
-            p
-        })
-        .collect();
+    let folios: Vec<u32> = (0..3).map(|_| large_folio_of(&mut k, normal)).collect();
     let free = k.mem.zones[normal].nr_free_pages;
     k.free_large_folio(folios[0], 0);
     k.free_large_folio(folios[1], 0);
@@ -171,15 +172,7 @@ fn without_high_order_lists_blocks_come_from_and_go_to_the_buddy_lists() {
 /// its list while under `high`), and the folios.
 fn parked_blocks(n: usize) -> (Kernel, usize, Vec<u32>) {
     let (mut k, normal) = machine_of(1024, 1, "");
-    let folios: Vec<u32> = (0..n)
-        .map(|_| {
-            let p = k.mem.zones[normal]
-                .rmqueue(&mut k.mem.pages, PAGEBLOCK_ORDER)
-                .unwrap();
-            k.prep_compound_folio(p, PAGEBLOCK_ORDER);
-            p
-        })
-        .collect();
+    let folios: Vec<u32> = (0..n).map(|_| large_folio_of(&mut k, normal)).collect();
     for &p in &folios {
         k.free_large_folio(p, 0);
     }
@@ -222,10 +215,7 @@ fn while_kswapd_reclaims_a_freed_block_goes_straight_back() {
     // ZONE_RECLAIM_ACTIVE: nr_pcp_high() = min(batch << 2, high) = 252 < 512, so the free
     // that adds the block drains it (nr_pcp_free(): batch = 63 pages, a block whole).
     let (mut k, normal, _) = parked_blocks(0);
-    let p = k.mem.zones[normal]
-        .rmqueue(&mut k.mem.pages, PAGEBLOCK_ORDER)
-        .unwrap();
-    k.prep_compound_folio(p, PAGEBLOCK_ORDER);
+    let p = large_folio_of(&mut k, normal);
     let free = k.mem.zones[normal].nr_free_pages;
     k.mem.zones[normal].reclaim_active = true;
     k.free_large_folio(p, 0);
