@@ -136,6 +136,16 @@ pub struct Variant {
     /// filesystems without large folio support).
     #[serde(skip_serializing_if = "is_false")]
     pub large_folio_readahead: bool,
+    /// The readahead window as the kernel sizes it (mm/readahead.c `ractl_max_pages()`, read
+    /// at 6.18; the rule since 4.10, commit 9491ae4aade6 "mm: don't cap request size based
+    /// on read-ahead setting"): a sequential reader's window grows to the device's
+    /// `read_ahead_kb`, or, for a read() larger than that, to the read's size up to the
+    /// device's optimal I/O size (`bdi->io_pages`, its `max_sectors_kb`), whatever the size
+    /// of each read() below it. Off: `read_ahead_kb` capped at one read() (`bs`), the model's
+    /// rule before this switch, with which seed 000's effective window (`read_ahead_kb` =
+    /// 192) was fitted (workload/dd.rs `readahead_window`).
+    #[serde(skip_serializing_if = "is_false")]
+    pub ractl_max_pages: bool,
     /// Large page-cache folios from `write()` (mm/filemap.c `__filemap_get_folio()` with
     /// `fgf_set_order()` of the write's length, read at 6.18; ext4 since 6.16, XFS since
     /// 5.18): each write allocates folios of the largest order its remaining length and the
@@ -346,6 +356,7 @@ impl Default for Variant {
             zonelist_cache: false,
             alloc_nofragment: true,
             large_folio_readahead: false,
+            ractl_max_pages: false,
             large_folio_writes: false,
             thp_fault_local_only: false,
             reclaim_wait: ReclaimWait::ReclaimThrottle,

@@ -83,6 +83,35 @@ fn check_places(k: &Kernel) {
 }
 
 #[test]
+fn reads_smaller_than_read_ahead_kb_keep_its_window_with_ractl_max_pages() {
+    // This machine's dd-squeeze: read_ahead_kb 8192 and bs = 4 MiB. The kernel's window is
+    // read_ahead_kb (`ractl_max_pages()`), so the ramp is the 8 MiB reads' of the test
+    // below; the model's rule before the switch read windows of one read(), 1024 pages.
+    let ramp = |ractl_max_pages: bool, window: u32| {
+        let mut sim = Sim::new(kernel_with(
+            512,
+            0,
+            &format!(
+                "{LARGE}ractl_max_pages = {ractl_max_pages}
+[sysctl]
+read_ahead_kb = 8192
+"
+            ),
+        ));
+        add_reader(&mut sim, 4096, 64);
+        read_kb(&mut sim, 64 << 10, 1_000_000);
+        let mut k = sim.k();
+        check_places(&k);
+        window_orders(&mut k, window)
+    };
+    assert_eq!(ramp(true, 2048), [0, 2, 4, 6, 8, 9, 9, 9]);
+    assert_eq!(
+        ramp(false, 1024),
+        [0, 2, 4, 6, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9]
+    );
+}
+
+#[test]
 fn the_order_ramps_by_two_a_window_to_the_pmd_order() {
     // read_ahead_kb 8192 and bs = 8 MiB: windows of 2048 pages. The first (index 0) is the
     // synchronous one, `page_cache_sync_ra()`: ra->order = 0. Each next one is asynchronous,

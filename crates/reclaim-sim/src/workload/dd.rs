@@ -4,7 +4,8 @@
 //! * `iflag=direct`: each read is one request of `bs` bytes DMAed into the user buffer; the
 //!   page cache is not touched.
 //! * buffered: reads go through the page cache (`mm::filemap::SequentialReader`): readahead
-//!   windows of `read_ahead_kb` (at most `bs`), `readahead_depth` of them in flight, in
+//!   windows of `read_ahead_kb` (as the kernel sizes them with `variant.ractl_max_pages`,
+//!   at most `bs` without: `readahead_window`), `readahead_depth` of them in flight, in
 //!   large folios with `variant.large_folio_readahead`; a window's copy marks each folio it
 //!   spans accessed once.
 //!
@@ -165,7 +166,7 @@ struct Dd {
 
 impl Workload for Dd {
     fn start(&mut self, sim: &mut Sim) {
-        let (nodes, cpn, ndev, ra_kb, noretry, nofs, large) = {
+        let (nodes, cpn, ndev, ra_kb, noretry, nofs, large, max_pages) = {
             let k = sim.k();
             (
                 k.mem.nodes.len() as u32,
@@ -175,6 +176,7 @@ impl Workload for Dd {
                 k.variant.readahead_noretry,
                 k.variant.readahead_nofs,
                 k.variant.large_folio_readahead,
+                k.variant.ractl_max_pages,
             )
         };
         if large && !self.params.direct {
@@ -183,7 +185,6 @@ impl Workload for Dd {
         }
         let p = &self.params;
         *self.bytes.borrow_mut() = vec![0; p.tasks as usize];
-        let ra_pages = (ra_kb / 4).min(p.block_kb / 4).max(1) as usize;
         for i in 0..p.tasks {
             let cpu = super::task_cpu(i, nodes, cpn);
             let file = File {
@@ -192,6 +193,8 @@ impl Workload for Dd {
                 device: i as usize % ndev,
                 block_bytes: p.block_kb * 1024,
             };
+            let io_pages = sim.k().block.devices[file.device].max_request_bytes / 4096;
+            let ra_pages = readahead_window(ra_kb / 4, p.block_kb / 4, io_pages, max_pages);
             let bytes = Rc::clone(&self.bytes);
             let id = if p.direct {
                 sim.spawn("dd".into(), cpu, TaskClass::Workload, move |cx| {
@@ -243,6 +246,28 @@ impl Workload for Dd {
         m.insert("task_bytes".into(), task_bytes.into());
         m
     }
+}
+
+/// A sequential reader's readahead window in pages, for the device's `read_ahead_kb` of
+/// `ra_pages` pages, read() calls of `req_pages` and the device's optimal I/O of `io_pages`.
+///
+/// With `variant.ractl_max_pages`, the window a stream settles to in the kernel: the
+/// sync window is `get_init_ra_size(req_pages, max_pages)` and each async one
+/// `get_next_ra_size()`, both growing to `ractl_max_pages()`: `ra_pages`, or, for a read()
+/// larger than that, the read's size up to `io_pages` if that is larger too. Departure: the
+/// first windows of a stream are already that size (the kernel starts at 2 or 4 times the
+/// read() and doubles; with 4 MiB reads and `read_ahead_kb` 8192 the first window is whole).
+///
+/// Without it, the model's rule before the switch: `ra_pages`, at most one read().
+fn readahead_window(ra_pages: u64, req_pages: u64, io_pages: u64, ractl_max_pages: bool) -> usize {
+    let window = if !ractl_max_pages {
+        ra_pages.min(req_pages)
+    } else if req_pages > ra_pages && io_pages > ra_pages {
+        req_pages.min(io_pages)
+    } else {
+        ra_pages
+    };
+    window.max(1) as usize
 }
 
 /// One dd's file: its slot in the workload, its mapping and device, and `bs`.
@@ -308,5 +333,31 @@ async fn dd_buffered(
             }
         }
         cond_resched(&cx).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::readahead_window;
+
+    #[test]
+    fn readahead_window_is_read_ahead_kb_whatever_the_read_size() {
+        // This machine: read_ahead_kb 8192 (2048 pages), bs 4 MiB, max_sectors_kb 4096.
+        assert_eq!(readahead_window(2048, 1024, 1024, true), 2048);
+        // The model's rule before: at most one read().
+        assert_eq!(readahead_window(2048, 1024, 1024, false), 1024);
+        // Reads smaller than the window do not shrink it.
+        assert_eq!(readahead_window(32, 8, 1024, true), 32);
+    }
+
+    #[test]
+    fn a_read_larger_than_the_window_reads_ahead_up_to_the_devices_io_size() {
+        // ractl_max_pages(): req_size > ra_pages and io_pages > ra_pages.
+        assert_eq!(readahead_window(32, 1024, 128, true), 128);
+        assert_eq!(readahead_window(32, 64, 128, true), 64);
+        // io_pages no larger than the window: the window.
+        assert_eq!(readahead_window(256, 1024, 128, true), 256);
+        // Seed 000's fitted window, without the switch.
+        assert_eq!(readahead_window(48, 1024, 128, false), 48);
     }
 }
