@@ -484,7 +484,30 @@ impl SequentialReader {
         };
         self.index = (self.index + n) % self.file_pages;
         self.copy(&mut k, cx, &mut folios, n, false);
+        self.after_hit(n as usize);
         Some(n * 4096)
+    }
+
+    /// With large folios: the reader has copied `n` cached pages at the readahead position.
+    /// Inside a window being built (whose first page readahead read, so it carries the
+    /// PG_readahead mark) the kernel's readahead passed over them: `filemap_add_folio()`
+    /// found them (-EEXIST), the rest of that window is read in order-0 folios
+    /// (`page_cache_ra_order()`'s fallback, `page_cache_ra_unbounded()` skipping present
+    /// folios), and the reader reaching the mark starts the next window asynchronously,
+    /// `ra->order` kept. Cached pages that reach past the window, or start where no window
+    /// is being built, are met by the next window's first page instead, which then carries
+    /// no mark: the reader finds the page after them missing and reads it synchronously
+    /// (`page_cache_sync_ra()`, `ra->order` = 0).
+    fn after_hit(&mut self, n: usize) {
+        let Some(ra) = &mut self.large else {
+            return;
+        };
+        if n <= ra.window_left {
+            ra.window_left -= n;
+            ra.fallback |= ra.window_left > 0;
+        } else {
+            self.end_window();
+        }
     }
 
     /// `page_cache_ra_unbounded()` for up to SWAP_CLUSTER_MAX more folios of the window
@@ -498,7 +521,6 @@ impl SequentialReader {
     /// [`SequentialReader::readahead_large`]; its order-0 folios come here.
     pub async fn readahead(&mut self, cx: &Cx) -> u64 {
         if let Some(bytes) = self.read_cached(cx) {
-            self.end_window();
             return bytes;
         }
         let mut want = if self.large.is_some() {
@@ -512,8 +534,9 @@ impl SequentialReader {
         if self.file_pages > 0 {
             want = self.uncached_run(&cx.k(), want);
             if want == 0 {
+                // A cached page: what the window has so far is read (`read_pages()`), and
+                // the reader copies the cached pages when it reaches them (`after_hit`).
                 self.submit(&mut cx.k());
-                self.end_window();
                 return 0;
             }
         }

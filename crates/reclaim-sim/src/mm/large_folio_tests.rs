@@ -152,6 +152,43 @@ fn the_order_ramps_by_two_a_window_to_the_pmd_order() {
 }
 
 #[test]
+fn a_cached_page_inside_a_window_keeps_the_order_ramp() {
+    // Windows of 2048 pages (read_ahead_kb 8192, bs 8 MiB) of a 64 MiB file, one page of the
+    // seventh window (index 12288 + 100) cached before the read. page_cache_ra_order() meets
+    // it (-EEXIST) at that window's first order-9 folio and reads the whole window in
+    // order-0 folios around it (page_cache_ra_unbounded() passes present folios); the
+    // window's first page carries the mark, so the next window is asynchronous and keeps
+    // ra->order: order 9 again. (Ending the window at the cached page would restart the
+    // ramp at order 0 in the middle of the seventh window.)
+    let mut sim = Sim::new(kernel_with(
+        512,
+        0,
+        &format!("{LARGE}[sysctl]\nread_ahead_kb = 8192\n"),
+    ));
+    add_reader(&mut sim, 8192, 64);
+    {
+        let mut guard = sim.k();
+        let k = &mut *guard;
+        let normal = zone_of(k, ZONE_NORMAL);
+        let p = k.mem.zones[normal].rmqueue(&mut k.mem.pages, 0).unwrap();
+        let cached = 6 * 2048 + 100;
+        k.filemap_add_folios(0, cached, &[p], 0);
+        k.filemap_index_folios(0, cached, &[p]);
+        let f = k.mem.pages.fields_mut(p);
+        f.flags = (f.flags & !pg::LOCKED) | pg::UPTODATE;
+    }
+    // The whole file but the cached page.
+    read_kb(&mut sim, (64 << 10) - 4, 1_000_000);
+    let mut k = sim.k();
+    assert_eq!(window_orders(&mut k, 2048), [0, 2, 4, 6, 8, 9, 0, 9]);
+    assert_eq!(
+        cached_folios(&mut k).len(),
+        2048 + 512 + 128 + 32 + 8 + 4 + 2048 + 4
+    );
+    check_places(&k);
+}
+
+#[test]
 fn the_order_is_capped_by_the_window() {
     // Windows of 64 pages (read_ahead_kb 256, bs 256 KiB): 0, 2, 4, then 6 = ilog2(64), and
     // 6 + 2 = 8 capped to 6 from then on.
