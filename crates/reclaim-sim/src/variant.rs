@@ -146,6 +146,14 @@ pub struct Variant {
     /// 192) was fitted (workload/dd.rs `readahead_window`).
     #[serde(skip_serializing_if = "is_false")]
     pub ractl_max_pages: bool,
+    /// Compaction's migrate scanner starts at a pageblock found through the free lists
+    /// (mm/compaction.c `fast_find_migrateblock()`, 5.1+, read at 6.6): for an order above
+    /// PAGE_ALLOC_COSTLY_ORDER, a free movable block of order − 1 down to 3 in the first half
+    /// of the scanners' distance (an eighth once the scanner has moved) names a pageblock
+    /// already mostly free, which the scanner migrates first. Off: the migrate scanner is
+    /// linear from its cached position, as before 5.1 (seeds 000, 003 and 004).
+    #[serde(skip_serializing_if = "is_false")]
+    pub fast_find_migrateblock: bool,
     /// Large page-cache folios from `write()` (mm/filemap.c `__filemap_get_folio()` with
     /// `fgf_set_order()` of the write's length, read at 6.18; ext4 since 6.16, XFS since
     /// 5.18): each write allocates folios of the largest order its remaining length and the
@@ -357,6 +365,7 @@ impl Default for Variant {
             alloc_nofragment: true,
             large_folio_readahead: false,
             ractl_max_pages: false,
+            fast_find_migrateblock: false,
             large_folio_writes: false,
             thp_fault_local_only: false,
             reclaim_wait: ReclaimWait::ReclaimThrottle,

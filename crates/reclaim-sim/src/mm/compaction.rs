@@ -42,9 +42,12 @@
 //! async compaction; that `try_to_compact_pages()` stops at it before the next zone is not
 //! modelled.
 //!
-//! Departures: no fast searches of the free lists (`fast_find_migrateblock`,
-//! `fast_isolate_freepages`, 5.1+): both scanners are linear, as before 5.1 (and in 2.6.36,
-//! seed 003's kernel); no page capture (`compaction_capture`): a compaction that frees a
+//! The migrate scanner's fast search of the free lists (`fast_find_migrateblock`, 5.1+) is
+//! `variant.fast_find_migrateblock`; without it the scanner is linear, as before 5.1 (and in
+//! 2.6.36, seed 003's kernel).
+//!
+//! Departures: the free scanner has no fast search of the free lists
+//! (`fast_isolate_freepages`, 5.1+): it is linear, as before 5.1; no page capture (`compaction_capture`): a compaction that frees a
 //! block of the order leaves it on the free lists for the allocation's next attempt; no
 //! proactive compaction (`vm.compaction_proactiveness` as 0) and no /proc/sys/vm/compact_memory;
 //! `too_many_isolated` is not modelled, nor a fatal signal ending a compaction; compound
@@ -196,6 +199,12 @@ pub struct CompactControl {
     pub contended: bool,
     /// The CPU the compaction runs on.
     pub cpu: u32,
+    /// `fast_search_fail`: fast searches of the free lists for a migration source that
+    /// found none; each halves the next one's scan limit (`freelist_scan_limit()`).
+    pub fast_search_fail: u32,
+    /// `fast_start_pfn`: the lowest free block a fast search found, where a linear scan
+    /// starts after a failed one (0: none yet; `u32::MAX`: used).
+    pub fast_start_pfn: u32,
 }
 
 impl CompactControl {
@@ -224,6 +233,8 @@ impl CompactControl {
             finish_pageblock: false,
             contended: false,
             cpu,
+            fast_search_fail: 0,
+            fast_start_pfn: 0,
         }
     }
 
@@ -1010,19 +1021,108 @@ impl Kernel {
         block_mt == cc.migratetype
     }
 
-    /// `isolate_migratepages()`: the migrate scanner, from `cc.migrate_pfn` up to the free
-    /// scanner, one pageblock at a time: pageblocks marked skipped or unsuitable are passed,
-    /// and the first other one is scanned (`isolate_migratepages_block`).
+    /// `fast_find_migrateblock()` (6.6, with `variant.fast_find_migrateblock`): where the
+    /// migrate scanner goes on from. At a pageblock boundary, for an order above
+    /// PAGE_ALLOC_COSTLY_ORDER (and a movable request, if direct), the first
+    /// `freelist_scan_limit()` blocks of the movable free lists of order − 1 down to
+    /// PAGE_ALLOC_COSTLY_ORDER are searched for one below `high_pfn` (half the scanners'
+    /// distance from a scanner at the zone's start, an eighth otherwise) whose pageblock is
+    /// not marked skipped: its pageblock is mostly free, so few folios need migrating to
+    /// free it whole. The list is rotated past the block found (`move_freelist_tail()`);
+    /// a search that finds none counts in `fast_search_fail` and resumes the linear scan,
+    /// from the lowest block an earlier search found (`reinit_migrate_pfn()`).
+    /// Departure: the search's zone->lock holds are not booked on the lock; each block it
+    /// reads is charged as a page descriptor read.
+    fn fast_find_migrateblock(&mut self, cc: &mut CompactControl) -> u32 {
+        let pfn = cc.migrate_pfn;
+        let z = &self.mem.zones[cc.zone];
+        if !self.variant.fast_find_migrateblock
+            || cc.ignore_skip_hint
+            || cc.finish_pageblock
+            || (pfn != z.start_pfn && pfn != pageblock_start_pfn(pfn))
+            || cc.order <= PAGE_ALLOC_COSTLY_ORDER
+            || (cc.direct_compaction && cc.migratetype != MIGRATE_MOVABLE)
+        {
+            return pfn;
+        }
+        let mut distance = cc.free_pfn.saturating_sub(cc.migrate_pfn) >> 1;
+        if cc.migrate_pfn != z.start_pfn {
+            distance >>= 2;
+        }
+        let high_pfn = pageblock_start_pfn(cc.migrate_pfn + distance);
+        let limit = (COMPACT_CLUSTER_MAX >> cc.fast_search_fail.min(63)) + 1;
+        let mut nr_scanned = 0;
+        let mut found = None;
+        let mut order = cc.order as usize - 1;
+        while order >= PAGE_ALLOC_COSTLY_ORDER as usize && found.is_none() && nr_scanned < limit {
+            let z = &mut self.mem.zones[cc.zone];
+            if z.nr_free[order] > 0 {
+                let list = z.free_lists[order][MIGRATE_MOVABLE];
+                let mut rotate = None;
+                for free_pfn in self.mem.pages.iter(list) {
+                    let at_limit = nr_scanned >= limit;
+                    nr_scanned += 1;
+                    if at_limit {
+                        rotate = Some(free_pfn);
+                        break;
+                    }
+                    if free_pfn < high_pfn {
+                        if z.get_pageblock_skip(free_pfn) {
+                            continue;
+                        }
+                        rotate = Some(free_pfn);
+                        found = Some(free_pfn);
+                        break;
+                    }
+                }
+                if let Some(page) = rotate {
+                    z.move_freelist_tail(&mut self.mem.pages, order, MIGRATE_MOVABLE, page);
+                }
+            }
+            order -= 1;
+        }
+        cc.total_migrate_scanned += nr_scanned;
+        cc.frames_looked += nr_scanned;
+        match found {
+            Some(free_pfn) => {
+                // update_fast_start_pfn()
+                if cc.fast_start_pfn != u32::MAX {
+                    if cc.fast_start_pfn == 0 {
+                        cc.fast_start_pfn = free_pfn;
+                    }
+                    cc.fast_start_pfn = cc.fast_start_pfn.min(free_pfn);
+                }
+                cc.fast_search_fail = 0;
+                pageblock_start_pfn(free_pfn).max(self.mem.zones[cc.zone].start_pfn)
+            }
+            None => {
+                cc.fast_search_fail += 1;
+                // reinit_migrate_pfn()
+                if cc.fast_start_pfn != 0 && cc.fast_start_pfn != u32::MAX {
+                    cc.migrate_pfn = cc.fast_start_pfn;
+                    cc.fast_start_pfn = u32::MAX;
+                }
+                cc.migrate_pfn
+            }
+        }
+    }
+
+    /// `isolate_migratepages()`: the migrate scanner, from where `fast_find_migrateblock()`
+    /// says up to the free scanner, one pageblock at a time: pageblocks marked skipped or
+    /// unsuitable are passed (a block the fast search found is not tested for its skip
+    /// bit again), and the first other one is scanned (`isolate_migratepages_block`).
     pub fn isolate_migratepages(&mut self, cc: &mut CompactControl) -> IsolateMigrate {
         let zone_start = self.mem.zones[cc.zone].start_pfn;
         let mode = IsolateMode {
             async_migrate: cc.mode != MigrateMode::Sync,
         };
-        let mut low_pfn = cc.migrate_pfn;
+        let mut low_pfn = self.fast_find_migrateblock(cc);
+        let mut fast_find_block = low_pfn != cc.migrate_pfn && cc.fast_search_fail == 0;
         let mut block_start_pfn = pageblock_start_pfn(low_pfn).max(zone_start);
         let mut block_end_pfn = pageblock_end_pfn(low_pfn);
         while block_end_pfn <= cc.free_pfn {
             let skipped = (pageblock_aligned(low_pfn) || low_pfn == zone_start)
+                && !fast_find_block
                 && !self.isolation_suitable(cc, low_pfn);
             if !skipped {
                 if self.suitable_migration_source(cc, block_start_pfn) {
@@ -1031,6 +1131,7 @@ impl Kernel {
                 }
                 self.update_cached_migrate(cc, block_end_pfn);
             }
+            fast_find_block = false;
             low_pfn = block_end_pfn;
             cc.migrate_pfn = low_pfn;
             block_start_pfn = block_end_pfn;
@@ -1817,6 +1918,45 @@ mod tests {
         assert_eq!(z.compact_init_free_pfn, 4095);
         assert_eq!(z.compact_cached_migrate_pfn, [2048, 2048]);
         assert_eq!(z.compact_cached_free_pfn, 2047);
+    }
+
+    /// Blocks 0 and 1 full of page cache, block 2 with 16 page-cache pages (pfns
+    /// 1024–1039) and the rest free, blocks 3–7 free but for a kernel page at their start:
+    /// kcompactd's sync-light compaction for order 9 from the zone's start. Returns the
+    /// result, the pages migrated and the pageblocks left wholly free.
+    fn compact_mostly_free_block_2(fast: bool) -> (CompactResult, u64, Vec<u32>) {
+        let (mut k, held) = hand_built(|p| match (p / 512, p % 512) {
+            (0 | 1, _) => Place::Lru,
+            (2, off) if off < 16 => Place::Lru,
+            (2, _) => Place::Free,
+            (_, 0) => Place::Pinned,
+            _ => Place::Free,
+        });
+        k.variant.fast_find_migrateblock = fast;
+        let mut cc = CompactControl::new(0, 9, GFP_HIGHUSER_MOVABLE, MigrateMode::SyncLight, 0);
+        let ret = k.compact_zone_sync(&mut cc);
+        check(&k, &held);
+        let z = &k.mem.zones[0];
+        let order9 = k.mem.pages.iter(z.free_lists[9][MIGRATE_MOVABLE]).collect();
+        (ret, ev(&k, VmEvent::PgmigrateSuccess), order9)
+    }
+
+    #[test]
+    fn the_fast_search_starts_the_migrate_scanner_at_a_mostly_free_pageblock() {
+        // fast_find_migrateblock(): at the zone's start, high_pfn is half the scanners'
+        // distance, pageblock_start_pfn((3584 - 0) / 2) = 1536. The order-8 list holds the
+        // free halves of blocks 7 … 2 (the last freed first): five at or above 1536 are
+        // passed, block 2's (1280) is taken, so the scanner starts at 1024 and migrates its
+        // 16 pages, and block 2 is free whole.
+        assert_eq!(
+            compact_mostly_free_block_2(true),
+            (CompactResult::Success, 16, vec![1024])
+        );
+        // Without it the scanner starts at block 0 and migrates all of it first.
+        assert_eq!(
+            compact_mostly_free_block_2(false),
+            (CompactResult::Success, 512, vec![0])
+        );
     }
 
     #[test]

@@ -787,6 +787,23 @@ impl Zone {
         self.nr_free_mt[mt][o] -= 1;
     }
 
+    /// `move_freelist_tail()` (mm/compaction.c): unless `page` is first on the order-`o`
+    /// list of type `mt`, the blocks from the list's head up to and including `page` move to
+    /// its tail, so that the next search from the head starts past them.
+    pub fn move_freelist_tail(&mut self, pages: &mut Pages, o: usize, mt: usize, page: u32) {
+        let list = self.free_lists[o][mt];
+        if pages.first(list) == Some(page) {
+            return;
+        }
+        while let Some(first) = pages.first(list) {
+            pages.unlink(first);
+            pages.add_tail(list, first);
+            if first == page {
+                break;
+            }
+        }
+    }
+
     /// `move_to_free_list()`: the free block `page` of order `o` to the tail of the list of
     /// type `mt`.
     fn move_to_free_list(&mut self, pages: &mut Pages, page: u32, o: usize, mt: usize) {
