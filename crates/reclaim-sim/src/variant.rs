@@ -137,23 +137,35 @@ pub struct Variant {
     #[serde(skip_serializing_if = "is_false")]
     pub large_folio_readahead: bool,
     /// The readahead window as the kernel sizes it (mm/readahead.c `ractl_max_pages()`, read
-    /// at 6.18; the rule since 4.10, commit 9491ae4aade6 "mm: don't cap request size based
-    /// on read-ahead setting"): a sequential reader's window grows to the device's
-    /// `read_ahead_kb`, or, for a read() larger than that, to the read's size up to the
-    /// device's optimal I/O size (`bdi->io_pages`, its `max_sectors_kb`), whatever the size
-    /// of each read() below it. Off: `read_ahead_kb` capped at one read() (`bs`), the model's
-    /// rule before this switch, with which seed 000's effective window (`read_ahead_kb` =
-    /// 192) was fitted (workload/dd.rs `readahead_window`).
+    /// at 6.18): a sequential reader's window grows to the device's `read_ahead_kb` whatever
+    /// the size of each read() (every kernel's ondemand readahead), or, for a read() larger
+    /// than that, to the read's size up to the device's optimal I/O size (`bdi->io_pages`,
+    /// its `max_sectors_kb`; since 4.10, commit 9491ae4aade6 "mm: don't cap request size
+    /// based on read-ahead setting"). Off: `read_ahead_kb` capped at one read() (`bs`), the
+    /// model's own rule before this switch, which no kernel has, with which seed 000's
+    /// effective window (`read_ahead_kb` = 192) was fitted (mm/filemap.rs
+    /// `readahead_window`).
     #[serde(skip_serializing_if = "is_false")]
     pub ractl_max_pages: bool,
     /// Compaction's migrate scanner starts at a pageblock found through the free lists
     /// (mm/compaction.c `fast_find_migrateblock()`, 5.1+, read at 6.6): for an order above
     /// PAGE_ALLOC_COSTLY_ORDER, a free movable block of order − 1 down to 3 in the first half
-    /// of the scanners' distance (an eighth once the scanner has moved) names a pageblock
+    /// of the scanners' distance (an eighth when the scanner does not start at the zone's
+    /// start) names a pageblock
     /// already mostly free, which the scanner migrates first. Off: the migrate scanner is
     /// linear from its cached position, as before 5.1 (seeds 000, 003 and 004).
     #[serde(skip_serializing_if = "is_false")]
     pub fast_find_migrateblock: bool,
+    /// A freed block goes to the tail of its free list when the buddy of the block it would
+    /// next merge into is free (mm/page_alloc.c `__free_one_page()`'s
+    /// `buddy_merge_likely()`, read at 6.6; the heuristic since 2.6.35, commit 6dda9d55bf54
+    /// "page allocator: reduce fragmentation in buddy allocator by adding buddies that are
+    /// merging to the tail of the free lists"): allocations take from the head, so the
+    /// block is left to merge. It orders the lists the fast searches of compaction read.
+    /// Off: every freed block goes to the head (the model's rule before this switch, kept
+    /// by default so that the seeds' fitted results stand; every modelled kernel has it).
+    #[serde(skip_serializing_if = "is_false")]
+    pub buddy_merge_likely: bool,
     /// Large page-cache folios from `write()` (mm/filemap.c `__filemap_get_folio()` with
     /// `fgf_set_order()` of the write's length, read at 6.18; ext4 since 6.16, XFS since
     /// 5.18): each write allocates folios of the largest order its remaining length and the
@@ -366,6 +378,7 @@ impl Default for Variant {
             large_folio_readahead: false,
             ractl_max_pages: false,
             fast_find_migrateblock: false,
+            buddy_merge_likely: false,
             large_folio_writes: false,
             thp_fault_local_only: false,
             reclaim_wait: ReclaimWait::ReclaimThrottle,

@@ -1031,8 +1031,9 @@ impl Kernel {
     /// free it whole. The list is rotated past the block found (`move_freelist_tail()`);
     /// a search that finds none counts in `fast_search_fail` and resumes the linear scan,
     /// from the lowest block an earlier search found (`reinit_migrate_pfn()`).
-    /// Departure: the search's zone->lock holds are not booked on the lock; each block it
-    /// reads is charged as a page descriptor read.
+    /// Departures: the search's zone->lock holds are not booked on the lock; each block it
+    /// reads is charged as a page descriptor read; kcompactd starts each zone with a fresh
+    /// `fast_search_fail` (the kernel's keeps one control across the node's zones).
     fn fast_find_migrateblock(&mut self, cc: &mut CompactControl) -> u32 {
         let pfn = cc.migrate_pfn;
         let z = &self.mem.zones[cc.zone];
@@ -1211,6 +1212,7 @@ impl Kernel {
         cc.total_migrate_scanned = 0;
         cc.total_free_scanned = 0;
         cc.nr_migratepages = 0;
+        cc.fast_start_pfn = 0;
         debug_assert!(cc.freepages.is_empty() && cc.migratepages.is_empty());
         cc.migratetype = gfp_migratetype(cc.gfp_mask);
         let zi = cc.zone;

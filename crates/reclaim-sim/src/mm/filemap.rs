@@ -300,6 +300,36 @@ impl Kernel {
     }
 }
 
+/// A sequential reader's readahead window in pages, for the device's `read_ahead_kb` of
+/// `ra_pages` pages, read() calls of `req_pages` and the device's optimal I/O of `io_pages`.
+///
+/// With `variant.ractl_max_pages`, the window a stream settles to in the kernel: the
+/// sync window is `get_init_ra_size(req_pages, max_pages)` (the read's size rounded up to
+/// a power of two, times 4 or 2 while small, else the maximum) and each async one
+/// `get_next_ra_size()` (4 times the last below a sixteenth of the maximum, then twice),
+/// both up to `ractl_max_pages()`: `ra_pages`, or, for a read() larger than that, the
+/// read's size up to `io_pages` if that is larger too (4.10+). Departure: a stream's first
+/// windows are already that size (with 4 MiB reads and `read_ahead_kb` 8192 the kernel's
+/// first window is whole too).
+///
+/// Without it, the model's own rule before the switch, which no kernel has: `ra_pages`, at
+/// most one read() (seed 000's effective window was fitted with it).
+pub fn readahead_window(
+    ra_pages: u64,
+    req_pages: u64,
+    io_pages: u64,
+    ractl_max_pages: bool,
+) -> usize {
+    let window = if !ractl_max_pages {
+        ra_pages.min(req_pages)
+    } else if req_pages > ra_pages && io_pages > ra_pages {
+        req_pages.min(io_pages)
+    } else {
+        ra_pages
+    };
+    window.max(1) as usize
+}
+
 /// `MAX_PAGECACHE_ORDER` on x86-64 with 4 KiB pages: `HPAGE_PMD_ORDER` (the xarray's
 /// `MAX_XAS_ORDER` is larger).
 pub const MAX_PAGECACHE_ORDER: u32 = 9;
@@ -342,13 +372,15 @@ struct LargeRa {
     /// `ra->order`: the order of the last window's folios.
     order: u32,
     /// The next window is a synchronous one (`page_cache_sync_ra()`: `ra->order = 0`): the
-    /// stream's first, or the first after a hit or a window cut short by a failed
-    /// allocation; otherwise asynchronous (`page_cache_async_ra()`: `ra->order += 2`).
+    /// stream's first, the first after cached pages that no window being built covered
+    /// (`after_hit`), or after a window cut short by a failed allocation; otherwise
+    /// asynchronous (`page_cache_async_ra()`: `ra->order += 2`).
     sync_next: bool,
     /// Pages of the window not yet added (0: no window is being built).
     window_left: usize,
-    /// An order > 0 folio of this window could not be allocated (or would cover a cached
-    /// page): the rest of the window is read in order-0 folios (`do_page_cache_ra()`).
+    /// An order > 0 folio of this window could not be allocated, or would cover a cached
+    /// page, or the reader copied cached pages inside the window (`after_hit`): the rest of
+    /// the window is read in order-0 folios (`do_page_cache_ra()`).
     fallback: bool,
 }
 
@@ -496,8 +528,12 @@ impl SequentialReader {
     /// folios), and the reader reaching the mark starts the next window asynchronously,
     /// `ra->order` kept. Cached pages that reach past the window, or start where no window
     /// is being built, are met by the next window's first page instead, which then carries
-    /// no mark: the reader finds the page after them missing and reads it synchronously
-    /// (`page_cache_sync_ra()`, `ra->order` = 0).
+    /// no mark, and the model reads the page after them synchronously
+    /// (`page_cache_sync_ra()`, `ra->order` = 0). Departures: the kernel reads the rest of
+    /// that next window in order-0 folios, unmarked, and only then synchronously, so the
+    /// model's ramp restarts up to a window early and unaligned; and the mark of a
+    /// synchronous window is `req_count` pages into it (`async_size = size − req_count`),
+    /// not on its first page, so cached pages over it lose the mark in the kernel only.
     fn after_hit(&mut self, n: usize) {
         let Some(ra) = &mut self.large else {
             return;
@@ -583,8 +619,8 @@ impl SequentialReader {
 
     /// `page_cache_ra_order()` (mm/readahead.c, 6.18) one folio at a time, with
     /// `page_cache_sync_ra()` / `page_cache_async_ra()` choosing each window's order: the
-    /// synchronous window (the stream's first, and the first after a hit or a cut window)
-    /// has `ra->order = 0`; each asynchronous one `ra->order + 2`, its end rounded down to
+    /// synchronous window (the stream's first, the first after cached pages no window
+    /// covered, and the first after a cut window) has `ra->order = 0`; each asynchronous one `ra->order + 2`, its end rounded down to
     /// `1 << min(order, ffs(ra_pages) - 1)`; then `new_order = min(order,
     /// MAX_PAGECACHE_ORDER, ilog2(size))` is stored back in `ra->order`. Each folio takes
     /// `new_order`, lowered to the index's alignment (`__ffs(index)`) and to what is left of
@@ -670,8 +706,9 @@ impl SequentialReader {
         None
     }
 
-    /// With large folios: the window being built ends here (cut short, or met a cached
-    /// page), and the next one is synchronous.
+    /// With large folios: the window being built ends here (cut short by a failed
+    /// allocation, or the reader copied cached pages past it), and the next one is
+    /// synchronous.
     fn end_window(&mut self) {
         if let Some(ra) = &mut self.large {
             ra.window_left = 0;
@@ -886,5 +923,31 @@ mod tests {
             1,
             "both earlier reads were copied before the next window was read"
         );
+    }
+}
+
+#[cfg(test)]
+mod readahead_window_tests {
+    use super::readahead_window;
+
+    #[test]
+    fn readahead_window_is_read_ahead_kb_whatever_the_read_size() {
+        // This machine: read_ahead_kb 8192 (2048 pages), bs 4 MiB, max_sectors_kb 4096.
+        assert_eq!(readahead_window(2048, 1024, 1024, true), 2048);
+        // The model's rule before: at most one read().
+        assert_eq!(readahead_window(2048, 1024, 1024, false), 1024);
+        // Reads smaller than the window do not shrink it.
+        assert_eq!(readahead_window(32, 8, 1024, true), 32);
+    }
+
+    #[test]
+    fn a_read_larger_than_the_window_reads_ahead_up_to_the_devices_io_size() {
+        // ractl_max_pages(): req_size > ra_pages and io_pages > ra_pages.
+        assert_eq!(readahead_window(32, 1024, 128, true), 128);
+        assert_eq!(readahead_window(32, 64, 128, true), 64);
+        // io_pages no larger than the window: the window.
+        assert_eq!(readahead_window(256, 1024, 128, true), 256);
+        // Seed 000's fitted window, without the switch.
+        assert_eq!(readahead_window(48, 1024, 128, false), 48);
     }
 }

@@ -100,7 +100,9 @@ pub fn free_area_init(m: &Machine, sysctl: &Sysctl, variant: &Variant) -> (Memor
         for (zone_idx, nr) in layout {
             let zi = zones.len();
             let lists = free_lists(&pages, nr_lists_lru + (zi * NR_FREE_LISTS) as u32);
-            zones.push(Zone::new(zone_idx, nid, pfn, nr, lists));
+            let mut zone = Zone::new(zone_idx, nid, pfn, nr, lists);
+            zone.buddy_merge_likely = variant.buddy_merge_likely;
+            zones.push(zone);
             zids.push(zi);
             pfn += nr as u32;
         }

@@ -29,8 +29,12 @@
 //! allocation wakes kswapd (`mm::page_alloc`), whose boosted reclaim takes the boost back
 //! (`mm::kswapd`).
 //!
-//! Not modelled: the HIGHATOMIC, CMA and ISOLATE types and the highatomic reserves, `buddy_merge_likely`'s tail placement (a freed block always goes to its list's
-//! head), 6.9's conversion of a buddy pageblock on a cross-type merge (6.2 merges the
+//! A freed block goes to the head of its list, or with `variant.buddy_merge_likely` to the
+//! tail when it is likely to merge further (`__free_one_page()`'s `buddy_merge_likely()`).
+//!
+//! Not modelled: the HIGHATOMIC, CMA and ISOLATE types and the highatomic reserves, boot
+//! memory freed to the lists' tails (`__free_pages_core()`'s FPI_TO_TAIL, 5.10+: the model
+//! frees it to the heads, so its lists start highest address first), 6.9's conversion of a buddy pageblock on a cross-type merge (6.2 merges the
 //! mergeable types and files the result by the freeing page's type, as here), and ZONE_DMA
 //! (16 MiB, too small to matter here).
 
@@ -167,6 +171,9 @@ pub struct Zone {
     /// boosting off), each zone's copy set at boot, so that a fallback, which sees only its
     /// zone, can boost it.
     pub watermark_boost_factor: u64,
+    /// `variant.buddy_merge_likely`: a freed block whose merged block's buddy is free goes
+    /// to the tail of its list (`__free_one_page()`'s `buddy_merge_likely()`).
+    pub buddy_merge_likely: bool,
 }
 
 /// A NUMA node: `pg_data_t`.
@@ -286,6 +293,7 @@ impl Zone {
             reclaim_congested: false,
             reclaim_active: false,
             watermark_boost_factor: 0,
+            buddy_merge_likely: false,
         };
         // The kernel's zone starts zeroed, which on x86-64 puts the cached scanners outside
         // every zone (pfn 0 is in none) and the first compaction resets them; the model's
@@ -726,7 +734,29 @@ impl Zone {
             pfn &= buddy_pfn;
             o += 1;
         }
-        self.add_to_free_list(pages, self.start_pfn + pfn, o, mt);
+        if self.buddy_merge_likely && self.buddy_merge_likely(pages, pfn, o) {
+            self.add_to_free_list_tail(pages, self.start_pfn + pfn, o, mt);
+        } else {
+            self.add_to_free_list(pages, self.start_pfn + pfn, o, mt);
+        }
+    }
+
+    /// `buddy_merge_likely()` (6.6): whether the block of order `o` at zone offset `pfn`,
+    /// merged as far as it goes, would merge on twice once its buddy is freed: the buddy of
+    /// the order-`o + 1` block that contains both is free. Such a block goes to the tail of
+    /// its list, where allocations (which take from the head) leave it longest. Not for the
+    /// two highest orders (`order >= MAX_ORDER - 1`).
+    fn buddy_merge_likely(&self, pages: &Pages, pfn: u32, o: usize) -> bool {
+        if o >= NR_PAGE_ORDERS - 2 {
+            return false;
+        }
+        let higher = pfn & !(1u32 << o);
+        let higher_buddy = higher ^ (1u32 << (o + 1));
+        if u64::from(higher_buddy) >= self.managed_pages {
+            return false;
+        }
+        let d = pages.fields(self.start_pfn + higher_buddy);
+        d.flags & pg::BUDDY != 0 && d.order as usize == o + 1
     }
 
     /// `free_one_page(p, 0)` for each page of `freed` in turn, all of this zone. A page that
@@ -774,6 +804,18 @@ impl Zone {
         self.nr_free_mt[mt][o] += 1;
     }
 
+    /// `add_to_free_list_tail()`: at the tail of the order-`o` list of type `mt`.
+    fn add_to_free_list_tail(&mut self, pages: &mut Pages, page: u32, o: usize, mt: usize) {
+        let d = pages.fields_mut(page);
+        d.flags = pg::BUDDY;
+        d.order = o as u8;
+        d.owner = NO_OWNER;
+        d.lru = mt as u8;
+        pages.add_tail(self.free_lists[o][mt], page);
+        self.nr_free[o] += 1;
+        self.nr_free_mt[mt][o] += 1;
+    }
+
     /// `del_page_from_free_list()`: off the list of the type it is on.
     #[inline]
     fn del_from_free_list(&mut self, pages: &mut Pages, page: u32, o: usize) {
@@ -787,12 +829,17 @@ impl Zone {
         self.nr_free_mt[mt][o] -= 1;
     }
 
-    /// `move_freelist_tail()` (mm/compaction.c): unless `page` is first on the order-`o`
-    /// list of type `mt`, the blocks from the list's head up to and including `page` move to
-    /// its tail, so that the next search from the head starts past them.
+    /// `move_freelist_tail()` (mm/compaction.c, 6.6): the blocks from the head of the
+    /// order-`o` list of type `mt` up to and including `page` move to its tail, so that the
+    /// next search from the head starts past them (nothing moves when `page` is last: the
+    /// kernel's `list_is_first(freelist, &page->buddy_list)` tests `freelist->prev`).
     pub fn move_freelist_tail(&mut self, pages: &mut Pages, o: usize, mt: usize, page: u32) {
         let list = self.free_lists[o][mt];
-        if pages.first(list) == Some(page) {
+        debug_assert!({
+            let f = pages.fields(page);
+            f.flags & pg::BUDDY != 0 && f.order as usize == o && f.lru as usize == mt
+        });
+        if pages.tail(list) == Some(page) {
             return;
         }
         while let Some(first) = pages.first(list) {
@@ -1078,6 +1125,50 @@ mod tests {
     fn zone_on(pages: &Pages) -> Zone {
         let n = u64::from(pages.nr_pages());
         Zone::new(ZONE_NORMAL, 0, 0, n, free_lists(pages, 0))
+    }
+
+    /// The order-0 list of a 16-page zone after freeing `freed` in turn, head first.
+    fn order0_list(merge_likely: bool, freed: &[u32]) -> Vec<u32> {
+        let mut pages = Pages::new(16, NR_FREE_LISTS as u32);
+        let mut z = zone_on(&pages);
+        z.buddy_merge_likely = merge_likely;
+        for &p in freed {
+            z.free_one_page(&mut pages, p, 0);
+        }
+        assert_eq!(z.check_free_lists(&pages), Ok(()));
+        pages.iter(z.free_lists[0][MIGRATE_MOVABLE]).collect()
+    }
+
+    #[test]
+    fn a_block_likely_to_merge_goes_to_the_tail() {
+        // Pages 2 and 3 merge into an order-1 block; then page 8 (buddy 9 not free: its
+        // order-1 block's buddy, 10–11, is not free either) goes to the head; then page 0:
+        // its buddy 1 is not free, and the order-1 block 0–1 would merge with 2–3, which is
+        // free: buddy_merge_likely(), the tail.
+        assert_eq!(order0_list(true, &[2, 3, 8, 0]), [8, 0]);
+        assert_eq!(order0_list(false, &[2, 3, 8, 0]), [0, 8]);
+        // Page 4: its order-1 block 4–5 would merge with 6–7, not free: the head.
+        assert_eq!(order0_list(true, &[2, 3, 8, 4]), [4, 8]);
+    }
+
+    #[test]
+    fn move_freelist_tail_rotates_the_list_past_the_page() {
+        let list_after = |moved: u32| {
+            let mut pages = Pages::new(16, NR_FREE_LISTS as u32);
+            let mut z = zone_on(&pages);
+            // Free pages 8, 4, 0 (no two are buddies): the order-0 list is [0, 4, 8].
+            for p in [8, 4, 0] {
+                z.free_one_page(&mut pages, p, 0);
+            }
+            z.move_freelist_tail(&mut pages, 0, MIGRATE_MOVABLE, moved);
+            assert_eq!(z.check_free_lists(&pages), Ok(()));
+            pages
+                .iter(z.free_lists[0][MIGRATE_MOVABLE])
+                .collect::<Vec<u32>>()
+        };
+        assert_eq!(list_after(0), [4, 8, 0]);
+        assert_eq!(list_after(4), [8, 0, 4]);
+        assert_eq!(list_after(8), [0, 4, 8], "the last: nothing moves");
     }
 
     #[test]

@@ -21,7 +21,7 @@ use super::{resolve_params, Column, Metrics, Registration, Workload, WorkloadErr
 use crate::engine::Ns;
 use crate::hw::block::Op;
 use crate::mm::compaction::kcompactd_run_nodes;
-use crate::mm::filemap::SequentialReader;
+use crate::mm::filemap::{readahead_window, SequentialReader};
 use crate::mm::mempolicy::{Mempolicy, MpolMode};
 use crate::process::{cond_resched, fatal_signal_pending, wait_on_bio, Cx, Sim};
 use crate::sched::TaskClass;
@@ -248,28 +248,6 @@ impl Workload for Dd {
     }
 }
 
-/// A sequential reader's readahead window in pages, for the device's `read_ahead_kb` of
-/// `ra_pages` pages, read() calls of `req_pages` and the device's optimal I/O of `io_pages`.
-///
-/// With `variant.ractl_max_pages`, the window a stream settles to in the kernel: the
-/// sync window is `get_init_ra_size(req_pages, max_pages)` and each async one
-/// `get_next_ra_size()`, both growing to `ractl_max_pages()`: `ra_pages`, or, for a read()
-/// larger than that, the read's size up to `io_pages` if that is larger too. Departure: the
-/// first windows of a stream are already that size (the kernel starts at 2 or 4 times the
-/// read() and doubles; with 4 MiB reads and `read_ahead_kb` 8192 the first window is whole).
-///
-/// Without it, the model's rule before the switch: `ra_pages`, at most one read().
-fn readahead_window(ra_pages: u64, req_pages: u64, io_pages: u64, ractl_max_pages: bool) -> usize {
-    let window = if !ractl_max_pages {
-        ra_pages.min(req_pages)
-    } else if req_pages > ra_pages && io_pages > ra_pages {
-        req_pages.min(io_pages)
-    } else {
-        ra_pages
-    };
-    window.max(1) as usize
-}
-
 /// One dd's file: its slot in the workload, its mapping and device, and `bs`.
 #[derive(Clone, Copy)]
 struct File {
@@ -333,31 +311,5 @@ async fn dd_buffered(
             }
         }
         cond_resched(&cx).await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::readahead_window;
-
-    #[test]
-    fn readahead_window_is_read_ahead_kb_whatever_the_read_size() {
-        // This machine: read_ahead_kb 8192 (2048 pages), bs 4 MiB, max_sectors_kb 4096.
-        assert_eq!(readahead_window(2048, 1024, 1024, true), 2048);
-        // The model's rule before: at most one read().
-        assert_eq!(readahead_window(2048, 1024, 1024, false), 1024);
-        // Reads smaller than the window do not shrink it.
-        assert_eq!(readahead_window(32, 8, 1024, true), 32);
-    }
-
-    #[test]
-    fn a_read_larger_than_the_window_reads_ahead_up_to_the_devices_io_size() {
-        // ractl_max_pages(): req_size > ra_pages and io_pages > ra_pages.
-        assert_eq!(readahead_window(32, 1024, 128, true), 128);
-        assert_eq!(readahead_window(32, 64, 128, true), 64);
-        // io_pages no larger than the window: the window.
-        assert_eq!(readahead_window(256, 1024, 128, true), 256);
-        // Seed 000's fitted window, without the switch.
-        assert_eq!(readahead_window(48, 1024, 128, false), 48);
     }
 }
