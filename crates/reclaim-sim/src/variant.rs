@@ -144,7 +144,7 @@ pub struct Variant {
     /// based on read-ahead setting"). Off: `read_ahead_kb` capped at one read() (`bs`), the
     /// model's own rule before this switch, which no kernel has, with which seed 000's
     /// effective window (`read_ahead_kb` = 192) was fitted (mm/filemap.rs
-    /// `readahead_window`).
+    /// `Kernel::readahead_window_pages`).
     #[serde(skip_serializing_if = "is_false")]
     pub ractl_max_pages: bool,
     /// Compaction's migrate scanner starts at a pageblock found through the free lists

@@ -314,12 +314,7 @@ impl Kernel {
 ///
 /// Without it, the model's own rule before the switch, which no kernel has: `ra_pages`, at
 /// most one read() (seed 000's effective window was fitted with it).
-pub fn readahead_window(
-    ra_pages: u64,
-    req_pages: u64,
-    io_pages: u64,
-    ractl_max_pages: bool,
-) -> usize {
+fn readahead_window(ra_pages: u64, req_pages: u64, io_pages: u64, ractl_max_pages: bool) -> usize {
     let window = if !ractl_max_pages {
         ra_pages.min(req_pages)
     } else if req_pages > ra_pages && io_pages > ra_pages {
@@ -328,6 +323,21 @@ pub fn readahead_window(
         ra_pages
     };
     window.max(1) as usize
+}
+
+impl Kernel {
+    /// [`readahead_window`] of a reader of `device` whose read() calls are `bs_kb` KiB, from
+    /// `read_ahead_kb`, the device's `max_request_kb` (`bdi->io_pages`) and
+    /// `variant.ractl_max_pages`.
+    pub fn readahead_window_pages(&self, device: usize, bs_kb: u64) -> usize {
+        let io_pages = self.block.devices[device].max_request_bytes / 4096;
+        readahead_window(
+            self.sysctl.read_ahead_kb / 4,
+            bs_kb / 4,
+            io_pages,
+            self.variant.ractl_max_pages,
+        )
+    }
 }
 
 /// `MAX_PAGECACHE_ORDER` on x86-64 with 4 KiB pages: `HPAGE_PMD_ORDER` (the xarray's
@@ -825,6 +835,7 @@ impl SequentialReader {
 
 #[cfg(test)]
 mod tests {
+    use super::readahead_window;
     use crate::mm::vmstat::VmEvent;
     use crate::mm::zone::{WMARK_MIN, ZONE_NORMAL};
     use crate::process::Sim;
@@ -924,11 +935,6 @@ mod tests {
             "both earlier reads were copied before the next window was read"
         );
     }
-}
-
-#[cfg(test)]
-mod readahead_window_tests {
-    use super::readahead_window;
 
     #[test]
     fn readahead_window_is_read_ahead_kb_whatever_the_read_size() {

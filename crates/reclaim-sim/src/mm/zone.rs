@@ -734,11 +734,8 @@ impl Zone {
             pfn &= buddy_pfn;
             o += 1;
         }
-        if self.buddy_merge_likely && self.buddy_merge_likely(pages, pfn, o) {
-            self.add_to_free_list_tail(pages, self.start_pfn + pfn, o, mt);
-        } else {
-            self.add_to_free_list(pages, self.start_pfn + pfn, o, mt);
-        }
+        let tail = self.buddy_merge_likely && self.buddy_merge_likely(pages, pfn, o);
+        self.__add_to_free_list(pages, self.start_pfn + pfn, o, mt, tail);
     }
 
     /// `buddy_merge_likely()` (6.6): whether the block of order `o` at zone offset `pfn`,
@@ -794,24 +791,29 @@ impl Zone {
     /// `add_to_free_list()`: at the head of the order-`o` list of type `mt`.
     #[inline]
     fn add_to_free_list(&mut self, pages: &mut Pages, page: u32, o: usize, mt: usize) {
-        let d = pages.fields_mut(page);
-        d.flags = pg::BUDDY;
-        d.order = o as u8;
-        d.owner = NO_OWNER;
-        d.lru = mt as u8;
-        pages.add_head(self.free_lists[o][mt], page);
-        self.nr_free[o] += 1;
-        self.nr_free_mt[mt][o] += 1;
+        self.__add_to_free_list(pages, page, o, mt, false);
     }
 
-    /// `add_to_free_list_tail()`: at the tail of the order-`o` list of type `mt`.
-    fn add_to_free_list_tail(&mut self, pages: &mut Pages, page: u32, o: usize, mt: usize) {
+    /// `__add_to_free_list()`: at the head of the order-`o` list of type `mt`, or its tail.
+    #[inline]
+    fn __add_to_free_list(
+        &mut self,
+        pages: &mut Pages,
+        page: u32,
+        o: usize,
+        mt: usize,
+        tail: bool,
+    ) {
         let d = pages.fields_mut(page);
         d.flags = pg::BUDDY;
         d.order = o as u8;
         d.owner = NO_OWNER;
         d.lru = mt as u8;
-        pages.add_tail(self.free_lists[o][mt], page);
+        if tail {
+            pages.add_tail(self.free_lists[o][mt], page);
+        } else {
+            pages.add_head(self.free_lists[o][mt], page);
+        }
         self.nr_free[o] += 1;
         self.nr_free_mt[mt][o] += 1;
     }

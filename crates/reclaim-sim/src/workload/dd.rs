@@ -5,7 +5,7 @@
 //!   page cache is not touched.
 //! * buffered: reads go through the page cache (`mm::filemap::SequentialReader`): readahead
 //!   windows of `read_ahead_kb` (as the kernel sizes them with `variant.ractl_max_pages`,
-//!   at most `bs` without: `readahead_window`), `readahead_depth` of them in flight, in
+//!   at most `bs` without: `Kernel::readahead_window_pages`), `readahead_depth` of them in flight, in
 //!   large folios with `variant.large_folio_readahead`; a window's copy marks each folio it
 //!   spans accessed once.
 //!
@@ -21,7 +21,7 @@ use super::{resolve_params, Column, Metrics, Registration, Workload, WorkloadErr
 use crate::engine::Ns;
 use crate::hw::block::Op;
 use crate::mm::compaction::kcompactd_run_nodes;
-use crate::mm::filemap::{readahead_window, SequentialReader};
+use crate::mm::filemap::SequentialReader;
 use crate::mm::mempolicy::{Mempolicy, MpolMode};
 use crate::process::{cond_resched, fatal_signal_pending, wait_on_bio, Cx, Sim};
 use crate::sched::TaskClass;
@@ -166,17 +166,15 @@ struct Dd {
 
 impl Workload for Dd {
     fn start(&mut self, sim: &mut Sim) {
-        let (nodes, cpn, ndev, ra_kb, noretry, nofs, large, max_pages) = {
+        let (nodes, cpn, ndev, noretry, nofs, large) = {
             let k = sim.k();
             (
                 k.mem.nodes.len() as u32,
                 k.cpus.nr_cpus_per_node,
                 k.block.devices.len(),
-                k.sysctl.read_ahead_kb,
                 k.variant.readahead_noretry,
                 k.variant.readahead_nofs,
                 k.variant.large_folio_readahead,
-                k.variant.ractl_max_pages,
             )
         };
         if large && !self.params.direct {
@@ -193,8 +191,7 @@ impl Workload for Dd {
                 device: i as usize % ndev,
                 block_bytes: p.block_kb * 1024,
             };
-            let io_pages = sim.k().block.devices[file.device].max_request_bytes / 4096;
-            let ra_pages = readahead_window(ra_kb / 4, p.block_kb / 4, io_pages, max_pages);
+            let ra_pages = sim.k().readahead_window_pages(file.device, p.block_kb);
             let bytes = Rc::clone(&self.bytes);
             let id = if p.direct {
                 sim.spawn("dd".into(), cpu, TaskClass::Workload, move |cx| {

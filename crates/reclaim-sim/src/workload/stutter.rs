@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{positive, resolve_params, Metrics, Registration, Workload, WorkloadError};
 use crate::engine::{Ns, NSEC_PER_MSEC, NSEC_PER_SEC};
-use crate::mm::filemap::{readahead_window, SequentialReader};
+use crate::mm::filemap::SequentialReader;
 use crate::mm::memory::handle_mm_fault;
 use crate::mm::mmap::munmap;
 use crate::mm::page_writeback::{wb_start_flushers, DirtyTask};
@@ -218,18 +218,15 @@ impl Workload for Stutter {
         let p = self.params.clone();
         let state = Rc::clone(&self.state);
         let reader = {
-            let (ra_kb, noretry, nofs, large, max_pages, io_pages) = {
+            let (noretry, nofs, large, ra_pages) = {
                 let k = sim.k();
                 (
-                    k.sysctl.read_ahead_kb,
                     k.variant.readahead_noretry,
                     k.variant.readahead_nofs,
                     k.variant.large_folio_readahead,
-                    k.variant.ractl_max_pages,
-                    k.block.devices[0].max_request_bytes / 4096,
+                    k.readahead_window_pages(0, p.block_kb),
                 )
             };
-            let ra_pages = readahead_window(ra_kb / 4, p.block_kb / 4, io_pages, max_pages);
             SequentialReader::new(SOURCE_MAPPING, 0, ra_pages, 2, noretry)
                 .with_large_folios(large)
                 .with_nofs(nofs)
