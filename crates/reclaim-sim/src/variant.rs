@@ -156,6 +156,16 @@ pub struct Variant {
     /// linear from its cached position, as before 5.1 (seeds 000, 003 and 004).
     #[serde(skip_serializing_if = "is_false")]
     pub fast_find_migrateblock: bool,
+    /// Compaction's free scanner takes its migration targets from the free lists first
+    /// (mm/compaction.c `fast_isolate_freepages()`, 5.1+, read at 6.6): a movable free block
+    /// below the request's order in the top quarter of the scanners' distance (or the highest
+    /// one read in the top half), searched from the lists' tails a few blocks at a time, then
+    /// the rest of its pageblock (`fast_isolate_around()`); the linear scanner only when
+    /// that finds none, from the highest pageblock read when the scan starts (the free
+    /// scanner at or above where the last reset of the skip bits put it). Off: the free scanner is linear from its cached position, as before 5.1 (seeds
+    /// 000, 003 and 004).
+    #[serde(skip_serializing_if = "is_false")]
+    pub fast_isolate_freepages: bool,
     /// A freed block goes to the tail of its free list when the buddy of the block it would
     /// next merge into is free (mm/page_alloc.c `__free_one_page()`'s
     /// `buddy_merge_likely()`, read at 6.6; the heuristic since 2.6.35, commit 6dda9d55bf54
@@ -378,6 +388,7 @@ impl Default for Variant {
             large_folio_readahead: false,
             ractl_max_pages: false,
             fast_find_migrateblock: false,
+            fast_isolate_freepages: false,
             buddy_merge_likely: false,
             large_folio_writes: false,
             thp_fault_local_only: false,

@@ -42,12 +42,12 @@
 //! async compaction; that `try_to_compact_pages()` stops at it before the next zone is not
 //! modelled.
 //!
-//! The migrate scanner's fast search of the free lists (`fast_find_migrateblock`, 5.1+) is
-//! `variant.fast_find_migrateblock`; without it the scanner is linear, as before 5.1 (and in
-//! 2.6.36, seed 003's kernel).
+//! The scanners' fast searches of the free lists (5.1+) are switches:
+//! `variant.fast_find_migrateblock` (`fast_find_migrateblock`) and
+//! `variant.fast_isolate_freepages` (`fast_isolate_freepages`, `fast_isolate_around`);
+//! without them the scanners are linear, as before 5.1 (and in 2.6.36, seed 003's kernel).
 //!
-//! Departures: the free scanner has no fast search of the free lists
-//! (`fast_isolate_freepages`, 5.1+): it is linear, as before 5.1; no page capture (`compaction_capture`): a compaction that frees a
+//! Departures: no page capture (`compaction_capture`): a compaction that frees a
 //! block of the order leaves it on the free lists for the allocation's next attempt; no
 //! proactive compaction (`vm.compaction_proactiveness` as 0) and no /proc/sys/vm/compact_memory;
 //! `too_many_isolated` is not modelled, nor a fatal signal ending a compaction; compound
@@ -205,6 +205,10 @@ pub struct CompactControl {
     /// `fast_start_pfn`: the lowest free block a fast search found, where a linear scan
     /// starts after a failed one (0: none yet; `u32::MAX`: used).
     pub fast_start_pfn: u32,
+    /// `search_order`: the order of the free lists the free scanner's fast search reads
+    /// first, the order it last took a block from or the next after a search that found
+    /// none (`next_search_order()`); the request's order at the start.
+    pub search_order: i32,
 }
 
 impl CompactControl {
@@ -235,6 +239,7 @@ impl CompactControl {
             cpu,
             fast_search_fail: 0,
             fast_start_pfn: 0,
+            search_order: order as i32,
         }
     }
 
@@ -277,6 +282,30 @@ pub enum IsolateMigrate {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IsolateMode {
     pub async_migrate: bool,
+}
+
+/// `next_search_order()`: the fast free search's next order, round-robin down from
+/// `search_order`; when it wraps back to `search_order`, that moves one down (wrapping too)
+/// and the search ends (−1).
+fn next_search_order(cc: &mut CompactControl, order: i32) -> i32 {
+    let mut order = order - 1;
+    if order < 0 {
+        order = cc.order as i32 - 1;
+    }
+    if order == cc.search_order {
+        cc.search_order -= 1;
+        if cc.search_order < 0 {
+            cc.search_order = cc.order as i32 - 1;
+        }
+        return -1;
+    }
+    order
+}
+
+/// `freelist_scan_limit()`: how many free blocks a fast search reads, halved by each
+/// search before it that found none (`fast_search_fail`).
+fn freelist_scan_limit(cc: &CompactControl) -> u64 {
+    (COMPACT_CLUSTER_MAX >> cc.fast_search_fail.min(63)) + 1
 }
 
 /// `block_start_pfn(pfn, order)`.
@@ -751,6 +780,12 @@ impl Kernel {
     /// targets as there are pages to migrate. Async compaction looks at every 32nd page
     /// frame of a block at first, halving the stride down to 1 once it finds pages.
     fn isolate_freepages(&mut self, cc: &mut CompactControl) {
+        if self.variant.fast_isolate_freepages {
+            self.fast_isolate_freepages(cc);
+            if cc.nr_freepages() > 0 {
+                return;
+            }
+        }
         let z = &self.mem.zones[cc.zone];
         let mut isolate_start_pfn = cc.free_pfn;
         let mut block_start_pfn = pageblock_start_pfn(isolate_start_pfn);
@@ -795,6 +830,179 @@ impl Kernel {
             isolate_start_pfn = block_start_pfn;
         }
         cc.free_pfn = isolate_start_pfn;
+    }
+
+    /// `fast_isolate_freepages()` (6.6, with `variant.fast_isolate_freepages`): before the
+    /// linear free scanner, the movable free lists below the request's order are read from
+    /// their tails, the order a block was last taken from first and the others round-robin
+    /// down (`next_search_order()`), for a block in the top quarter of the scanners'
+    /// distance (`low_pfn`), or failing that the highest one read in the top half
+    /// (`min_pfn`); up to `freelist_scan_limit() / 2` blocks, or a pageblock's 256 when the
+    /// scan starts (`free_pfn` at or above the zone's `compact_init_free_pfn`, which is 0
+    /// until a reset of the skip bits sets it), halved at each new highest block in the top
+    /// half and for each next order. The list is rotated so that its unread blocks are read
+    /// first next time (`move_freelist_head()`), and the block found is taken whole. A
+    /// search that takes none counts in `fast_search_fail`; when the scan starts, the free
+    /// scanner goes on from the highest pageblock it read if that is in the top half (a
+    /// direct compaction: from `min_pfn` if not). The zone's cached free scanner moves below
+    /// the highest pageblock read when that is at or above it. Then the rest of the
+    /// pageblock of the block taken, or of where the free scanner was sent, is scanned for
+    /// targets (`fast_isolate_around()`, not in async direct compaction). Departures: the
+    /// zone->lock hold of each order's search is not booked, only the blocks taken (as the
+    /// linear scanner's); each block read is charged as a page descriptor read; kcompactd
+    /// starts each zone with a fresh `search_order` and `fast_search_fail` (the kernel's
+    /// keeps one control across the node's zones).
+    fn fast_isolate_freepages(&mut self, cc: &mut CompactControl) {
+        let zi = cc.zone;
+        let (zone_start, zone_end, init_free_pfn) = {
+            let z = &self.mem.zones[zi];
+            (z.start_pfn, z.end_pfn(), z.compact_init_free_pfn)
+        };
+        let mut limit = (freelist_scan_limit(cc) >> 1).max(1);
+        let mut nr_scanned = 0u64;
+        let mut total_isolated = 0u64;
+        let mut highest = 0u32;
+        let mut page = None;
+        if cc.order == 0 {
+            return;
+        }
+        let scan_start = cc.free_pfn >= init_free_pfn;
+        if scan_start {
+            limit = u64::from(PAGEBLOCK_NR_PAGES >> 1);
+        }
+        // A free scanner already below the migrate scanner (it ran out inside a migrate
+        // round): the kernel's unsigned distance wraps and puts both marks past every pfn,
+        // so the search reads blocks but takes none.
+        let (low_pfn, min_pfn) = if cc.free_pfn < cc.migrate_pfn {
+            (u32::MAX, u32::MAX)
+        } else {
+            let distance = cc.free_pfn - cc.migrate_pfn;
+            (
+                pageblock_start_pfn(cc.free_pfn - (distance >> 2)),
+                pageblock_start_pfn(cc.free_pfn - (distance >> 1)),
+            )
+        };
+        cc.search_order = cc.search_order.min(cc.order as i32 - 1);
+        let mut order = cc.search_order;
+        while page.is_none() && order >= 0 {
+            let o = order as usize;
+            let mut order_scanned = 0u64;
+            if self.mem.zones[zi].nr_free[o] > 0 {
+                let z = &mut self.mem.zones[zi];
+                let list = z.free_lists[o][MIGRATE_MOVABLE];
+                let mut high_pfn = 0u32;
+                // The block the walk stopped at; a walk to the list's end leaves it as it was.
+                let mut stopped_at = None;
+                for pfn in self.mem.pages.iter_rev(list) {
+                    order_scanned += 1;
+                    nr_scanned += 1;
+                    cc.frames_looked += 1;
+                    if pfn >= highest {
+                        highest = pageblock_start_pfn(pfn).max(zone_start);
+                    }
+                    if pfn >= low_pfn {
+                        cc.fast_search_fail = 0;
+                        cc.search_order = order;
+                        page = Some(pfn);
+                        stopped_at = page;
+                        break;
+                    }
+                    if pfn >= min_pfn && pfn > high_pfn {
+                        high_pfn = pfn;
+                        limit >>= 1;
+                    }
+                    if order_scanned >= limit {
+                        stopped_at = Some(pfn);
+                        break;
+                    }
+                }
+                if page.is_none() && high_pfn != 0 {
+                    page = Some(high_pfn);
+                    stopped_at = page;
+                }
+                if let Some(freepage) = stopped_at {
+                    z.move_freelist_head(&mut self.mem.pages, o, MIGRATE_MOVABLE, freepage);
+                }
+                if let Some(p) = page {
+                    let isolated = z.__isolate_free_page(&mut self.mem.pages, p, o as u32);
+                    if isolated > 0 {
+                        // __mod_zone_freepage_state(zone, -(1 << order)) on this CPU.
+                        self.percpu
+                            .pcp
+                            .mod_free(z, zi, cc.cpu, -i64::from(isolated));
+                        cc.freepages.extend(p..p + isolated);
+                        self.mem.compaction_freepages += u64::from(isolated);
+                        nr_scanned += u64::from(isolated) - 1;
+                        // split_map_pages() prepares each page of the block as a target.
+                        cc.frames_looked += u64::from(isolated) - 1;
+                        total_isolated += u64::from(isolated);
+                        let at = self.clock();
+                        let cpu_node = self.cpus.node_of(cc.cpu);
+                        let lock = self.zone_lock(zi, cpu_node, self.costs.buddy_ns, at);
+                        self.charge(lock.total());
+                    } else {
+                        // Isolation failed (the watermark): the search ends.
+                        order = cc.search_order + 1;
+                        page = None;
+                    }
+                }
+                if cc.nr_freepages() >= cc.nr_migratepages {
+                    break;
+                }
+                if order_scanned >= limit {
+                    limit = (limit >> 1).max(1);
+                }
+            }
+            order = next_search_order(cc, order);
+        }
+        self.trace_compaction_isolate(
+            "fast_isolate_freepages",
+            min_pfn,
+            cc.free_pfn,
+            nr_scanned,
+            total_isolated,
+        );
+        if page.is_none() {
+            cc.fast_search_fail += 1;
+            if scan_start {
+                if highest >= min_pfn {
+                    page = Some(highest);
+                    cc.free_pfn = highest;
+                } else if cc.direct_compaction && min_pfn < zone_end {
+                    // pfn_valid(min_pfn); the zones are pageblock-aligned, so its
+                    // pageblock is the zone's.
+                    page = Some(min_pfn.max(zone_start));
+                    cc.free_pfn = min_pfn;
+                }
+            }
+        }
+        let z = &mut self.mem.zones[zi];
+        if highest != 0 && highest >= z.compact_cached_free_pfn {
+            z.compact_cached_free_pfn = highest - PAGEBLOCK_NR_PAGES;
+        }
+        cc.total_free_scanned += nr_scanned;
+        self.count(VmEvent::CompactIsolated, total_isolated);
+        if let Some(p) = page {
+            self.fast_isolate_around(cc, p);
+        }
+    }
+
+    /// `fast_isolate_around()`: after the fast search, the rest of the pageblock of `pfn`
+    /// is scanned for targets, every page frame, unless there are enough or this is an
+    /// async direct compaction; a pageblock scanned to its end is marked skipped.
+    fn fast_isolate_around(&mut self, cc: &mut CompactControl, pfn: u32) {
+        if cc.nr_freepages() >= cc.nr_migratepages
+            || (cc.direct_compaction && cc.mode == MigrateMode::Async)
+        {
+            return;
+        }
+        let z = &self.mem.zones[cc.zone];
+        let mut start_pfn = pageblock_start_pfn(pfn).max(z.start_pfn);
+        let end_pfn = pageblock_end_pfn(pfn).min(z.end_pfn());
+        self.isolate_freepages_block(cc, &mut start_pfn, end_pfn, 1);
+        if start_pfn == end_pfn {
+            self.mem.zones[cc.zone].set_pageblock_skip(pfn);
+        }
     }
 
     /// `compaction_alloc()`: the next target, after a round of the free scanner if there is
@@ -1033,7 +1241,8 @@ impl Kernel {
     /// from the lowest block an earlier search found (`reinit_migrate_pfn()`).
     /// Departures: the search's zone->lock holds are not booked on the lock; each block it
     /// reads is charged as a page descriptor read; kcompactd starts each zone with a fresh
-    /// `fast_search_fail` (the kernel's keeps one control across the node's zones).
+    /// `fast_search_fail` and `search_order` (the kernel's keeps one control across the
+    /// node's zones).
     fn fast_find_migrateblock(&mut self, cc: &mut CompactControl) -> u32 {
         let pfn = cc.migrate_pfn;
         let z = &self.mem.zones[cc.zone];
@@ -1051,7 +1260,7 @@ impl Kernel {
             distance >>= 2;
         }
         let high_pfn = pageblock_start_pfn(cc.migrate_pfn + distance);
-        let limit = (COMPACT_CLUSTER_MAX >> cc.fast_search_fail.min(63)) + 1;
+        let limit = freelist_scan_limit(cc);
         let mut nr_scanned = 0;
         let mut found = None;
         let mut order = cc.order as usize - 1;
@@ -1958,6 +2167,135 @@ mod tests {
         assert_eq!(
             compact_mostly_free_block_2(false),
             (CompactResult::Success, 512, vec![0])
+        );
+    }
+
+    /// The free scanner's rounds in the zone `layout` builds, for a sync-light compaction
+    /// (`direct` or kcompactd's) for order 9 with 32 pages to migrate, from the scanners'
+    /// places `at` (migrate, free): for each round, the first target taken, how many, the
+    /// free scanner's place after it and the pages it scanned. Each round's targets go
+    /// back before the next (to their list's head).
+    fn free_scanner_rounds_at(
+        layout: impl Fn(u32) -> Place,
+        fast: bool,
+        direct: bool,
+        at: (u32, u32),
+        rounds: usize,
+    ) -> Vec<(u32, u64, u32, u64)> {
+        let (mut k, held) = hand_built(layout);
+        k.variant.fast_isolate_freepages = fast;
+        let mut cc = CompactControl::new(0, 9, GFP_HIGHUSER_MOVABLE, MigrateMode::SyncLight, 0);
+        cc.direct_compaction = direct;
+        (cc.migrate_pfn, cc.free_pfn) = at;
+        cc.nr_migratepages = 32;
+        let mut out = Vec::new();
+        for _ in 0..rounds {
+            cc.total_free_scanned = 0;
+            k.isolate_freepages(&mut cc);
+            let first = cc.freepages.first().copied().unwrap_or(0);
+            out.push((first, cc.nr_freepages(), cc.free_pfn, cc.total_free_scanned));
+            let taken = std::mem::take(&mut cc.freepages);
+            k.mem.compaction_freepages -= taken.len() as u64;
+            for p in taken {
+                k.mem.zones[0].free_one_page(&mut k.mem.pages, p, 0);
+            }
+        }
+        check(&k, &held);
+        out
+    }
+
+    /// [`free_scanner_rounds_at`] from the zone's ends (migrate scanner at 0, free scanner
+    /// at the last pageblock, 3584).
+    fn free_scanner_rounds(
+        layout: impl Fn(u32) -> Place,
+        fast: bool,
+        direct: bool,
+        rounds: usize,
+    ) -> Vec<(u32, u64, u32, u64)> {
+        free_scanner_rounds_at(layout, fast, direct, (0, 3584), rounds)
+    }
+
+    /// Blocks 0 and 1 full of page cache; blocks 2–4 free but for a kernel page at their
+    /// start (each a free order-8 upper half, 1280, 1792 and 2304, and its lower half's
+    /// orders 7 … 0); block 5's upper half free (2816, order 8); blocks 6 and 7 all kernel
+    /// pages.
+    fn free_in_blocks_2_to_5(p: u32) -> Place {
+        match (p / 512, p % 512) {
+            (0 | 1, _) => Place::Lru,
+            (2..=4, 0) => Place::Pinned,
+            (2..=4, _) => Place::Free,
+            (5, off) if off >= 256 => Place::Free,
+            _ => Place::Pinned,
+        }
+    }
+
+    /// As [`free_in_blocks_2_to_5`] with blocks 3–5 all kernel pages: the free pages are
+    /// all in block 2, below the top half of the scanners' distance.
+    fn free_in_block_2(p: u32) -> Place {
+        match (p / 512, p % 512) {
+            (0 | 1, _) => Place::Lru,
+            (2, off) if off > 0 => Place::Free,
+            _ => Place::Pinned,
+        }
+    }
+
+    #[test]
+    fn the_fast_free_search_takes_targets_from_the_free_lists() {
+        // fast_isolate_freepages(): free_pfn 3584, migrate_pfn 0: low_pfn (the top quarter)
+        // pageblock_start_pfn(3584 - 896) = 2560, min_pfn (the top half) 1536; the scan
+        // starts at the zone's end (the zone's compact_init_free_pfn is 0), so up to 256
+        // blocks are read. The order-8 list, read from its tail, is 1280 (below min_pfn),
+        // 1792 and 2304 (in the top half: each halves the limit), 2816 (in the top
+        // quarter): taken, 256 targets; four blocks read and 255 pages more counted for
+        // the block taken. The free scanner stays at the zone's end.
+        // The block freed again goes to the list's head, where the next search read it
+        // last: 1280, 1792, 2304 and 2816 again, the same round.
+        assert_eq!(
+            free_scanner_rounds(free_in_blocks_2_to_5, true, false, 2),
+            [(2816, 256, 3584, 259), (2816, 256, 3584, 259)]
+        );
+        // The linear scanner reads block 7's 512 kernel pages, then, finding nothing, every
+        // second frame of block 6 (256) and every fourth of block 5's lower half (64), takes
+        // the order-8 block at 2816 (256 counted) and goes on from block 4 next time (block
+        // 5 was scanned to its end).
+        assert_eq!(
+            free_scanner_rounds(free_in_blocks_2_to_5, false, false, 1),
+            [(2816, 256, 2048, 512 + 256 + 64 + 256)]
+        );
+    }
+
+    #[test]
+    fn a_fast_free_search_that_finds_nothing_moves_a_direct_compaction_to_the_top_half() {
+        // Every list holds one block of block 2 (1280 at order 8, 1152 at 7, … 1025 at 0),
+        // all below min_pfn 1536: the search reads the nine lists round-robin from order 8
+        // and takes nothing. A direct compaction then goes on from min_pfn: the rest of
+        // its pageblock (block 3, 512 kernel pages: marked skipped), then the linear scanner
+        // from there, passing block 3, takes block 2's blocks from 1025 up, orders 0 to 5
+        // (63 pages; 64 counted), and stops at 1088.
+        assert_eq!(
+            free_scanner_rounds(free_in_block_2, true, true, 1),
+            [(1025, 63, 1088, 9 + 512 + 64)]
+        );
+        // kcompactd's stays at the zone's end: the linear scanner reads blocks 7 … 3, each
+        // with twice the stride of the one before (512, 256, 128, 64, 32 frames), then in
+        // block 2, every 32nd frame: the kernel page and the order-5 block at 1056.
+        assert_eq!(
+            free_scanner_rounds(free_in_block_2, true, false, 1),
+            [(1056, 32, 1088, 9 + 512 + 256 + 128 + 64 + 32 + 1 + 32)]
+        );
+    }
+
+    #[test]
+    fn a_free_scanner_below_the_migrate_scanner_takes_nothing_from_the_free_lists() {
+        // The free scanner ran out inside a migrate round and stopped at 2048, below the
+        // migrate scanner at 2100: the kernel's unsigned distance wraps, so no block is in
+        // the top quarter or half. The search reads every list whole (order 8: 1280, 1792,
+        // 2304, 2816; orders 7 … 0: one block in each of blocks 2–4, 28 in all) and takes
+        // nothing, not even 2304 in the migrate scanner's own pageblock; the linear scanner
+        // has no pageblock left.
+        assert_eq!(
+            free_scanner_rounds_at(free_in_blocks_2_to_5, true, true, (2100, 2048), 1),
+            [(0, 0, 2048, 28)]
         );
     }
 

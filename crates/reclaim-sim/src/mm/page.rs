@@ -420,6 +420,19 @@ impl Pages {
         })
     }
 
+    /// The pages on list `l`, tail first (`list_for_each_entry_reverse`).
+    pub fn iter_rev(&self, l: ListId) -> impl Iterator<Item = u32> + '_ {
+        let h = self.head(l);
+        let mut p = self.at(h).prev;
+        std::iter::from_fn(move || {
+            (p != h).then(|| {
+                let cur = p;
+                p = self.at(cur).prev;
+                cur
+            })
+        })
+    }
+
     /// Count the pages on list `l` by walking it (tests and debug checks only).
     pub fn walk_len(&self, l: ListId) -> u64 {
         self.iter(l).count() as u64

@@ -853,6 +853,25 @@ impl Zone {
         }
     }
 
+    /// `move_freelist_head()` (mm/compaction.c, 6.6): the blocks before `page` on the
+    /// order-`o` list of type `mt` move to its tail, so that `page` is first and a search
+    /// from the tail next meets the blocks this one did not read (nothing moves when `page`
+    /// is first: the kernel's `list_is_last(freelist, &page->lru)` tests `freelist->next`).
+    pub fn move_freelist_head(&mut self, pages: &mut Pages, o: usize, mt: usize, page: u32) {
+        let list = self.free_lists[o][mt];
+        debug_assert!({
+            let f = pages.fields(page);
+            f.flags & pg::BUDDY != 0 && f.order as usize == o && f.lru as usize == mt
+        });
+        while let Some(first) = pages.first(list) {
+            if first == page {
+                break;
+            }
+            pages.unlink(first);
+            pages.add_tail(list, first);
+        }
+    }
+
     /// `move_to_free_list()`: the free block `page` of order `o` to the tail of the list of
     /// type `mt`.
     fn move_to_free_list(&mut self, pages: &mut Pages, page: u32, o: usize, mt: usize) {
@@ -1153,24 +1172,36 @@ mod tests {
         assert_eq!(order0_list(true, &[2, 3, 8, 4]), [4, 8]);
     }
 
+    /// The order-0 list [0, 4, 8] (pages 8, 4, 0 freed: no two are buddies) after `rotate`
+    /// with page `moved`.
+    fn three_block_list_after(
+        moved: u32,
+        rotate: fn(&mut Zone, &mut Pages, usize, usize, u32),
+    ) -> Vec<u32> {
+        let mut pages = Pages::new(16, NR_FREE_LISTS as u32);
+        let mut z = zone_on(&pages);
+        for p in [8, 4, 0] {
+            z.free_one_page(&mut pages, p, 0);
+        }
+        rotate(&mut z, &mut pages, 0, MIGRATE_MOVABLE, moved);
+        assert_eq!(z.check_free_lists(&pages), Ok(()));
+        pages.iter(z.free_lists[0][MIGRATE_MOVABLE]).collect()
+    }
+
     #[test]
     fn move_freelist_tail_rotates_the_list_past_the_page() {
-        let list_after = |moved: u32| {
-            let mut pages = Pages::new(16, NR_FREE_LISTS as u32);
-            let mut z = zone_on(&pages);
-            // Free pages 8, 4, 0 (no two are buddies): the order-0 list is [0, 4, 8].
-            for p in [8, 4, 0] {
-                z.free_one_page(&mut pages, p, 0);
-            }
-            z.move_freelist_tail(&mut pages, 0, MIGRATE_MOVABLE, moved);
-            assert_eq!(z.check_free_lists(&pages), Ok(()));
-            pages
-                .iter(z.free_lists[0][MIGRATE_MOVABLE])
-                .collect::<Vec<u32>>()
-        };
+        let list_after = |moved| three_block_list_after(moved, Zone::move_freelist_tail);
         assert_eq!(list_after(0), [4, 8, 0]);
         assert_eq!(list_after(4), [8, 0, 4]);
         assert_eq!(list_after(8), [0, 4, 8], "the last: nothing moves");
+    }
+
+    #[test]
+    fn move_freelist_head_rotates_the_list_to_the_page() {
+        let list_after = |moved| three_block_list_after(moved, Zone::move_freelist_head);
+        assert_eq!(list_after(0), [0, 4, 8], "the first: nothing moves");
+        assert_eq!(list_after(4), [4, 8, 0]);
+        assert_eq!(list_after(8), [8, 0, 4]);
     }
 
     #[test]

@@ -129,11 +129,11 @@ impl Scenario {
             }
             Backend::Live => {
                 // `workingset`, the large-folio switches, `readahead_noretry`/`_nofs`,
-                // `ractl_max_pages`, `fast_find_migrateblock` and `buddy_merge_likely` are the
-                // kernel's own (every 6.x kernel keeps page-cache shadows, reads ahead with
-                // __GFP_NORETRY since 4.7 and without __GFP_FS since 5.8, sizes its readahead
-                // window by `ractl_max_pages()`, starts compaction's migrate scanner from the
-                // free lists since 5.1, puts a freed block likely to merge at its list's tail
+                // `ractl_max_pages`, `fast_find_migrateblock`, `fast_isolate_freepages` and
+                // `buddy_merge_likely` are the kernel's own (every 6.x kernel keeps page-cache
+                // shadows, reads ahead with __GFP_NORETRY since 4.7 and without __GFP_FS since
+                // 5.8, sizes its readahead window by `ractl_max_pages()`, starts both of
+                // compaction's scanners from the free lists since 5.1, puts a freed block likely to merge at its list's tail
                 // since 2.6.35, and reads ahead and writes into large folios on a filesystem
                 // that supports them): a scenario that models them, or leaves them out, runs
                 // live as it is.
@@ -142,6 +142,7 @@ impl Scenario {
                     large_folio_readahead: self.variant.large_folio_readahead,
                     ractl_max_pages: self.variant.ractl_max_pages,
                     fast_find_migrateblock: self.variant.fast_find_migrateblock,
+                    fast_isolate_freepages: self.variant.fast_isolate_freepages,
                     buddy_merge_likely: self.variant.buddy_merge_likely,
                     large_folio_writes: self.variant.large_folio_writes,
                     readahead_noretry: self.variant.readahead_noretry,
