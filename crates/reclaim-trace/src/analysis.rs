@@ -20,7 +20,7 @@
 //!   `mm_vmscan_kswapd_sleep` to close a wake (6.x under sustained pressure emits none).
 
 use crate::concurrency::{node_bit, Concurrency, Tracker};
-use crate::event::{CongestionWait, Event, ThrottleReason};
+use crate::event::{CompactionScanner, CongestionWait, Event, ThrottleReason};
 use crate::line::{parse_line, Parsed};
 use crate::reader::split_blocks;
 use serde::Serialize;
@@ -278,6 +278,36 @@ pub struct SlabStats {
     pub freed: u64,
 }
 
+/// Compactions run by one kind of task (allocating tasks' direct compaction, or
+/// kcompactd): how they ended and what their scanners and migration did, from
+/// mm_compaction_end, _deferred, _isolate_migratepages, _isolate_freepages,
+/// _fast_isolate_freepages and _migratepages.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CompactionStats {
+    /// Compactions of a zone by `status` (`compact_result`: success, partial_skipped,
+    /// complete, contended, …).
+    pub ended: BTreeMap<String, u64>,
+    /// Zones passed over because compaction failed there recently (mm_compaction_deferred).
+    pub deferred: u64,
+    /// The migrate scanner: pages scanned and folios' pages isolated.
+    pub migrate_scanned: u64,
+    pub migrate_isolated: u64,
+    /// The free scanner's linear scan: pages scanned and free pages taken as targets.
+    pub free_scanned: u64,
+    pub free_isolated: u64,
+    /// The free scanner's search of the free lists (5.1+): blocks read and pages taken.
+    pub fast_free_scanned: u64,
+    pub fast_free_isolated: u64,
+    /// Pages migrated, and those that failed to.
+    pub migrated: u64,
+    pub migrate_failed: u64,
+}
+
+/// `[allocating tasks, kcompactd]`.
+fn kc(comm_is_kcompactd: bool) -> usize {
+    comm_is_kcompactd as usize
+}
+
 /// The result of an analysis.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Analysis {
@@ -294,6 +324,8 @@ pub struct Analysis {
     pub compaction_events: BTreeMap<String, u64>,
     pub compaction_time_ns: u64,
     pub compactions: u64,
+    /// Compaction by who ran it: `[allocating tasks, kcompactd]`.
+    pub compaction_by: [CompactionStats; 2],
     /// Folios inserted into the page cache (mm_filemap_add_to_page_cache), by order.
     pub page_cache_added: BTreeMap<u32, u64>,
     pub direct_unpaired_ends: u64,
@@ -432,6 +464,18 @@ enum Act<'a> {
     Compaction {
         kind: &'a str,
     },
+    CompactionIsolate {
+        scanner: CompactionScanner,
+        scanned: u64,
+        taken: u64,
+    },
+    CompactionMigrate {
+        migrated: u64,
+        failed: u64,
+    },
+    CompactionEnd {
+        status: &'a str,
+    },
     FilemapAdd {
         order: u32,
     },
@@ -498,6 +542,24 @@ impl<'a> Act<'a> {
             Event::ShrinkSlabStart(_) => Act::SlabStart,
             Event::ShrinkSlabEnd(e) => Act::SlabEnd { retval: e.retval },
             Event::Compaction { kind, .. } => Act::Compaction { kind },
+            Event::CompactionIsolate {
+                scanner,
+                nr_scanned,
+                nr_taken,
+                ..
+            } => Act::CompactionIsolate {
+                scanner,
+                scanned: nr_scanned,
+                taken: nr_taken,
+            },
+            Event::CompactionMigrate {
+                nr_migrated,
+                nr_failed,
+            } => Act::CompactionMigrate {
+                migrated: nr_migrated,
+                failed: nr_failed,
+            },
+            Event::CompactionEnd { status, .. } => Act::CompactionEnd { status },
             Event::FilemapAdd(a) => Act::FilemapAdd { order: a.order },
         }
     }
@@ -925,14 +987,45 @@ impl Analyzer {
                 }
                 match kind {
                     "begin" => t.compaction_begin = Some(ts),
-                    "end" => {
-                        if let Some(b) = t.compaction_begin.take() {
-                            self.a.compactions += 1;
-                            self.a.compaction_time_ns += ts.saturating_sub(b);
-                        }
+                    "deferred" => {
+                        self.a.compaction_by[kc(comm.starts_with(b"kcompactd"))].deferred += 1
                     }
                     _ => {}
                 }
+            }
+            Act::CompactionEnd { status } => {
+                if let Some(b) = t.compaction_begin.take() {
+                    self.a.compactions += 1;
+                    self.a.compaction_time_ns += ts.saturating_sub(b);
+                }
+                let ended = &mut self.a.compaction_by[kc(comm.starts_with(b"kcompactd"))].ended;
+                match ended.get_mut(status) {
+                    Some(n) => *n += 1,
+                    None => {
+                        ended.insert(status.to_string(), 1);
+                    }
+                }
+            }
+            Act::CompactionIsolate {
+                scanner,
+                scanned,
+                taken,
+            } => {
+                let c = &mut self.a.compaction_by[kc(comm.starts_with(b"kcompactd"))];
+                let (s, i) = match scanner {
+                    CompactionScanner::Migrate => (&mut c.migrate_scanned, &mut c.migrate_isolated),
+                    CompactionScanner::Free => (&mut c.free_scanned, &mut c.free_isolated),
+                    CompactionScanner::FastFree => {
+                        (&mut c.fast_free_scanned, &mut c.fast_free_isolated)
+                    }
+                };
+                *s += scanned;
+                *i += taken;
+            }
+            Act::CompactionMigrate { migrated, failed } => {
+                let c = &mut self.a.compaction_by[kc(comm.starts_with(b"kcompactd"))];
+                c.migrated += migrated;
+                c.migrate_failed += failed;
             }
             Act::FilemapAdd { order } => {
                 *self.a.page_cache_added.entry(order).or_default() += 1;

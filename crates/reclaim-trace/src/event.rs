@@ -288,6 +288,31 @@ pub struct ShrinkSlabEnd<'a> {
     pub retval: i32,
 }
 
+/// Which compaction scanner an isolate event is from
+/// (include/trace/events/compaction.h, `mm_compaction_isolate_template`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionScanner {
+    /// `mm_compaction_isolate_migratepages`: the migrate scanner.
+    Migrate,
+    /// `mm_compaction_isolate_freepages`: the free scanner's linear scan.
+    Free,
+    /// `mm_compaction_fast_isolate_freepages` (5.1+): the free scanner's search of the free
+    /// lists.
+    FastFree,
+}
+
+impl CompactionScanner {
+    /// The event name's part after `mm_compaction_`.
+    pub fn kind(self) -> &'static str {
+        match self {
+            CompactionScanner::Migrate => "isolate_migratepages",
+            CompactionScanner::Free => "isolate_freepages",
+            CompactionScanner::FastFree => "fast_isolate_freepages",
+        }
+    }
+}
+
 /// One decoded reclaim event. Borrowed from the line it was parsed from (no allocation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Event<'a> {
@@ -345,7 +370,29 @@ pub enum Event<'a> {
     ShrinkSlabStart(ShrinkSlabStart<'a>),
     ShrinkSlabEnd(ShrinkSlabEnd<'a>),
     FilemapAdd(FilemapAdd),
-    /// Any `mm_compaction_*` event: the name without the prefix and the raw field text.
+    /// `mm_compaction_isolate_migratepages`, `_isolate_freepages`,
+    /// `_fast_isolate_freepages`: `range=(0x%lx ~ 0x%lx) nr_scanned=%lu nr_taken=%lu`.
+    CompactionIsolate {
+        scanner: CompactionScanner,
+        nr_scanned: u64,
+        nr_taken: u64,
+        /// The field text, written back as it was read.
+        fields: &'a str,
+    },
+    /// `mm_compaction_migratepages: nr_migrated=%lu nr_failed=%lu`.
+    CompactionMigrate {
+        nr_migrated: u64,
+        nr_failed: u64,
+    },
+    /// `mm_compaction_end: zone_start=… migrate_pfn=… free_pfn=… zone_end=…, mode=%s
+    /// status=%s`: how a compaction of one zone ended (`compact_result`'s name).
+    CompactionEnd {
+        status: &'a str,
+        /// The field text, written back as it was read.
+        fields: &'a str,
+    },
+    /// Any other `mm_compaction_*` event: the name without the prefix and the raw field
+    /// text.
     Compaction {
         kind: &'a str,
         fields: &'a str,
@@ -593,6 +640,16 @@ fn write_folio(text: &[u8]) -> Result<WriteFolio, FieldError> {
 /// The largest folio order a trace line is believed (a PUD-sized folio is order 18 with
 /// 4 KiB pages); a larger one is a damaged line, whose pages would not fit a count.
 pub const MAX_FOLIO_ORDER: u32 = 20;
+
+fn compaction_isolate(text: &[u8], scanner: CompactionScanner) -> Result<Event<'_>, FieldError> {
+    scan!(text, { b"nr_scanned" => scanned, b"nr_taken" => taken });
+    Ok(Event::CompactionIsolate {
+        scanner,
+        nr_scanned: scanned.u()?,
+        nr_taken: taken.u()?,
+        fields: as_str(text).ok_or(FieldError)?,
+    })
+}
 
 fn filemap_add(text: &[u8]) -> Result<FilemapAdd, FieldError> {
     // `dev 254:0 ino 4c1 pfn=…`: the first four tokens have no `=`.
@@ -988,6 +1045,29 @@ impl<'a> Event<'a> {
             b"mm_filemap_add_to_page_cache" => Event::FilemapAdd(filemap_add(text)?),
             b"writeback_congestion_wait" => Event::CongestionWait(congestion(text)?),
             b"writeback_wait_iff_congested" => Event::WaitIffCongested(congestion(text)?),
+            b"mm_compaction_isolate_migratepages" => {
+                compaction_isolate(text, CompactionScanner::Migrate)?
+            }
+            b"mm_compaction_isolate_freepages" => {
+                compaction_isolate(text, CompactionScanner::Free)?
+            }
+            b"mm_compaction_fast_isolate_freepages" => {
+                compaction_isolate(text, CompactionScanner::FastFree)?
+            }
+            b"mm_compaction_migratepages" => {
+                scan!(text, { b"nr_migrated" => migrated, b"nr_failed" => failed });
+                Event::CompactionMigrate {
+                    nr_migrated: migrated.u()?,
+                    nr_failed: failed.u()?,
+                }
+            }
+            b"mm_compaction_end" => {
+                scan!(text, { b"status" => status });
+                Event::CompactionEnd {
+                    status: status.s()?,
+                    fields: as_str(text).ok_or(FieldError)?,
+                }
+            }
             _ => match name.strip_prefix(b"mm_compaction_") {
                 Some(kind) => Event::Compaction {
                     kind: as_str(kind).ok_or(FieldError)?,
@@ -1025,6 +1105,13 @@ impl<'a> Event<'a> {
             Event::ShrinkSlabStart(_) => "mm_shrink_slab_start",
             Event::ShrinkSlabEnd(_) => "mm_shrink_slab_end",
             Event::FilemapAdd(_) => "mm_filemap_add_to_page_cache",
+            Event::CompactionIsolate { scanner, .. } => match scanner {
+                CompactionScanner::Migrate => "mm_compaction_isolate_migratepages",
+                CompactionScanner::Free => "mm_compaction_isolate_freepages",
+                CompactionScanner::FastFree => "mm_compaction_fast_isolate_freepages",
+            },
+            Event::CompactionMigrate { .. } => "mm_compaction_migratepages",
+            Event::CompactionEnd { .. } => "mm_compaction_end",
             Event::Compaction { .. } => "mm_compaction_",
         }
     }

@@ -616,6 +616,7 @@ pub fn render_text(inputs: &[Input<'_>]) -> String {
     congestion_sections(&mut out, &names, width, &analyses);
     shrinker_section(&mut out, &names, width, &analyses);
     page_cache_section(&mut out, &names, width, &analyses);
+    compaction_section(&mut out, &names, width, &analyses);
 
     if inputs.iter().any(|i| i.vmstat.is_some()) {
         out.push_str("\nTrace totals against /proc/vmstat deltas\n\n");
@@ -755,6 +756,70 @@ fn shrinker_section(out: &mut String, names: &[&str], width: usize, a: &[&Analys
         a.iter()
             .map(|x| format!("{:.2}ms", x.compaction_time_ns as f64 / 1e6)),
     );
+}
+
+/// Compaction by who ran it, allocating tasks (direct compaction) and kcompactd: how the
+/// compactions of a zone ended (mm_compaction_end's `status`), zones passed over as
+/// deferred, and what the migrate scanner, the free scanner's linear scan and its search of
+/// the free lists scanned and took, and what migration moved. Printed when any input has
+/// compaction events.
+fn compaction_section(out: &mut String, names: &[&str], width: usize, a: &[&Analysis]) {
+    let by = |x: &Analysis, who: usize| -> u64 {
+        let c = &x.compaction_by[who];
+        c.ended.values().sum::<u64>()
+            + c.deferred
+            + c.migrate_scanned
+            + c.free_scanned
+            + c.fast_free_scanned
+    };
+    if !a.iter().any(|x| by(x, 0) + by(x, 1) > 0) {
+        return;
+    }
+    let statuses: std::collections::BTreeSet<&str> = a
+        .iter()
+        .flat_map(|x| x.compaction_by.iter())
+        .flat_map(|c| c.ended.keys().map(String::as_str))
+        .collect();
+    let mut t = Table { out, width };
+    t.out.push_str("\nFTrace Reclaim Statistics: compaction\n");
+    t.header(names);
+    for (who, k) in [("direct", 0), ("kcompactd", 1)] {
+        let col = |f: &dyn Fn(&super::analysis::CompactionStats) -> u64| -> Vec<String> {
+            a.iter()
+                .map(|x| f(&x.compaction_by[k]).to_string())
+                .collect()
+        };
+        for st in &statuses {
+            t.row(
+                &format!("Compactions {st} {who}"),
+                col(&|c| c.ended.get(*st).copied().unwrap_or(0)),
+            );
+        }
+        t.row(&format!("Compactions deferred {who}"), col(&|c| c.deferred));
+        t.row(
+            &format!("Migrate scanned {who}"),
+            col(&|c| c.migrate_scanned),
+        );
+        t.row(
+            &format!("Migrate isolated {who}"),
+            col(&|c| c.migrate_isolated),
+        );
+        t.row(&format!("Free scanned {who}"), col(&|c| c.free_scanned));
+        t.row(&format!("Free taken {who}"), col(&|c| c.free_isolated));
+        t.row(
+            &format!("Free list search read {who}"),
+            col(&|c| c.fast_free_scanned),
+        );
+        t.row(
+            &format!("Free list search taken {who}"),
+            col(&|c| c.fast_free_isolated),
+        );
+        t.row(&format!("Pages migrated {who}"), col(&|c| c.migrated));
+        t.row(
+            &format!("Pages failed migration {who}"),
+            col(&|c| c.migrate_failed),
+        );
+    }
 }
 
 /// Folios inserted into the page cache by order (mm_filemap_add_to_page_cache), and the
@@ -1193,6 +1258,73 @@ mod tests {
             user_sys_s: None,
         }]);
         assert!(!none.contains("page cache added"));
+    }
+
+    /// Compactions by who ran them, their ends and scanners; no section without the events.
+    #[test]
+    fn compaction_section_splits_direct_and_kcompactd() {
+        let trace = "\
+              dd-100     [001] .....   10.000000: mm_compaction_begin: zone_start=0x100000 migrate_pfn=0x100000 free_pfn=0x63fe00 zone_end=0x640000, mode=async
+              dd-100     [001] .....   10.000001: mm_compaction_isolate_migratepages: range=(0x100000 ~ 0x100200) nr_scanned=512 nr_taken=31
+              dd-100     [001] .....   10.000002: mm_compaction_fast_isolate_freepages: range=(0x3a0000 ~ 0x63fe00) nr_scanned=259 nr_taken=256
+              dd-100     [001] .....   10.000003: mm_compaction_migratepages: nr_migrated=30 nr_failed=1
+              dd-100     [001] .....   10.000004: mm_compaction_end: zone_start=0x100000 migrate_pfn=0x100200 free_pfn=0x63fe00 zone_end=0x640000, mode=async status=contended
+              dd-100     [001] .....   10.000005: mm_compaction_deferred: node=0 zone=Normal   order=9 order_failed=9 consider=1 limit=2
+      kcompactd0-36      [000] .....   10.000006: mm_compaction_begin: zone_start=0x100000 migrate_pfn=0x100000 free_pfn=0x63ffff zone_end=0x640000, mode=sync
+      kcompactd0-36      [000] .....   10.000007: mm_compaction_isolate_freepages: range=(0x63fe00 ~ 0x640000) nr_scanned=512 nr_taken=32
+      kcompactd0-36      [000] .....   10.000008: mm_compaction_end: zone_start=0x100000 migrate_pfn=0x100200 free_pfn=0x63ffff zone_end=0x640000, mode=sync status=success
+      kcompactd0-36      [000] .....   10.000009: mm_compaction_end: zone_start=0x100000 migrate_pfn=0x100200 free_pfn=0x63ffff zone_end=0x640000, mode=sync
+";
+        let a = analyze(&mut trace.as_bytes(), Options::default()).unwrap();
+        // The last end has no status: malformed, counted and skipped.
+        assert_eq!(a.parse.malformed, 1);
+        assert_eq!(a.compactions, 2);
+        let [direct, kcompactd] = &a.compaction_by;
+        assert_eq!(direct.ended, BTreeMap::from([("contended".to_string(), 1)]));
+        assert_eq!(
+            (
+                direct.deferred,
+                direct.migrate_scanned,
+                direct.migrate_isolated
+            ),
+            (1, 512, 31)
+        );
+        assert_eq!(
+            (direct.fast_free_scanned, direct.fast_free_isolated),
+            (259, 256)
+        );
+        assert_eq!((direct.migrated, direct.migrate_failed), (30, 1));
+        assert_eq!(
+            kcompactd.ended,
+            BTreeMap::from([("success".to_string(), 1)])
+        );
+        assert_eq!((kcompactd.free_scanned, kcompactd.free_isolated), (512, 32));
+        assert_eq!(a.parse.events_by_name.get("mm_compaction_end"), Some(&2));
+        let text = render_text(&[Input {
+            name: "one".into(),
+            analysis: &a,
+            vmstat: None,
+            user_sys_s: None,
+        }]);
+        let row = |label: &str| {
+            let l = text
+                .lines()
+                .find(|l| l.starts_with(label))
+                .unwrap_or_else(|| panic!("no {label:?} in\n{text}"));
+            l.split_whitespace().last().unwrap().to_string()
+        };
+        assert_eq!(row("Compactions contended direct"), "1");
+        assert_eq!(row("Compactions success direct"), "0");
+        assert_eq!(row("Compactions success kcompactd"), "1");
+        assert_eq!(row("Free list search taken direct"), "256");
+        assert_eq!(row("Pages failed migration direct"), "1");
+        let none = render_text(&[Input {
+            name: "one".into(),
+            analysis: &analysis(false),
+            vmstat: None,
+            user_sys_s: None,
+        }]);
+        assert!(!none.contains("Statistics: compaction"));
     }
 
     #[test]

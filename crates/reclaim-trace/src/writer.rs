@@ -227,7 +227,13 @@ impl fmt::Display for Event<'_> {
                 "dev {}:{} ino {:x} pfn={:#x} ofs={} order={}",
                 a.dev_major, a.dev_minor, a.ino, a.pfn, a.ofs, a.order
             ),
-            Event::Compaction { fields, .. } => f.write_str(fields),
+            Event::CompactionIsolate { fields, .. }
+            | Event::CompactionEnd { fields, .. }
+            | Event::Compaction { fields, .. } => f.write_str(fields),
+            Event::CompactionMigrate {
+                nr_migrated,
+                nr_failed,
+            } => write!(f, "nr_migrated={nr_migrated} nr_failed={nr_failed}"),
         }
     }
 }

@@ -10,8 +10,8 @@
 use proptest::prelude::*;
 use reclaim_trace::analysis::{analyze, analyze_bytes, Analysis, Analyzer, Options};
 use reclaim_trace::event::{
-    Event, FilemapAdd, Lru, LruIsolate, ReclaimBegin, ReclaimFlags, ShrinkInactive, ShrinkSlabEnd,
-    ShrinkSlabStart, ThrottleReason, Throttled,
+    CompactionScanner, Event, FilemapAdd, Lru, LruIsolate, ReclaimBegin, ReclaimFlags,
+    ShrinkInactive, ShrinkSlabEnd, ShrinkSlabStart, ThrottleReason, Throttled,
 };
 use reclaim_trace::line::{parse_line, Parsed};
 use reclaim_trace::report::{render_json, render_text, Input, Summary};
@@ -483,9 +483,20 @@ fn mixed_event() -> impl Strategy<Value = Event<'static>> {
             shrink: "super_cache_scan+0x0/0x1a0", shr: 0xffff8881, nid: 0, unused_scan: 0,
             new_scan: 3, total_scan: 15, retval,
         })),
-        1 => prop_oneof![Just("begin"), Just("end"), Just("deferred")].prop_map(|kind| {
+        1 => prop_oneof![Just("begin"), Just("deferred")].prop_map(|kind| {
             Event::Compaction { kind, fields: "zone_start=0x1000 migrate_pfn=0x1000 free_pfn=0x2000 zone_end=0x3000, mode=sync" }
         }),
+        1 => prop_oneof![
+            Just(("success", "zone_start=0x1000 migrate_pfn=0x1200 free_pfn=0x2000 zone_end=0x3000, mode=sync status=success")),
+            Just(("contended", "zone_start=0x1000 migrate_pfn=0x1200 free_pfn=0x2000 zone_end=0x3000, mode=async status=contended")),
+        ].prop_map(|(status, fields)| Event::CompactionEnd { status, fields }),
+        1 => (0..3usize).prop_map(|s| Event::CompactionIsolate {
+            scanner: [CompactionScanner::Migrate, CompactionScanner::Free, CompactionScanner::FastFree][s],
+            nr_scanned: 512,
+            nr_taken: 32,
+            fields: "range=(0x1000 ~ 0x1200) nr_scanned=512 nr_taken=32",
+        }),
+        1 => (0..32u64).prop_map(|n| Event::CompactionMigrate { nr_migrated: n, nr_failed: 32 - n }),
         1 => (1..16u32, 0..200i64).prop_map(|(r, d)| Event::Throttled(Throttled {
             nid: 0, usec_timeout: 100, usec_delayed: d, reason: ThrottleReason(r),
         })),
