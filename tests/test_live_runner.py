@@ -227,6 +227,11 @@ def test_a_squeeze_the_kernel_cannot_reserve_fails_before_the_workload_starts(tm
     assert not [c for c in fake.calls if c[0] == "spawn" and "of=/dev/null" in " ".join(map(str, c))]
     assert fake.files["/proc/sys/vm/nr_hugepages"] == "0"
     assert not journal_path().exists()
+    # Nothing was measured, so nothing is kept: the same command may be run again.
+    assert not (tmp_path / "out").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+    with pytest.raises((LiveError, BackendError), match="the kernel reserved only 10"):
+        run(FakeBackend(programs={"dd": dd_program}, hugetlb_max=10), scenario(tmp_path, DD), tmp_path / "out", log=lambda s: None)
 
 
 def test_a_squeeze_with_nothing_to_squeeze_is_refused_before_anything_changes(tmp_path: Path, state_dir: Path) -> None:

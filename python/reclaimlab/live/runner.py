@@ -238,9 +238,13 @@ def run(
 
 def keep_what_was_written(staging: Path, outdir: Path) -> None:
     """A failed or interrupted run keeps what it wrote (a live run's samples are written as
-    they are taken), unless `outdir` holds an old run (`--force`), which is then kept."""
+    they are taken), unless `outdir` holds an old run (`--force`), which is then kept. A run
+    that failed before it measured anything (its points hold only their scenario.toml: the
+    squeeze refused, a file could not be made) is not kept, so that the same command can be
+    run again."""
     try:
-        if any(staging.iterdir()):
+        measured = any(p.is_file() and p.name != "scenario.toml" for p in staging.rglob("*"))
+        if measured:
             _core.commit_run_dir(staging, outdir, False)
             return
     except OSError:
