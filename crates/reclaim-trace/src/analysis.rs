@@ -303,9 +303,20 @@ pub struct CompactionStats {
     pub migrate_failed: u64,
 }
 
+/// The index into `Analysis::compaction_by` of the task named `comm`:
 /// `[allocating tasks, kcompactd]`.
-fn kc(comm_is_kcompactd: bool) -> usize {
-    comm_is_kcompactd as usize
+fn compactor(comm: &[u8]) -> usize {
+    comm.starts_with(b"kcompactd") as usize
+}
+
+/// One more of `key` in `counts` (the key copied only the first time).
+fn count_one(counts: &mut BTreeMap<String, u64>, key: &str) {
+    match counts.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(key.to_string(), 1);
+        }
+    }
 }
 
 /// The result of an analysis.
@@ -979,17 +990,10 @@ impl Analyzer {
                 }
             }
             Act::Compaction { kind } => {
-                match self.a.compaction_events.get_mut(kind) {
-                    Some(n) => *n += 1,
-                    None => {
-                        self.a.compaction_events.insert(kind.to_string(), 1);
-                    }
-                }
+                count_one(&mut self.a.compaction_events, kind);
                 match kind {
                     "begin" => t.compaction_begin = Some(ts),
-                    "deferred" => {
-                        self.a.compaction_by[kc(comm.starts_with(b"kcompactd"))].deferred += 1
-                    }
+                    "deferred" => self.a.compaction_by[compactor(comm)].deferred += 1,
                     _ => {}
                 }
             }
@@ -998,20 +1002,14 @@ impl Analyzer {
                     self.a.compactions += 1;
                     self.a.compaction_time_ns += ts.saturating_sub(b);
                 }
-                let ended = &mut self.a.compaction_by[kc(comm.starts_with(b"kcompactd"))].ended;
-                match ended.get_mut(status) {
-                    Some(n) => *n += 1,
-                    None => {
-                        ended.insert(status.to_string(), 1);
-                    }
-                }
+                count_one(&mut self.a.compaction_by[compactor(comm)].ended, status);
             }
             Act::CompactionIsolate {
                 scanner,
                 scanned,
                 taken,
             } => {
-                let c = &mut self.a.compaction_by[kc(comm.starts_with(b"kcompactd"))];
+                let c = &mut self.a.compaction_by[compactor(comm)];
                 let (s, i) = match scanner {
                     CompactionScanner::Migrate => (&mut c.migrate_scanned, &mut c.migrate_isolated),
                     CompactionScanner::Free => (&mut c.free_scanned, &mut c.free_isolated),
@@ -1023,7 +1021,7 @@ impl Analyzer {
                 *i += taken;
             }
             Act::CompactionMigrate { migrated, failed } => {
-                let c = &mut self.a.compaction_by[kc(comm.starts_with(b"kcompactd"))];
+                let c = &mut self.a.compaction_by[compactor(comm)];
                 c.migrated += migrated;
                 c.migrate_failed += failed;
             }

@@ -1247,6 +1247,25 @@ mod tests {
         assert_eq!(all.buckets, [0, 1, 0, 1, 0, 0, 0]);
     }
 
+    /// The text report of one input named "one", without vmstat.
+    fn text_of(a: &Analysis) -> String {
+        render_text(&[Input {
+            name: "one".into(),
+            analysis: a,
+            vmstat: None,
+            user_sys_s: None,
+        }])
+    }
+
+    /// The last cell of the report line starting with `label`.
+    fn last_cell(text: &str, label: &str) -> String {
+        let l = text
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label:?} in\n{text}"));
+        l.split_whitespace().last().unwrap().to_string()
+    }
+
     /// Folios by order and each order's share of the pages added; no section without the
     /// event.
     #[test]
@@ -1259,32 +1278,14 @@ mod tests {
 ";
         let a = analyze(&mut trace.as_bytes(), Options::default()).unwrap();
         assert_eq!(a.page_cache_added, BTreeMap::from([(0, 2), (2, 1), (9, 1)]));
-        let text = render_text(&[Input {
-            name: "one".into(),
-            analysis: &a,
-            vmstat: None,
-            user_sys_s: None,
-        }]);
-        let row = |label: &str| {
-            let l = text
-                .lines()
-                .find(|l| l.starts_with(label))
-                .unwrap_or_else(|| {
-                    panic!("no {label:?} in\n{text}");
-                });
-            l.split_whitespace().last().unwrap().to_string()
-        };
+        let text = text_of(&a);
+        let row = |label: &str| last_cell(&text, label);
         assert_eq!(row("Pages added"), "518");
         assert_eq!(row("Folios added order-0"), "2");
         assert_eq!(row("Folios added order-9"), "1");
         assert_eq!(row("Pages in order-9 folios"), "98.8%");
         assert_eq!(row("Pages in order-2 folios"), "0.8%");
-        let none = render_text(&[Input {
-            name: "one".into(),
-            analysis: &analysis(false),
-            vmstat: None,
-            user_sys_s: None,
-        }]);
+        let none = text_of(&analysis(false));
         assert!(!none.contains("page cache added"));
     }
 
@@ -1346,30 +1347,14 @@ mod tests {
                 ("pgmigrate_success", 30, 29)
             ]
         );
-        let text = render_text(&[Input {
-            name: "one".into(),
-            analysis: &a,
-            vmstat: None,
-            user_sys_s: None,
-        }]);
-        let row = |label: &str| {
-            let l = text
-                .lines()
-                .find(|l| l.starts_with(label))
-                .unwrap_or_else(|| panic!("no {label:?} in\n{text}"));
-            l.split_whitespace().last().unwrap().to_string()
-        };
+        let text = text_of(&a);
+        let row = |label: &str| last_cell(&text, label);
         assert_eq!(row("Compactions contended direct"), "1");
         assert_eq!(row("Compactions success direct"), "0");
         assert_eq!(row("Compactions success kcompactd"), "1");
         assert_eq!(row("Free list search taken direct"), "256");
         assert_eq!(row("Pages failed migration direct"), "1");
-        let none = render_text(&[Input {
-            name: "one".into(),
-            analysis: &analysis(false),
-            vmstat: None,
-            user_sys_s: None,
-        }]);
+        let none = text_of(&analysis(false));
         assert!(!none.contains("Statistics: compaction"));
     }
 

@@ -718,22 +718,12 @@ impl Kernel {
                     let at = self.clock();
                     cc.compact_lock_irqsave(&self.mem.zone_lock[zi], at);
                 }
-                let order = u32::from(f.order);
-                let z = &mut self.mem.zones[zi];
-                let isolated = z.__isolate_free_page(&mut self.mem.pages, blockpfn, order);
+                let isolated = self.isolate_free_block(cc, blockpfn, u32::from(f.order));
                 if isolated == 0 {
                     break;
                 }
-                // __mod_zone_freepage_state(zone, -(1 << order)) on this CPU.
-                self.percpu
-                    .pcp
-                    .mod_free(z, zi, cc.cpu, -i64::from(isolated));
-                cc.freepages.extend(blockpfn..blockpfn + isolated);
-                self.mem.compaction_freepages += u64::from(isolated);
                 nr_blocks += 1;
                 nr_scanned += u64::from(isolated) - 1;
-                // split_map_pages() prepares each page of the block as a target.
-                cc.frames_looked += u64::from(isolated) - 1;
                 total_isolated += u64::from(isolated);
                 if cc.nr_migratepages <= cc.nr_freepages() {
                     blockpfn += isolated;
@@ -761,6 +751,27 @@ impl Kernel {
         cc.total_free_scanned += nr_scanned;
         self.count(VmEvent::CompactIsolated, total_isolated);
         total_isolated
+    }
+
+    /// The free block at `pfn` of `order` taken whole as migration targets
+    /// (`__isolate_free_page()`, its free pages off this CPU's count, then
+    /// `split_map_pages()`'s order-0 targets, each a page descriptor prepared); returns the
+    /// pages taken, 0 when the watermark refuses it.
+    fn isolate_free_block(&mut self, cc: &mut CompactControl, pfn: u32, order: u32) -> u32 {
+        let zi = cc.zone;
+        let z = &mut self.mem.zones[zi];
+        let isolated = z.__isolate_free_page(&mut self.mem.pages, pfn, order);
+        if isolated == 0 {
+            return 0;
+        }
+        // __mod_zone_freepage_state(zone, -(1 << order)) on this CPU.
+        self.percpu
+            .pcp
+            .mod_free(z, zi, cc.cpu, -i64::from(isolated));
+        cc.freepages.extend(pfn..pfn + isolated);
+        self.mem.compaction_freepages += u64::from(isolated);
+        cc.frames_looked += u64::from(isolated) - 1;
+        isolated
     }
 
     /// `suitable_migration_target()`: the pageblock of `pfn` may give migration targets: not
@@ -858,14 +869,14 @@ impl Kernel {
             let z = &self.mem.zones[zi];
             (z.start_pfn, z.end_pfn(), z.compact_init_free_pfn)
         };
+        if cc.order == 0 {
+            return;
+        }
         let mut limit = (freelist_scan_limit(cc) >> 1).max(1);
         let mut nr_scanned = 0u64;
         let mut total_isolated = 0u64;
         let mut highest = 0u32;
         let mut page = None;
-        if cc.order == 0 {
-            return;
-        }
         let scan_start = cc.free_pfn >= init_free_pfn;
         if scan_start {
             limit = u64::from(PAGEBLOCK_NR_PAGES >> 1);
@@ -924,17 +935,9 @@ impl Kernel {
                     z.move_freelist_head(&mut self.mem.pages, o, MIGRATE_MOVABLE, freepage);
                 }
                 if let Some(p) = page {
-                    let isolated = z.__isolate_free_page(&mut self.mem.pages, p, o as u32);
+                    let isolated = self.isolate_free_block(cc, p, o as u32);
                     if isolated > 0 {
-                        // __mod_zone_freepage_state(zone, -(1 << order)) on this CPU.
-                        self.percpu
-                            .pcp
-                            .mod_free(z, zi, cc.cpu, -i64::from(isolated));
-                        cc.freepages.extend(p..p + isolated);
-                        self.mem.compaction_freepages += u64::from(isolated);
                         nr_scanned += u64::from(isolated) - 1;
-                        // split_map_pages() prepares each page of the block as a target.
-                        cc.frames_looked += u64::from(isolated) - 1;
                         total_isolated += u64::from(isolated);
                         let at = self.clock();
                         let cpu_node = self.cpus.node_of(cc.cpu);
